@@ -1,0 +1,147 @@
+/**
+ * The HTTP gateway (moleculer-web): authentication, the /api/v1 route table, request ids,
+ * body limits, list paging headers and the error mapping. No business rule lives here.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { randomUUID } from "node:crypto";
+import type { Context, ServiceSchema } from "moleculer";
+import ApiGateway from "moleculer-web";
+import type { ApiSettingsSchema } from "moleculer-web";
+import { requireScope, type Principal, type RequestMeta, type Scope } from "../shared/auth";
+import { config } from "../shared/config";
+import { InvalidInputError, UnauthenticatedError } from "../shared/errors";
+import { isPage } from "../shared/paging";
+import { PrincipalCache } from "./principal-cache";
+import { toProblem } from "./problem";
+import { API_PREFIX, aliases } from "./routes";
+
+type Req = IncomingMessage & {
+  $action?: { scope?: Scope; name?: string };
+  $ctx?: Context<unknown, RequestMeta>;
+  body?: unknown;
+  originalUrl?: string;
+};
+
+const BEARER = /^Bearer\s+(\S{1,512})\s*$/i;
+const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** `<url with cursor=next>; rel="next"`, keeping the caller's other query parameters. */
+function nextLink(originalUrl: string, nextCursor: string): string {
+  const url = new URL(originalUrl, "http://placeholder");
+  url.searchParams.set("cursor", nextCursor);
+  return `<${config().publicBaseUrl}${url.pathname}${url.search}>; rel="next"`;
+}
+
+export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
+  const cfg = config();
+  return {
+    name: "gateway",
+    mixins: [ApiGateway],
+    settings: {
+      port: cfg.port,
+      ip: cfg.host,
+      log4XXResponses: false,
+      logRequest: "debug",
+      logResponse: "debug",
+      logRequestParams: null,
+      logResponseData: null,
+      // Request ids: the caller's X-Request-Id when sane, else a new one; moleculer carries it
+      // (ctx.requestID) through every nested call and moleculer-web echoes it as X-Request-ID.
+      rootCallOptions: ((options: Record<string, unknown>, req: IncomingMessage) => {
+        const given = req.headers["x-request-id"];
+        options.requestID = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+      }) as unknown as ApiSettingsSchema["rootCallOptions"],
+      ...(cfg.rateLimitPerMinute > 0
+        ? {
+            rateLimit: {
+              window: 60_000,
+              limit: cfg.rateLimitPerMinute,
+              headers: true,
+              // Per API key (hashed), else per address: limits are per gateway replica.
+              key: (req: IncomingMessage) => {
+                const auth = req.headers.authorization;
+                return auth ? PrincipalCache.keyOf(auth) : (req.socket.remoteAddress ?? "unknown");
+              },
+            },
+          }
+        : {}),
+      routes: [
+        {
+          path: API_PREFIX,
+          aliases: aliases(),
+          mappingPolicy: "restrict",
+          autoAliases: false,
+          authentication: true,
+          authorization: true,
+          mergeParams: true,
+          bodyParsers: { json: { limit: "1mb", strict: true }, urlencoded: false },
+          onBeforeCall(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req) {
+            const key = req.headers["idempotency-key"];
+            if (key === undefined) return;
+            if (typeof key !== "string" || !IDEMPOTENCY_KEY.test(key)) {
+              throw InvalidInputError.field("Idempotency-Key", "Must be 1 to 255 printable ASCII characters.");
+            }
+            ctx.meta.idempotencyKey = key;
+          },
+          onAfterCall(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req, res: ServerResponse, data: unknown) {
+            if (ctx.meta.$location && cfg.publicBaseUrl) ctx.meta.$location = cfg.publicBaseUrl + ctx.meta.$location;
+            if (!isPage(data)) return data;
+            if (data.nextCursor) res.setHeader("Link", nextLink(req.originalUrl ?? req.url ?? "/", data.nextCursor));
+            return data.items;
+          },
+        },
+      ],
+      onError(req: Req, res: ServerResponse, err: unknown) {
+        const problem = toProblem(err, (req.originalUrl ?? req.url ?? "").split("?")[0]);
+        if (problem.status >= 500) this.logger.error({ err, url: req.originalUrl }, "request failed");
+        if (problem.status === 429) {
+          const reset = Number(res.getHeader("X-Rate-Limit-Reset"));
+          if (reset > Date.now()) problem.headers["Retry-After"] = String(Math.ceil((reset - Date.now()) / 1000));
+        }
+        if (res.headersSent) return;
+        const requestId = req.$ctx?.requestID;
+        res.writeHead(problem.status, { ...problem.headers, ...(requestId ? { "X-Request-ID": requestId } : {}) });
+        res.end(JSON.stringify(problem.body));
+      },
+    },
+
+    events: {
+      "clients.changed"() {
+        this.principals.clear();
+      },
+    },
+
+    methods: {
+      async authenticate(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req): Promise<null> {
+        const match = BEARER.exec(req.headers.authorization ?? "");
+        if (!match) throw new UnauthenticatedError();
+        const apiKey = match[1];
+        let principal = this.principals.get(apiKey);
+        if (!principal) {
+          principal = await ctx.call<Principal, { key: string }>("clients.authenticate", { key: apiKey });
+          this.principals.set(apiKey, principal);
+        }
+        ctx.meta.client = principal;
+        return null;
+      },
+
+      async authorize(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req): Promise<void> {
+        const scope = req.$action?.scope;
+        if (scope && ctx.meta.client) requireScope(ctx.meta.client, scope);
+        if (WITH_BODY.has(req.method ?? "") && req.body !== undefined && !isPlainObject(req.body)) {
+          throw InvalidInputError.field("", "The body must be a JSON object.");
+        }
+      },
+    },
+
+    created() {
+      this.principals = new PrincipalCache();
+    },
+  };
+}

@@ -1,0 +1,121 @@
+/**
+ * The one place where errors become HTTP: RFC 9457 problem documents
+ * (`application/problem+json`) with `type`, `title`, `status`, `detail` and, for invalid
+ * input, `errors: [{ path, message }]` naming each bad field.
+ */
+import { ErrorType, type FieldError } from "../shared/errors";
+
+export interface ProblemDocument {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  errors?: FieldError[];
+  [extension: string]: unknown;
+}
+
+export interface HttpProblem {
+  status: number;
+  body: ProblemDocument;
+  headers: Record<string, string>;
+}
+
+interface ErrorLike {
+  name?: string;
+  message?: string;
+  code?: unknown;
+  status?: unknown;
+  type?: unknown;
+  data?: unknown;
+}
+
+interface Kind {
+  status: number;
+  slug: string;
+  title: string;
+}
+
+/** Error `type` (domain, moleculer, moleculer-web or body-parser) → status and problem type. */
+const KINDS: Record<string, Kind> = {
+  [ErrorType.validation]: { status: 422, slug: "validation-failed", title: "Your request has invalid fields" },
+  VALIDATION_ERROR: { status: 422, slug: "validation-failed", title: "Your request has invalid fields" },
+  [ErrorType.idempotencyMismatch]: { status: 422, slug: "idempotency-key-reused", title: "Idempotency-Key reused with another body" },
+  [ErrorType.unauthenticated]: { status: 401, slug: "unauthenticated", title: "Authentication required" },
+  NO_TOKEN: { status: 401, slug: "unauthenticated", title: "Authentication required" },
+  INVALID_TOKEN: { status: 401, slug: "unauthenticated", title: "Authentication required" },
+  [ErrorType.forbidden]: { status: 403, slug: "forbidden", title: "Not allowed for this API key" },
+  [ErrorType.notFound]: { status: 404, slug: "not-found", title: "Not found" },
+  SERVICE_NOT_FOUND: { status: 404, slug: "not-found", title: "Not found" },
+  [ErrorType.conflict]: { status: 409, slug: "conflict", title: "Conflict with the current state" },
+  [ErrorType.rateLimited]: { status: 429, slug: "rate-limited", title: "Too many requests" },
+  RATE_LIMIT_EXCEEDED: { status: 429, slug: "rate-limited", title: "Too many requests" },
+  "entity.parse.failed": { status: 400, slug: "malformed-json", title: "The body is not valid JSON" },
+  "entity.too.large": { status: 413, slug: "payload-too-large", title: "The body is too large" },
+  "encoding.unsupported": { status: 415, slug: "unsupported-encoding", title: "Unsupported content encoding" },
+  "charset.unsupported": { status: 415, slug: "unsupported-charset", title: "Unsupported charset" },
+  REQUEST_TIMEOUT: { status: 504, slug: "timeout", title: "The service took too long" },
+  SERVICE_NOT_AVAILABLE: { status: 503, slug: "unavailable", title: "Service unavailable" },
+  SERVICE_UNAVAILABLE: { status: 503, slug: "unavailable", title: "Service unavailable" },
+};
+
+const DOMAIN_TYPES = new Set<string>(Object.values(ErrorType));
+
+const INTERNAL: Kind = { status: 500, slug: "internal", title: "Internal error" };
+
+export const PROBLEM_BASE = "/problems/";
+
+/** fastest-validator's error list → our field errors; unknown fields are named one by one. */
+export function fieldErrorsFromValidator(data: unknown): FieldError[] {
+  if (!Array.isArray(data)) return [];
+  return data.flatMap((e: { type?: string; field?: string; message?: string; actual?: unknown }) => {
+    const field = (e.field ?? "").replace(/^(body|query|params)\.?/, "");
+    if (e.type === "objectStrict" && typeof e.actual === "string") {
+      return e.actual.split(",").map((k) => k.trim()).filter(Boolean).map((k) => ({
+        path: field ? `${field}.${k}` : k,
+        message: "This field is not allowed.",
+      }));
+    }
+    return [{ path: field, message: e.message ?? "Invalid value." }];
+  });
+}
+
+function kindOf(err: ErrorLike): Kind {
+  const type = typeof err.type === "string" ? err.type : "";
+  if (KINDS[type]) return KINDS[type];
+  const status = typeof err.status === "number" ? err.status : typeof err.code === "number" ? err.code : 500;
+  if (status === 404) return KINDS[ErrorType.notFound];
+  if (status === 401) return KINDS[ErrorType.unauthenticated];
+  if (status === 403) return KINDS[ErrorType.forbidden];
+  if (status === 413) return KINDS["entity.too.large"];
+  if (status === 400) return { status: 400, slug: "bad-request", title: "Bad request" };
+  return INTERNAL;
+}
+
+export function toProblem(err: unknown, instance?: string): HttpProblem {
+  const e = (err ?? {}) as ErrorLike;
+  const kind = kindOf(e);
+  const headers: Record<string, string> = { "Content-Type": "application/problem+json; charset=utf-8" };
+  const data = (e.data ?? {}) as Record<string, unknown>;
+  const body: ProblemDocument = {
+    type: PROBLEM_BASE + kind.slug,
+    title: kind.title,
+    status: kind.status,
+    // Never leak internals: a 5xx says what happened, not why.
+    detail: kind.status >= 500 && kind !== KINDS.REQUEST_TIMEOUT ? "Something went wrong on our side; it has been logged." : e.message ?? kind.title,
+    ...(instance ? { instance } : {}),
+  };
+  if (kind.slug === "validation-failed") {
+    body.errors = e.type === "VALIDATION_ERROR" ? fieldErrorsFromValidator(e.data) : ((data.errors as FieldError[]) ?? []);
+    body.detail = body.errors.length === 1 ? `${body.errors[0].path || "body"}: ${body.errors[0].message}` : `${body.errors.length} fields are invalid.`;
+  }
+  if (kind.status === 401) headers["WWW-Authenticate"] = 'Bearer realm="api"';
+  if (kind.status === 429) {
+    const retry = Number(data.retryAfterSeconds ?? 60);
+    headers["Retry-After"] = String(Math.max(1, Math.ceil(retry)));
+  }
+  if (DOMAIN_TYPES.has(String(e.type)) && kind.status < 500) {
+    // A domain error's data (the existing order's id, the scope that is missing...) is part of the answer.
+    for (const [k, v] of Object.entries(data)) if (k !== "errors" && !(k in body)) body[k] = v;
+  }
+  return { status: kind.status, body, headers };
+}

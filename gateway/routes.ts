@@ -1,0 +1,61 @@
+/**
+ * The explicit route table of /api/v1: one line per endpoint, nothing routed implicitly.
+ * The OpenAPI document is generated from this table and the actions' own param schemas.
+ */
+export interface Route {
+  method: "GET" | "POST" | "PUT" | "DELETE";
+  path: string;
+  action: string;
+}
+
+export const API_PREFIX = "/api/v1";
+
+export const ROUTES: Route[] = [
+  // Orders
+  { method: "POST", path: "/orders", action: "orders.create" },
+  { method: "GET", path: "/orders", action: "orders.list" },
+  { method: "GET", path: "/orders/:id", action: "orders.get" },
+  { method: "POST", path: "/orders/:id/validate", action: "orders.validate" },
+  { method: "POST", path: "/orders/:id/cancel", action: "orders.cancel" },
+  // CRM
+  { method: "GET", path: "/contacts", action: "crm.listContacts" },
+  { method: "POST", path: "/contacts", action: "crm.createContact" },
+  { method: "GET", path: "/contacts/:id", action: "crm.getContact" },
+  { method: "GET", path: "/customers", action: "crm.listCustomers" },
+  { method: "POST", path: "/customers", action: "crm.createCustomer" },
+  { method: "GET", path: "/customers/:id", action: "crm.getCustomer" },
+  // Catalogue
+  { method: "GET", path: "/packagings", action: "catalogue.listPackagings" },
+  { method: "POST", path: "/packagings", action: "catalogue.createPackaging" },
+  { method: "GET", path: "/packagings/:id", action: "catalogue.getPackaging" },
+  { method: "GET", path: "/products", action: "catalogue.listProducts" },
+  { method: "POST", path: "/products", action: "catalogue.createProduct" },
+  { method: "GET", path: "/products/:id", action: "catalogue.getProduct" },
+  // Partner references
+  { method: "GET", path: "/contact_references", action: "references.listContactReferences" },
+  { method: "POST", path: "/contact_references", action: "references.createContactReference" },
+  { method: "GET", path: "/contact_references/:id", action: "references.getContactReference" },
+  { method: "GET", path: "/packaging_references", action: "references.listPackagingReferences" },
+  { method: "POST", path: "/packaging_references", action: "references.createPackagingReference" },
+  { method: "GET", path: "/packaging_references/:id", action: "references.getPackagingReference" },
+  // Webhooks
+  { method: "GET", path: "/webhooks/available", action: "webhooks.available" },
+  { method: "PUT", path: "/webhooks", action: "webhooks.subscribe" },
+  { method: "GET", path: "/webhooks", action: "webhooks.list" },
+  { method: "GET", path: "/webhooks/:id", action: "webhooks.get" },
+  { method: "DELETE", path: "/webhooks/:id", action: "webhooks.unsubscribe" },
+  { method: "POST", path: "/webhooks/:id/rotate", action: "webhooks.rotate" },
+  { method: "GET", path: "/webhooks/:id/deliveries", action: "webhooks.deliveries" },
+  { method: "POST", path: "/webhooks/:id/deliveries/:deliveryId/redeliver", action: "webhooks.redeliver" },
+  // API clients (admin)
+  { method: "POST", path: "/clients", action: "clients.create" },
+  { method: "GET", path: "/clients", action: "clients.list" },
+  { method: "GET", path: "/clients/:id", action: "clients.get" },
+  { method: "DELETE", path: "/clients/:id", action: "clients.revoke" },
+  { method: "POST", path: "/clients/:id/rotate_key", action: "clients.rotateKey" },
+];
+
+/** The table in moleculer-web's alias form ("POST /orders": "orders.create"). */
+export function aliases(routes: Route[] = ROUTES): Record<string, string> {
+  return Object.fromEntries(routes.map((r) => [`${r.method} ${r.path}`, r.action]));
+}

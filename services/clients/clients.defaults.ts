@@ -1,0 +1,15 @@
+import { SCOPES, type ClientKind, type Scope } from "../../shared/auth";
+import { EVENTS, type EventName } from "../../shared/outbox";
+
+/** Scopes a client of each kind gets when none are given. */
+export const DEFAULT_SCOPES: Record<ClientKind, Scope[]> = {
+  backoffice: ["crm", "catalogue", "orders:write", "orders:read", "orders:manage"],
+  partner: ["partner", "orders:write", "orders:read"],
+  admin: SCOPES.filter((s) => s !== "partner"),
+};
+
+export const DEFAULT_WEBHOOK_EVENTS: Record<ClientKind, EventName[]> = {
+  backoffice: [...EVENTS],
+  partner: [...EVENTS],
+  admin: [...EVENTS],
+};

@@ -1,0 +1,165 @@
+/**
+ * clients: the API clients and their keys. Authenticates keys for the gateway, and lets
+ * admins (and the CLI) create, list and revoke clients. A new key is shown once.
+ */
+import type { ClientKind, Principal, RequestContext, Scope } from "../../shared/auth";
+import { config } from "../../shared/config";
+import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
+import { NotFoundError, UnauthenticatedError } from "../../shared/errors";
+import { toPage } from "../../shared/paging";
+import { DEFAULT_SCOPES, DEFAULT_WEBHOOK_EVENTS } from "./clients.defaults";
+import { generateApiKey, hashApiKey, hintOf, lookupOf, sameHash } from "./clients.keys";
+import {
+  authenticateParams, clientIdParams, createClientParams, listClientsParams, principalsParams,
+  type AuthenticateParams, type ClientIdParams, type CreateClientParams, type ListClientsParams, type PrincipalsParams,
+} from "./clients.params";
+import * as repo from "./clients.repository";
+import { migrations } from "./migrations";
+
+/** Broadcast when a client or key stops being valid, so gateways drop cached principals. */
+export const CLIENTS_CHANGED_EVENT = "clients.changed";
+const ADMIN_CLIENT_NAME = "admin (ADMIN_API_KEY)";
+
+function toPrincipal(row: repo.ClientRow): Principal {
+  return { clientId: row.id, name: row.name, kind: row.kind as ClientKind, scopes: row.scopes as Scope[], webhookEvents: row.webhook_events };
+}
+
+function present(row: repo.ClientRow) {
+  return {
+    id: row.id, name: row.name, kind: row.kind, scopes: row.scopes, webhookEvents: row.webhook_events,
+    createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at?.toISOString() ?? null,
+  };
+}
+
+function keyRecord(key: string) {
+  const hash = hashApiKey(key);
+  return { lookup: lookupOf(hash), hash, hint: hintOf(key) };
+}
+
+
+const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<void> }> = {
+  name: "clients",
+  mixins: [databaseMixin("clients", migrations)],
+
+  actions: {
+    authenticate: {
+      visibility: "public",
+      params: authenticateParams,
+      async handler(ctx: RequestContext<AuthenticateParams>): Promise<Principal> {
+        const hash = hashApiKey(ctx.params.key);
+        const candidates = await repo.findKeyCandidates(this.db, lookupOf(hash));
+        const match = candidates.find((c) => sameHash(c.hash, hash));
+        if (!match) throw new UnauthenticatedError("This API key is unknown or revoked.");
+        return toPrincipal(match);
+      },
+    },
+
+    principals: {
+      visibility: "public",
+      params: principalsParams,
+      async handler(ctx: RequestContext<PrincipalsParams>): Promise<Principal[]> {
+        const rows = await repo.findClients(this.db, ctx.params.ids);
+        return rows.filter((r) => !r.revoked_at).map(toPrincipal);
+      },
+    },
+
+    create: {
+      visibility: "published",
+      scope: "admin",
+      summary: "Create an API client; its key is in the response and never shown again.",
+      params: createClientParams,
+      async handler(ctx: RequestContext<CreateClientParams>) {
+        const { name, kind } = ctx.params;
+        const apiKey = generateApiKey();
+        const row = await this.db.transaction(async (trx) => {
+          const client = await repo.insertClient(trx, {
+            name, kind,
+            scopes: ctx.params.scopes ?? DEFAULT_SCOPES[kind],
+            webhookEvents: ctx.params.webhookEvents ?? DEFAULT_WEBHOOK_EVENTS[kind],
+          });
+          await repo.insertApiKey(trx, client.id, keyRecord(apiKey));
+          return client;
+        });
+        ctx.meta.$statusCode = 201;
+        ctx.meta.$location = `/api/v1/clients/${row.id}`;
+        return { ...present(row), apiKey };
+      },
+    },
+
+    rotateKey: {
+      visibility: "published",
+      scope: "admin",
+      summary: "Revoke every key of a client and issue a new one (shown once).",
+      params: clientIdParams,
+      async handler(ctx: RequestContext<ClientIdParams>) {
+        const apiKey = generateApiKey();
+        const row = await this.db.transaction(async (trx) => {
+          const client = await repo.findClient(trx, ctx.params.id);
+          if (!client || client.revoked_at) throw new NotFoundError("client", ctx.params.id);
+          await repo.revokeKeysOf(trx, client.id);
+          await repo.insertApiKey(trx, client.id, keyRecord(apiKey));
+          return client;
+        });
+        ctx.broadcast(CLIENTS_CHANGED_EVENT, { clientId: row.id });
+        return { ...present(row), apiKey };
+      },
+    },
+
+    list: {
+      visibility: "published",
+      scope: "admin",
+      summary: "List API clients.",
+      params: listClientsParams,
+      async handler(ctx: RequestContext<ListClientsParams>) {
+        const { rows, nextCursor } = await repo.listClients(this.db, ctx.params);
+        return toPage(rows.map((r) => present(r as unknown as repo.ClientRow)), nextCursor);
+      },
+    },
+
+    get: {
+      visibility: "published",
+      scope: "admin",
+      summary: "One API client.",
+      params: clientIdParams,
+      async handler(ctx: RequestContext<ClientIdParams>) {
+        const row = await repo.findClient(this.db, ctx.params.id);
+        if (!row) throw new NotFoundError("client", ctx.params.id);
+        return present(row);
+      },
+    },
+
+    revoke: {
+      visibility: "published",
+      scope: "admin",
+      summary: "Revoke a client and all its keys, at once on every gateway.",
+      params: clientIdParams,
+      async handler(ctx: RequestContext<ClientIdParams>) {
+        const row = await this.db.transaction((trx) => repo.revokeClient(trx, ctx.params.id));
+        if (!row) throw new NotFoundError("client", ctx.params.id);
+        ctx.broadcast(CLIENTS_CHANGED_EVENT, { clientId: row.id });
+        return present(row);
+      },
+    },
+  },
+
+  methods: {
+    /** Makes ADMIN_API_KEY valid for an admin client; safe to run on every replica at once. */
+    async ensureAdminClient(key: string) {
+      await this.db.transaction(async (trx) => {
+        await repo.lockBootstrap(trx);
+        const existing = await repo.findClientByName(trx, ADMIN_CLIENT_NAME, "admin");
+        const client = existing ?? (await repo.insertClient(trx, {
+          name: ADMIN_CLIENT_NAME, kind: "admin", scopes: DEFAULT_SCOPES.admin, webhookEvents: DEFAULT_WEBHOOK_EVENTS.admin,
+        }));
+        await repo.insertApiKey(trx, client.id, keyRecord(key));
+      });
+    },
+  },
+
+  async started() {
+    const key = config().adminApiKey;
+    if (key) await this.ensureAdminClient(key);
+  },
+};
+
+export default clientsService;

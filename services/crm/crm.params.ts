@@ -1,0 +1,45 @@
+import { pageParams, type PageQuery } from "../../shared/paging";
+
+const name = { type: "string", trim: true, min: 1, max: 200 } as const;
+const email = { type: "email", max: 254, normalize: true } as const;
+const id = { type: "number", integer: true, positive: true, convert: true } as const;
+
+export const listParams = { $$strict: true, ...pageParams } as const;
+export type ListParams = PageQuery;
+
+export const idParams = { $$strict: true, id } as const;
+export interface IdParams {
+  id: number;
+}
+
+export const createCustomerParams = { $$strict: true, name } as const;
+export interface CreateCustomerParams {
+  name: string;
+}
+
+export const createContactParams = {
+  $$strict: true,
+  customerId: { ...id, convert: false },
+  firstName: name,
+  lastName: name,
+  email,
+} as const;
+export interface CreateContactParams {
+  customerId: number;
+  firstName: string;
+  lastName: string;
+  email: string;
+}
+
+export const contactsByIdsParams = { ids: { type: "array", items: { type: "number", integer: true }, max: 1000 } } as const;
+export interface ContactsByIdsParams {
+  ids: number[];
+}
+
+export const upsertContactParams = { firstName: name, lastName: name, email, customerName: name } as const;
+export interface UpsertContactParams {
+  firstName: string;
+  lastName: string;
+  email: string;
+  customerName: string;
+}

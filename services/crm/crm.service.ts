@@ -1,0 +1,142 @@
+/**
+ * crm: customers and their contacts. Clients with the `crm` scope list and read them; admins
+ * create them; the references service finds or creates them for partners' contact references.
+ */
+import type { RequestContext } from "../../shared/auth";
+import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
+import { uniqueViolation } from "../../shared/db";
+import { ConflictError, NotFoundError, unknownReference } from "../../shared/errors";
+import { toPage } from "../../shared/paging";
+import {
+  contactsByIdsParams, createContactParams, createCustomerParams, idParams, listParams, upsertContactParams,
+  type ContactsByIdsParams, type CreateContactParams, type CreateCustomerParams, type IdParams, type ListParams,
+  type UpsertContactParams,
+} from "./crm.params";
+import * as repo from "./crm.repository";
+import { presentContact, presentCustomer, type Contact } from "./crm.representation";
+import { migrations } from "./migrations";
+
+
+const crmService: DbServiceSchema<{ contactById(id: number): Promise<Contact> }> = {
+  name: "crm",
+  mixins: [databaseMixin("crm", migrations)],
+
+  actions: {
+    listContacts: {
+      visibility: "published",
+      scope: "crm",
+      summary: "Contacts, each with its customer.",
+      params: listParams,
+      async handler(ctx: RequestContext<ListParams>) {
+        const { rows, nextCursor } = await repo.listContacts(this.db, ctx.params);
+        return toPage(rows.map(presentContact), nextCursor);
+      },
+    },
+
+    getContact: {
+      visibility: "published",
+      scope: "crm",
+      summary: "One contact with its customer.",
+      params: idParams,
+      handler(ctx: RequestContext<IdParams>) {
+        return this.contactById(ctx.params.id);
+      },
+    },
+
+    createContact: {
+      visibility: "published",
+      scope: "admin",
+      summary: "Create a contact of an existing customer.",
+      params: createContactParams,
+      async handler(ctx: RequestContext<CreateContactParams>) {
+        if (!(await repo.findCustomer(this.db, ctx.params.customerId))) {
+          throw unknownReference("customerId", "customer", ctx.params.customerId);
+        }
+        try {
+          const id = await repo.insertContact(this.db, ctx.params);
+          ctx.meta.$statusCode = 201;
+          ctx.meta.$location = `/api/v1/contacts/${id}`;
+          return await this.contactById(id);
+        } catch (err) {
+          if (uniqueViolation(err) !== null) throw new ConflictError("This customer already has a contact with this e-mail address.");
+          throw err;
+        }
+      },
+    },
+
+    listCustomers: {
+      visibility: "published",
+      scope: "crm",
+      summary: "Customers.",
+      params: listParams,
+      async handler(ctx: RequestContext<ListParams>) {
+        const { rows, nextCursor } = await repo.listCustomers(this.db, ctx.params);
+        return toPage(rows.map(presentCustomer), nextCursor);
+      },
+    },
+
+    getCustomer: {
+      visibility: "published",
+      scope: "crm",
+      summary: "One customer.",
+      params: idParams,
+      async handler(ctx: RequestContext<IdParams>) {
+        const row = await repo.findCustomer(this.db, ctx.params.id);
+        if (!row) throw new NotFoundError("customer", ctx.params.id);
+        return presentCustomer(row);
+      },
+    },
+
+    createCustomer: {
+      visibility: "published",
+      scope: "admin",
+      summary: "Create a customer.",
+      params: createCustomerParams,
+      async handler(ctx: RequestContext<CreateCustomerParams>) {
+        try {
+          const row = await repo.insertCustomer(this.db, ctx.params.name);
+          ctx.meta.$statusCode = 201;
+          ctx.meta.$location = `/api/v1/customers/${row.id}`;
+          return presentCustomer(row);
+        } catch (err) {
+          if (uniqueViolation(err) !== null) throw new ConflictError("A customer with this name already exists.");
+          throw err;
+        }
+      },
+    },
+
+    /** Internal: the contacts with these ids (missing ones are simply absent). */
+    contactsByIds: {
+      visibility: "public",
+      params: contactsByIdsParams,
+      async handler(ctx: RequestContext<ContactsByIdsParams>): Promise<Contact[]> {
+        if (ctx.params.ids.length === 0) return [];
+        return (await repo.findContacts(this.db, ctx.params.ids)).map(presentContact);
+      },
+    },
+
+    /** Internal: finds or creates the customer and the contact (by e-mail), names refreshed. */
+    upsertContact: {
+      visibility: "public",
+      params: upsertContactParams,
+      async handler(ctx: RequestContext<UpsertContactParams>): Promise<Contact> {
+        const p = ctx.params;
+        const id = await this.db.transaction(async (trx) => {
+          const customerId = await repo.upsertCustomerByName(trx, p.customerName);
+          return repo.upsertContact(trx, { customerId, firstName: p.firstName, lastName: p.lastName, email: p.email });
+        });
+        return this.contactById(id);
+      },
+    },
+  },
+
+  methods: {
+    async contactById(id: number): Promise<Contact> {
+      const [row] = await repo.findContacts(this.db, [id]);
+      if (!row) throw new NotFoundError("contact", id);
+      return presentContact(row);
+    },
+  },
+};
+
+export default crmService;

@@ -1,0 +1,188 @@
+/**
+ * The one reader of process.env. Every variable the service understands is declared in
+ * `VARIABLES` (name, type, default, description); `loadConfig()` validates the environment
+ * against it and fails at start with a message naming each bad variable.
+ * The deploy manifests test reads `VARIABLES` to prove every variable is set or defaulted.
+ */
+import Validator from "fastest-validator";
+
+export const ALL_SERVICES = ["gateway", "clients", "crm", "catalogue", "references", "orders", "webhooks"] as const;
+export type ServiceName = (typeof ALL_SERVICES)[number];
+
+type VariableType = "string" | "integer" | "boolean" | "list";
+interface Variable {
+  type: VariableType;
+  default?: string;
+  description: string;
+  /** Extra fastest-validator rule for the parsed value. */
+  rule?: Record<string, unknown>;
+}
+
+export const VARIABLES = {
+  NODE_ENV: { type: "string", default: "production", description: "production, development or test." },
+  LOG_LEVEL: { type: "string", default: "info", description: "pino level: fatal, error, warn, info, debug, trace.",
+    rule: { enum: ["fatal", "error", "warn", "info", "debug", "trace"] } },
+  NODE_ID: { type: "string", default: "", description: "Moleculer node id; defaults to <hostname>-<pid>." },
+  SERVICES: { type: "list", default: ALL_SERVICES.join(","), description: "Comma-separated services this process runs." },
+  TRANSPORTER: { type: "string", default: "", description: "Empty for one process (embedded); nats://host:4222 for the distributed mode." },
+  DATABASE_URL: { type: "string", default: "pglite://./.data/pglite",
+    description: "postgres://user:pass@host:5432/db, pglite://<folder> (embedded, kept) or pglite://memory (throwaway)." },
+  DATABASE_POOL_MAX: { type: "integer", default: "10", description: "PostgreSQL connections per service per process.", rule: { min: 1, max: 200 } },
+  MIGRATE_ON_START: { type: "boolean", default: "true", description: "Each service applies its own migrations when it starts." },
+  DEMO_DATA: { type: "string", default: "auto", description: "auto (seed an empty embedded database), always, or never.",
+    rule: { enum: ["auto", "always", "never"] } },
+  ADMIN_API_KEY: { type: "string", default: "", description: "When set, an admin client with this key is created or updated at start.",
+    rule: { custom: (v: string) => (v === "" || v.length >= 24 ? true : [{ type: "adminKeyLength" }]) } },
+  HOST: { type: "string", default: "0.0.0.0", description: "Address the gateway listens on." },
+  PORT: { type: "integer", default: "3000", description: "Port of the HTTP API (gateway).", rule: { min: 0, max: 65535 } },
+  PUBLIC_BASE_URL: { type: "string", default: "", description: "Base URL used in Location and Link headers; empty for relative links." },
+  REQUEST_TIMEOUT_MS: { type: "integer", default: "10000", description: "Timeout of one action call.", rule: { min: 100 } },
+  RATE_LIMIT_PER_MINUTE: { type: "integer", default: "6000", description: "Requests per client per minute, per gateway replica; 0 disables.", rule: { min: 0 } },
+  SHUTDOWN_TIMEOUT_MS: { type: "integer", default: "10000", description: "How long SIGTERM waits for in-flight work.", rule: { min: 0 } },
+  HEALTH_PORT: { type: "integer", default: "0", description: "Port of /healthz, /readyz and /metrics on service processes without the gateway; 0 turns it off.", rule: { min: 0, max: 65535 } },
+  OUTBOX_RELAY_INTERVAL_MS: { type: "integer", default: "200", description: "How often each outbox relay looks for unsent events.", rule: { min: 10 } },
+  WEBHOOK_ALLOW_INSECURE_TARGETS: { type: "boolean", default: "false",
+    description: "Development only: allow http:// URLs and loopback/private addresses as webhook targets." },
+  WEBHOOK_TIMEOUT_MS: { type: "integer", default: "10000", description: "Time-out of one webhook attempt.", rule: { min: 100 } },
+  WEBHOOK_RETRY_SCHEDULE: { type: "list", default: "5,30,120,600,1800,3600,7200,14400,28800,28800",
+    description: "Seconds to wait before each retry (jitter of up to 20% is added); the number of entries is the number of retries." },
+  WEBHOOK_DISPATCH_BATCH: { type: "integer", default: "50", description: "Deliveries one dispatcher claims at a time.", rule: { min: 1, max: 1000 } },
+  WEBHOOK_DISPATCH_INTERVAL_MS: { type: "integer", default: "250", description: "How often an idle dispatcher looks for due deliveries.", rule: { min: 10 } },
+} as const satisfies Record<string, Variable>;
+
+export type VariableName = keyof typeof VARIABLES;
+
+export interface Config {
+  env: string;
+  logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace";
+  nodeId: string;
+  services: ServiceName[];
+  transporter: string | null;
+  databaseUrl: string;
+  databasePoolMax: number;
+  migrateOnStart: boolean;
+  demoData: "auto" | "always" | "never";
+  adminApiKey: string | null;
+  host: string;
+  port: number;
+  publicBaseUrl: string;
+  requestTimeoutMs: number;
+  rateLimitPerMinute: number;
+  shutdownTimeoutMs: number;
+  healthPort: number;
+  outboxRelayIntervalMs: number;
+  webhooks: {
+    allowInsecureTargets: boolean;
+    timeoutMs: number;
+    retryScheduleSeconds: number[];
+    dispatchBatch: number;
+    dispatchIntervalMs: number;
+  };
+}
+
+export class ConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`Invalid configuration:\n  - ${problems.join("\n  - ")}`);
+    this.name = "ConfigError";
+  }
+}
+
+type Raw = Record<VariableName, string | number | boolean | string[]>;
+
+function parseVariable(name: VariableName, text: string, problems: string[]): string | number | boolean | string[] {
+  const spec: Variable = VARIABLES[name];
+  switch (spec.type) {
+    case "integer": {
+      if (!/^-?\d+$/.test(text.trim())) problems.push(`${name} must be a whole number, got "${text}"`);
+      return Number.parseInt(text, 10);
+    }
+    case "boolean": {
+      const v = text.trim().toLowerCase();
+      if (!["true", "false", "1", "0", "yes", "no"].includes(v)) problems.push(`${name} must be true or false, got "${text}"`);
+      return ["true", "1", "yes"].includes(v);
+    }
+    case "list":
+      return text.split(",").map((s) => s.trim()).filter(Boolean);
+    default:
+      return text;
+  }
+}
+
+const validator = new Validator({ messages: { adminKeyLength: "ADMIN_API_KEY must be at least 24 characters long" } });
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const raw = {} as Raw;
+  for (const name of Object.keys(VARIABLES) as VariableName[]) {
+    const text = env[name] ?? VARIABLES[name].default ?? "";
+    raw[name] = parseVariable(name, text, problems);
+  }
+
+  const rules: Record<string, unknown> = {};
+  for (const [name, spec] of Object.entries(VARIABLES) as [VariableName, Variable][]) {
+    if (spec.rule) rules[name] = { type: spec.type === "integer" ? "number" : spec.type, ...spec.rule };
+  }
+  const result = validator.validate(raw, rules);
+  if (result !== true) {
+    for (const e of result as { field: string; message?: string; actual?: unknown }[]) {
+      problems.push(`${e.field}: ${e.message} (got "${String(e.actual)}")`);
+    }
+  }
+
+  const services = raw.SERVICES as string[];
+  for (const s of services) {
+    if (!(ALL_SERVICES as readonly string[]).includes(s)) problems.push(`SERVICES names an unknown service "${s}" (known: ${ALL_SERVICES.join(", ")})`);
+  }
+  const transporter = String(raw.TRANSPORTER) || null;
+  if (transporter && !/^nats:\/\//.test(transporter)) problems.push(`TRANSPORTER must be empty or a nats:// URL, got "${transporter}"`);
+  const databaseUrl = String(raw.DATABASE_URL);
+  if (!/^(postgres(ql)?:\/\/|pglite:\/\/)/.test(databaseUrl)) problems.push(`DATABASE_URL must start with postgres:// or pglite://, got "${databaseUrl}"`);
+  if (transporter && databaseUrl.startsWith("pglite://")) {
+    problems.push("DATABASE_URL must be a postgres:// URL when TRANSPORTER is set: an embedded PGlite database cannot be shared between processes");
+  }
+  const schedule = (raw.WEBHOOK_RETRY_SCHEDULE as string[]).map(Number);
+  if (schedule.some((n) => !Number.isFinite(n) || n < 0)) problems.push("WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of seconds");
+
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  return {
+    env: String(raw.NODE_ENV),
+    logLevel: raw.LOG_LEVEL as Config["logLevel"],
+    nodeId: String(raw.NODE_ID),
+    services: services as ServiceName[],
+    transporter,
+    databaseUrl,
+    databasePoolMax: raw.DATABASE_POOL_MAX as number,
+    migrateOnStart: raw.MIGRATE_ON_START as boolean,
+    demoData: raw.DEMO_DATA as Config["demoData"],
+    adminApiKey: String(raw.ADMIN_API_KEY) || null,
+    host: String(raw.HOST),
+    port: raw.PORT as number,
+    publicBaseUrl: String(raw.PUBLIC_BASE_URL).replace(/\/$/, ""),
+    requestTimeoutMs: raw.REQUEST_TIMEOUT_MS as number,
+    rateLimitPerMinute: raw.RATE_LIMIT_PER_MINUTE as number,
+    shutdownTimeoutMs: raw.SHUTDOWN_TIMEOUT_MS as number,
+    healthPort: raw.HEALTH_PORT as number,
+    outboxRelayIntervalMs: raw.OUTBOX_RELAY_INTERVAL_MS as number,
+    webhooks: {
+      allowInsecureTargets: raw.WEBHOOK_ALLOW_INSECURE_TARGETS as boolean,
+      timeoutMs: raw.WEBHOOK_TIMEOUT_MS as number,
+      retryScheduleSeconds: schedule,
+      dispatchBatch: raw.WEBHOOK_DISPATCH_BATCH as number,
+      dispatchIntervalMs: raw.WEBHOOK_DISPATCH_INTERVAL_MS as number,
+    },
+  };
+}
+
+let current: Config | null = null;
+
+/** The process-wide configuration, loaded (and validated) once. */
+export function config(): Config {
+  current ??= loadConfig();
+  return current;
+}
+
+/** For tests and runners that build a config from an explicit environment. */
+export function setConfig(next: Config): void {
+  current = next;
+}

@@ -1,0 +1,119 @@
+/**
+ * Database factory: one knex per database URL per process.
+ *
+ * - `postgres://...`  → pg pool (DATABASE_POOL_MAX connections).
+ * - `pglite://memory` → PGlite in memory (throwaway).
+ * - `pglite://<path>` → PGlite in a data folder, kept across restarts.
+ *
+ * PGlite has one connection, so every service of an embedded process must share one knex:
+ * that is why instances are cached by URL. Each service still owns its own schema and
+ * migrations; the shared handle is only the connection.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import knexFactory, { type Knex } from "knex";
+import pg from "pg";
+import { PGlite } from "@electric-sql/pglite";
+import ClientPgLite from "knex-pglite";
+
+/** Anything a repository function can run a query on. */
+export type Db = Knex | Knex.Transaction;
+
+const INT8 = 20;
+const NUMERIC = 1700;
+// Ids, counts and quantities stay far inside Number's exact range; both drivers agree on numbers.
+const parseInt8 = (v: string) => Number.parseInt(v, 10);
+const parseNumeric = (v: string) => Number.parseFloat(v);
+pg.types.setTypeParser(INT8, parseInt8);
+pg.types.setTypeParser(NUMERIC, parseNumeric);
+
+const instances = new Map<string, Knex>();
+
+export function isPglite(url: string): boolean {
+  return url.startsWith("pglite://");
+}
+
+function pgliteDataDir(url: string): string | undefined {
+  const location = url.slice("pglite://".length);
+  if (location === "" || location === "memory") return undefined;
+  const dir = path.resolve(location);
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+function createKnex(url: string, poolMax: number): Knex {
+  if (isPglite(url)) {
+    const pglite = new PGlite(pgliteDataDir(url), { parsers: { [INT8]: parseInt8, [NUMERIC]: parseNumeric } });
+    return knexFactory({ client: ClientPgLite, dialect: "postgres", connection: { pglite } as never });
+  }
+  return knexFactory({
+    client: "pg",
+    connection: url,
+    pool: { min: 0, max: poolMax, idleTimeoutMillis: 30_000 },
+    acquireConnectionTimeout: 10_000,
+  });
+}
+
+/** The shared knex for this URL (created on first use). */
+export function openDatabase(url: string, poolMax = 10): Knex {
+  let db = instances.get(url);
+  if (!db) {
+    db = createKnex(url, poolMax);
+    instances.set(url, db);
+  }
+  return db;
+}
+
+/** Closes one shared handle (or all of them); services call it from `stopped`. */
+export async function closeDatabase(url?: string): Promise<void> {
+  const urls = url ? [url] : [...instances.keys()];
+  for (const u of urls) {
+    const db = instances.get(u);
+    instances.delete(u);
+    if (db) await db.destroy();
+  }
+}
+
+/** A knex migration as each service declares it in `migrations/index.ts`. */
+export interface Migration {
+  name: string;
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+function migrationSource(migrations: Migration[]): Knex.MigrationSource<Migration> {
+  return {
+    getMigrations: async () => migrations,
+    getMigrationName: (m) => m.name,
+    getMigration: async (m) => m,
+  };
+}
+
+function migratorConfig(schema: string, migrations: Migration[]): Knex.MigratorConfig {
+  return { schemaName: schema, tableName: "knex_migrations", migrationSource: migrationSource(migrations) };
+}
+
+/** Applies a service's migrations in its own schema (idempotent, locked by knex). */
+export async function migrateUp(db: Knex, schema: string, migrations: Migration[]): Promise<void> {
+  await db.raw("CREATE SCHEMA IF NOT EXISTS ??", [schema]);
+  await db.migrate.latest(migratorConfig(schema, migrations));
+}
+
+/** Rolls back every migration of a service (used by tests of the migrations). */
+export async function migrateDown(db: Knex, schema: string, migrations: Migration[]): Promise<void> {
+  await db.migrate.rollback(migratorConfig(schema, migrations), true);
+}
+
+/** True when every migration of the service has been applied. */
+export async function migrationsCurrent(db: Knex, schema: string, migrations: Migration[]): Promise<boolean> {
+  const [, pending] = (await db.migrate.list(migratorConfig(schema, migrations))) as [unknown[], unknown[]];
+  return pending.length === 0;
+}
+
+const UNIQUE_VIOLATION = "23505";
+
+/** The name of the unique constraint a query broke, or null for any other error. */
+export function uniqueViolation(err: unknown): string | null {
+  const e = err as { code?: string; constraint?: string } | null;
+  return e?.code === UNIQUE_VIOLATION ? (e.constraint ?? "") : null;
+}

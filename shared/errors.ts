@@ -1,0 +1,87 @@
+/**
+ * Domain errors shared by every service. They know nothing of HTTP: each carries a `type`
+ * (a stable machine name) and optional `data`. The gateway maps types to status codes and
+ * RFC 9457 documents in one place (gateway/problem.ts).
+ *
+ * They extend MoleculerError so that `type` and `data` survive the trip over NATS
+ * (moleculer serialises message, code, type and data).
+ */
+import { Errors } from "moleculer";
+
+export const ErrorType = {
+  validation: "VALIDATION_FAILED",
+  unauthenticated: "UNAUTHENTICATED",
+  forbidden: "FORBIDDEN",
+  notFound: "NOT_FOUND",
+  conflict: "CONFLICT",
+  idempotencyMismatch: "IDEMPOTENCY_KEY_REUSED",
+  rateLimited: "RATE_LIMITED",
+} as const;
+export type ErrorTypeName = (typeof ErrorType)[keyof typeof ErrorType];
+
+/** One invalid field, named by its path in the request body (`items[2].orderedQuantity`). */
+export interface FieldError {
+  path: string;
+  message: string;
+}
+
+abstract class DomainError extends Errors.MoleculerError {
+  protected constructor(message: string, code: number, type: ErrorTypeName, data?: Record<string, unknown>) {
+    super(message, code, type, data);
+    this.name = new.target.name;
+  }
+}
+
+/** Input that is well-formed JSON but breaks a rule: one entry per bad field. */
+export class InvalidInputError extends DomainError {
+  constructor(errors: FieldError[], message = "The request has invalid fields.") {
+    super(message, 422, ErrorType.validation, { errors });
+  }
+  static field(path: string, message: string): InvalidInputError {
+    return new InvalidInputError([{ path, message }]);
+  }
+}
+
+export class UnauthenticatedError extends DomainError {
+  constructor(message = "A valid API key is required: send `Authorization: Bearer <key>`.") {
+    super(message, 401, ErrorType.unauthenticated);
+  }
+}
+
+export class ForbiddenError extends DomainError {
+  constructor(message: string, data?: Record<string, unknown>) {
+    super(message, 403, ErrorType.forbidden, data);
+  }
+  static missingScope(scope: string): ForbiddenError {
+    return new ForbiddenError(`This API key lacks the \`${scope}\` scope.`, { requiredScope: scope });
+  }
+}
+
+export class NotFoundError extends DomainError {
+  constructor(entity: string, id: string | number, path?: string) {
+    super(`No ${entity} with id ${JSON.stringify(id)}.`, 404, ErrorType.notFound, { entity, id, ...(path ? { path } : {}) });
+  }
+}
+
+/** A reference inside a request that names nothing: 422 with the field's path. */
+export function unknownReference(path: string, entity: string, value: string | number): InvalidInputError {
+  return InvalidInputError.field(path, `No ${entity} matches ${JSON.stringify(value)}.`);
+}
+
+export class ConflictError extends DomainError {
+  constructor(message: string, data?: Record<string, unknown>) {
+    super(message, 409, ErrorType.conflict, data);
+  }
+}
+
+export class IdempotencyKeyReusedError extends DomainError {
+  constructor() {
+    super("This Idempotency-Key was already used with a different request body.", 422, ErrorType.idempotencyMismatch);
+  }
+}
+
+export class RateLimitedError extends DomainError {
+  constructor(retryAfterSeconds: number) {
+    super("Too many requests for this API key; retry later.", 429, ErrorType.rateLimited, { retryAfterSeconds });
+  }
+}

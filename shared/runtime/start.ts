@@ -1,0 +1,43 @@
+/**
+ * `npm start`: runs the services named in SERVICES (all of them by default) in this process.
+ * Embedded by default (no transporter, PGlite in ./.data); distributed with TRANSPORTER and
+ * DATABASE_URL. SIGTERM/SIGINT stop taking requests, finish in-flight work, then exit 0.
+ */
+import { config, ConfigError } from "../config";
+import { createBroker, stopBroker } from "./broker";
+import { seedDemoDataIfWanted } from "./demo";
+
+async function main(): Promise<void> {
+  const cfg = config();
+  const broker = createBroker(cfg);
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    broker.logger.info(`${signal} received: draining in-flight work, then stopping`);
+    const timer = setTimeout(() => process.exit(1), cfg.shutdownTimeoutMs + 5_000);
+    timer.unref();
+    try {
+      await stopBroker(broker);
+      process.exit(0);
+    } catch (err) {
+      broker.logger.error(err);
+      process.exit(1);
+    }
+  };
+  process.on("SIGTERM", () => void shutdown("SIGTERM"));
+  process.on("SIGINT", () => void shutdown("SIGINT"));
+
+  await broker.start();
+  await seedDemoDataIfWanted(broker, cfg);
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ConfigError) {
+    console.error(err.message);
+  } else {
+    console.error("Failed to start:", err);
+  }
+  process.exit(1);
+});

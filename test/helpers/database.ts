@@ -1,0 +1,60 @@
+/**
+ * A database of its own for each test file, so runs never collide:
+ * - TEST_DATABASE_URL set (CI): a fresh database `oi_test_<random>` on that server, dropped after;
+ * - else a PostgreSQL started by testcontainers, where a container runtime answers;
+ * - else the embedded PGlite in memory (said once in the output).
+ */
+import { randomBytes } from "node:crypto";
+import knexFactory from "knex";
+
+export interface TestDatabase {
+  url: string;
+  kind: "postgres" | "testcontainers" | "pglite";
+  drop(): Promise<void>;
+}
+
+async function createOn(serverUrl: string): Promise<TestDatabase> {
+  const name = `oi_test_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`;
+  const admin = knexFactory({ client: "pg", connection: serverUrl, pool: { min: 0, max: 1 } });
+  try {
+    await admin.raw(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.destroy();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    kind: "postgres",
+    async drop() {
+      const again = knexFactory({ client: "pg", connection: serverUrl, pool: { min: 0, max: 1 } });
+      try {
+        await again.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await again.destroy();
+      }
+    },
+  };
+}
+
+async function tryTestcontainers(): Promise<string | null> {
+  try {
+    const { getContainerRuntimeClient } = await import("testcontainers");
+    await getContainerRuntimeClient();
+  } catch {
+    return null;
+  }
+  const { GenericContainer, Wait } = await import("testcontainers");
+  const container = await new GenericContainer("postgres:16-alpine")
+    .withEnvironment({ POSTGRES_HOST_AUTH_METHOD: "trust" })
+    .withExposedPorts(5432)
+    .withWaitStrategy(Wait.forLogMessage(/ready to accept connections/, 2))
+    .start();
+  return `postgres://postgres@${container.getHost()}:${container.getMappedPort(5432)}/postgres`;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const server = process.env.TEST_DATABASE_URL || (await tryTestcontainers());
+  if (server) return createOn(server);
+  return { url: "pglite://memory", kind: "pglite", drop: async () => undefined };
+}

@@ -1,0 +1,13 @@
+/** Says once which servers the integration and end-to-end tiers run against. */
+export default async function globalSetup(): Promise<void> {
+  const db = process.env.TEST_DATABASE_URL;
+  const nats = process.env.TEST_NATS_URL;
+  if (db && nats) {
+    console.log(`\n[tests] real servers: PostgreSQL ${new URL(db).host}, NATS ${nats}`);
+  } else {
+    console.log(
+      `\n[tests] TEST_DATABASE_URL${db ? "" : " (unset)"} / TEST_NATS_URL${nats ? "" : " (unset)"}: ` +
+        "falling back to testcontainers where a container runtime answers, else the embedded mode (PGlite, no transporter).",
+    );
+  }
+}
