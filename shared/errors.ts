@@ -63,9 +63,17 @@ export class NotFoundError extends DomainError {
   }
 }
 
-/** A reference inside a request that names nothing: 422 with the field's path. */
+/** The field error for a reference inside a request that names nothing visible to the caller. */
+export function unknownReferenceField(path: string, entity: string, value: string | number): FieldError {
+  return { path, message: `No ${entity} matches ${JSON.stringify(value)}.` };
+}
+
+/**
+ * A reference inside a request body that names nothing: 422 with the field's path. Another
+ * partner's reference gets the same answer, so it stays invisible.
+ */
 export function unknownReference(path: string, entity: string, value: string | number): InvalidInputError {
-  return InvalidInputError.field(path, `No ${entity} matches ${JSON.stringify(value)}.`);
+  return new InvalidInputError([unknownReferenceField(path, entity, value)]);
 }
 
 export class ConflictError extends DomainError {

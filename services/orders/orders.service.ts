@@ -1,4 +1,97 @@
-import type { ServiceSchema } from "moleculer";
-// Placeholder until the orders service lands.
-const ordersService: ServiceSchema = { name: "orders" };
+/**
+ * orders: intake (POST /orders), reading, and the validate / cancel lifecycle. Each change
+ * writes its webhook event to the outbox in the same transaction.
+ */
+import { callerOf, type RequestContext } from "../../shared/auth";
+import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
+import { NotFoundError } from "../../shared/errors";
+import { toPage } from "../../shared/paging";
+import { placeOrder } from "./orders.intake";
+import { moveOrder, visibilityFor, type Move } from "./orders.lifecycle";
+import {
+  createOrderParams, listOrdersParams, orderIdParams,
+  type CreateOrderParams, type ListOrdersParams, type OrderIdParams,
+} from "./orders.params";
+import * as repo from "./orders.repository";
+import { presentOrder, type Order } from "./orders.representation";
+import { migrations } from "./migrations";
+
+function locationOf(order: Order): string {
+  return `/api/v1/orders/${order.id}`;
+}
+
+const ordersService: DbServiceSchema<{ move(ctx: RequestContext<OrderIdParams>, move: Move): Promise<Order> }> = {
+  name: "orders",
+  mixins: [databaseMixin("orders", migrations)],
+
+  actions: {
+    create: {
+      visibility: "published",
+      scope: "orders:write",
+      summary: "Create a sales order (201 with the order; Idempotency-Key replays).",
+      params: createOrderParams,
+      async handler(ctx: RequestContext<CreateOrderParams>): Promise<Order> {
+        const order = await placeOrder(
+          { db: this.db, call: (action, params) => ctx.call(action, params), client: callerOf(ctx), idempotencyKey: ctx.meta.idempotencyKey },
+          ctx.params,
+        );
+        ctx.meta.$statusCode = 201;
+        ctx.meta.$location = locationOf(order);
+        return order;
+      },
+    },
+
+    get: {
+      visibility: "published",
+      scope: "orders:read",
+      summary: "One order (a partner sees only its own).",
+      params: orderIdParams,
+      async handler(ctx: RequestContext<OrderIdParams>): Promise<Order> {
+        const row = await repo.findOrder(this.db, ctx.params.id, visibilityFor(callerOf(ctx)));
+        if (!row) throw new NotFoundError("order", ctx.params.id);
+        return presentOrder(row, (await repo.itemsOf(this.db, [row.id])).get(row.id) ?? []);
+      },
+    },
+
+    list: {
+      visibility: "published",
+      scope: "orders:read",
+      summary: "Orders, oldest first (a partner sees only its own); filter with ?status=.",
+      params: listOrdersParams,
+      async handler(ctx: RequestContext<ListOrdersParams>) {
+        const { status, ...page } = ctx.params;
+        const { rows, nextCursor } = await repo.listOrders(this.db, visibilityFor(callerOf(ctx)), page, status);
+        const items = rows.length > 0 ? await repo.itemsOf(this.db, rows.map((r) => r.id)) : new Map();
+        return toPage(rows.map((r) => presentOrder(r, items.get(r.id) ?? [])), nextCursor);
+      },
+    },
+
+    validate: {
+      visibility: "published",
+      scope: "orders:manage",
+      summary: "Validate a pending order; raises sales_order_validated.",
+      params: orderIdParams,
+      handler(ctx: RequestContext<OrderIdParams>) {
+        return this.move(ctx, "validate");
+      },
+    },
+
+    cancel: {
+      visibility: "published",
+      scope: "orders:manage",
+      summary: "Cancel a pending or validated order; raises sales_order_cancelled.",
+      params: orderIdParams,
+      handler(ctx: RequestContext<OrderIdParams>) {
+        return this.move(ctx, "cancel");
+      },
+    },
+  },
+
+  methods: {
+    move(ctx: RequestContext<OrderIdParams>, move: Move) {
+      return moveOrder(this.db, callerOf(ctx), ctx.params.id, move);
+    },
+  },
+};
+
 export default ordersService;

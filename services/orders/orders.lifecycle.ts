@@ -1,0 +1,39 @@
+/**
+ * The order state machine (DECISIONS): pending → validated → cancelled, pending → cancelled.
+ * A move and its event are written in one transaction; a move that is not allowed is 409.
+ */
+import type { Knex } from "knex";
+import { hasScope, type Principal } from "../../shared/auth";
+import { ConflictError, NotFoundError } from "../../shared/errors";
+import { appendEvent, type EventName } from "../../shared/outbox";
+import type { OrderStatus } from "./orders.params";
+import * as repo from "./orders.repository";
+import { presentOrder, type Order } from "./orders.representation";
+
+export type Move = "validate" | "cancel";
+
+const MOVES: Record<Move, { from: OrderStatus[]; to: OrderStatus; event: EventName; pastTense: string }> = {
+  validate: { from: ["pending"], to: "validated", event: "sales_order_validated", pastTense: "validated" },
+  cancel: { from: ["pending", "validated"], to: "cancelled", event: "sales_order_cancelled", pastTense: "cancelled" },
+};
+
+/** The back office (orders:manage) sees every order; any other client only its own. */
+export function visibilityFor(client: Principal): repo.Visibility {
+  return hasScope(client, "orders:manage") ? { all: true } : { all: false, clientId: client.clientId };
+}
+
+export async function moveOrder(db: Knex, client: Principal, id: number, move: Move): Promise<Order> {
+  const { from, to, event, pastTense } = MOVES[move];
+  const visibility = visibilityFor(client);
+  return db.transaction(async (trx) => {
+    const current = await repo.findOrder(trx, id, visibility);
+    if (!current) throw new NotFoundError("order", id);
+    const row = await repo.transition(trx, id, from, to);
+    if (!row) {
+      throw new ConflictError(`Order ${current.code} is ${current.status}; it cannot be ${pastTense}.`, { status: current.status });
+    }
+    const order = presentOrder(row, (await repo.itemsOf(trx, [id])).get(id) ?? []);
+    await appendEvent(trx, "orders", { event, ownerClientId: row.client_id, entity: "order", entityId: row.id, data: order });
+    return order;
+  });
+}

@@ -1,0 +1,124 @@
+/**
+ * Validation schemas of the orders actions and their static types.
+ * Requiredness beyond the interface is ours (docs/api.md): addresses and items are required;
+ * how the contact and each item are identified is checked in orders.identify.ts, because
+ * "exactly one mode" is a rule across fields that a schema cannot say clearly.
+ */
+import { pageParams, type PageQuery } from "../../shared/paging";
+
+export const MAX_ITEMS = 1000;
+export const ORDER_STATUSES = ["pending", "validated", "cancelled"] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+
+const text = (max: number) => ({ type: "string", trim: true, min: 1, max }) as const;
+const optionalText = (max: number) => ({ ...text(max), optional: true }) as const;
+const referenceId = { type: "string", trim: true, min: 1, max: 100, convert: true, optional: true } as const;
+const id = { type: "number", integer: true, positive: true, convert: true } as const;
+
+/** At most three decimals, checked on the decimal text so that 0.1 + 0.2 style floats pass. */
+function threeDecimalsAtMost(value: number, errors: { type: string; actual: unknown }[]): number {
+  if (Number.isFinite(value) && !/^\d+(\.\d{1,3})?$/.test(String(value))) errors.push({ type: "quantityDecimals", actual: value });
+  return value;
+}
+
+const address = {
+  type: "object",
+  strict: true,
+  props: {
+    recipient: text(200),
+    street: text(300),
+    zipCode: text(20),
+    city: text(100),
+    country: { type: "string", trim: true, uppercase: true, pattern: /^[A-Z]{2}$/, messages: { stringPattern: "The '{field}' field must be a two-letter country code (ISO 3166-1 alpha-2)." } },
+  },
+} as const;
+
+export const createOrderParams = {
+  $$strict: true,
+  externalId: optionalText(100),
+  externalReference: optionalText(100),
+  contact: {
+    type: "object",
+    strict: true,
+    props: {
+      id: { ...id, convert: false, optional: true },
+      externalReferenceId: referenceId,
+      internalReferenceId: referenceId,
+      externalReference: optionalText(100),
+      firstName: optionalText(200),
+      lastName: optionalText(200),
+      email: { type: "email", max: 254, normalize: true, optional: true },
+    },
+  },
+  customer: { type: "object", strict: true, optional: true, props: { name: text(200) } },
+  invoicingAddress: address,
+  deliveryAddress: address,
+  items: {
+    type: "array",
+    min: 1,
+    max: MAX_ITEMS,
+    items: {
+      type: "object",
+      strict: true,
+      props: {
+        packaging: { ...id, convert: false, optional: true },
+        externalReferenceId: referenceId,
+        internalReferenceId: referenceId,
+        orderedQuantity: {
+          type: "number", positive: true, max: 1_000_000_000,
+          custom: threeDecimalsAtMost,
+          messages: { quantityDecimals: "The '{field}' field must have at most 3 decimals." },
+        },
+      },
+    },
+  },
+} as const;
+
+export interface AddressInput {
+  recipient: string;
+  street: string;
+  zipCode: string;
+  city: string;
+  country: string;
+}
+
+export interface ContactInput {
+  id?: number;
+  externalReferenceId?: string;
+  internalReferenceId?: string;
+  externalReference?: string;
+  firstName?: string;
+  lastName?: string;
+  email?: string;
+}
+
+export interface ItemInput {
+  packaging?: number;
+  externalReferenceId?: string;
+  internalReferenceId?: string;
+  orderedQuantity: number;
+}
+
+export interface CreateOrderParams {
+  externalId?: string;
+  externalReference?: string;
+  contact: ContactInput;
+  customer?: { name: string };
+  invoicingAddress: AddressInput;
+  deliveryAddress: AddressInput;
+  items: ItemInput[];
+}
+
+export const orderIdParams = { $$strict: true, id } as const;
+export interface OrderIdParams {
+  id: number;
+}
+
+export const listOrdersParams = {
+  $$strict: true,
+  ...pageParams,
+  status: { type: "enum", values: [...ORDER_STATUSES], optional: true },
+} as const;
+export interface ListOrdersParams extends PageQuery {
+  status?: OrderStatus;
+}

@@ -1,0 +1,150 @@
+/**
+ * The only file of the orders service that touches knex.
+ */
+import type { Db } from "../../shared/db";
+import { fetchPage, type PageQuery } from "../../shared/paging";
+import type { AddressInput, OrderStatus } from "./orders.params";
+import type { ContactSnapshot, PackagingReferenceSnapshot, PackagingSnapshot } from "./orders.representation";
+
+const S = "orders";
+
+export interface OrderRow {
+  id: number;
+  code: string;
+  client_id: number;
+  status: OrderStatus;
+  external_id: string | null;
+  external_reference: string | null;
+  contact: ContactSnapshot;
+  customer: { id: number; name: string };
+  invoicing_address: AddressInput;
+  delivery_address: AddressInput;
+  created_at: Date;
+  updated_at: Date;
+  validated_at: Date | null;
+  cancelled_at: Date | null;
+}
+
+export interface ItemRow {
+  order_id: number;
+  position: number;
+  ordered_quantity: number;
+  packaging_id: number;
+  packaging: PackagingSnapshot;
+  packaging_reference: PackagingReferenceSnapshot | null;
+}
+
+export interface NewOrder {
+  code: string;
+  clientId: number;
+  externalId: string | null;
+  externalReference: string | null;
+  contact: ContactSnapshot;
+  customer: { id: number; name: string };
+  invoicingAddress: AddressInput;
+  deliveryAddress: AddressInput;
+}
+
+export type NewItem = Omit<ItemRow, "order_id">;
+
+/** Which orders a reader may see: its own, or all of them. */
+export type Visibility = { all: true } | { all: false; clientId: number };
+
+/** Next number of the day's sequence, committed at once (autocommit) so no lock is held. */
+export async function nextCodeNumber(db: Db, day: string): Promise<number> {
+  const { rows } = await db.raw<{ rows: { last_value: number }[] }>(
+    `INSERT INTO ${S}.order_code_counters (day, last_value) VALUES (?, 1)
+     ON CONFLICT (day) DO UPDATE SET last_value = order_code_counters.last_value + 1
+     RETURNING last_value`,
+    [day],
+  );
+  return rows[0].last_value;
+}
+
+export async function insertOrder(db: Db, o: NewOrder): Promise<OrderRow> {
+  const [row] = await db.withSchema(S).table("orders").insert({
+    code: o.code,
+    client_id: o.clientId,
+    status: "pending",
+    external_id: o.externalId,
+    external_reference: o.externalReference,
+    contact: JSON.stringify(o.contact),
+    customer: JSON.stringify(o.customer),
+    invoicing_address: JSON.stringify(o.invoicingAddress),
+    delivery_address: JSON.stringify(o.deliveryAddress),
+  }).returning("*");
+  return row as OrderRow;
+}
+
+export async function insertItems(db: Db, orderId: number, items: NewItem[]): Promise<ItemRow[]> {
+  const rows = items.map((i) => ({
+    order_id: orderId,
+    position: i.position,
+    ordered_quantity: i.ordered_quantity,
+    packaging_id: i.packaging_id,
+    packaging: JSON.stringify(i.packaging),
+    packaging_reference: i.packaging_reference ? JSON.stringify(i.packaging_reference) : null,
+  }));
+  await db.withSchema(S).table("order_items").insert(rows);
+  return items.map((i) => ({ ...i, order_id: orderId }));
+}
+
+function visible(db: Db, v: Visibility) {
+  const q = db.withSchema(S).table("orders");
+  return v.all ? q : q.where("client_id", v.clientId);
+}
+
+export async function findOrder(db: Db, id: number, v: Visibility): Promise<OrderRow | undefined> {
+  return visible(db, v).where({ id }).first();
+}
+
+export async function findOrderByExternalId(db: Db, clientId: number, externalId: string): Promise<OrderRow | undefined> {
+  return db.withSchema(S).table("orders").where({ client_id: clientId, external_id: externalId }).first();
+}
+
+export async function listOrders(db: Db, v: Visibility, page: PageQuery, status?: OrderStatus) {
+  const q = visible(db, v).select("*");
+  if (status) q.where({ status });
+  return fetchPage<OrderRow & Record<string, unknown>>(q, page, "id", (r) => r.id);
+}
+
+export async function itemsOf(db: Db, orderIds: number[]): Promise<Map<number, ItemRow[]>> {
+  const rows = (await db.withSchema(S).table("order_items").whereIn("order_id", orderIds).orderBy(["order_id", "position"])) as ItemRow[];
+  const byOrder = new Map<number, ItemRow[]>(orderIds.map((id) => [id, []]));
+  for (const r of rows) byOrder.get(r.order_id)?.push(r);
+  return byOrder;
+}
+
+/** Moves an order from one of `from` to `to`; undefined when it was in no such state. */
+export async function transition(db: Db, id: number, from: OrderStatus[], to: OrderStatus): Promise<OrderRow | undefined> {
+  const stamp = to === "validated" ? { validated_at: db.fn.now() } : to === "cancelled" ? { cancelled_at: db.fn.now() } : {};
+  const [row] = await db.withSchema(S).table("orders").where({ id }).whereIn("status", from)
+    .update({ status: to, updated_at: db.fn.now(), ...stamp }).returning("*");
+  return row as OrderRow | undefined;
+}
+
+export interface IdempotencyRecord {
+  request_hash: string;
+  order_id: number | null;
+  response: unknown;
+}
+
+export async function findIdempotencyKey(db: Db, clientId: number, key: string): Promise<IdempotencyRecord | undefined> {
+  return db.withSchema(S).table("idempotency_keys").where({ client_id: clientId, key }).first("request_hash", "order_id", "response");
+}
+
+/**
+ * Claims a key inside the order's transaction. A concurrent request holding the same key waits
+ * here until the first commits; false then means the key was taken and must be replayed.
+ */
+export async function claimIdempotencyKey(db: Db, clientId: number, key: string, requestHash: string): Promise<boolean> {
+  const rows = await db.withSchema(S).table("idempotency_keys")
+    .insert({ client_id: clientId, key, request_hash: requestHash })
+    .onConflict(["client_id", "key"]).ignore().returning("client_id");
+  return rows.length === 1;
+}
+
+export async function completeIdempotencyKey(db: Db, clientId: number, key: string, orderId: number, response: unknown): Promise<void> {
+  await db.withSchema(S).table("idempotency_keys").where({ client_id: clientId, key })
+    .update({ order_id: orderId, response: JSON.stringify(response) });
+}
