@@ -15,7 +15,7 @@ import { requestHash } from "./orders.idempotency";
 import type { CreateOrderParams } from "./orders.params";
 import * as repo from "./orders.repository";
 import { presentOrder, type Order } from "./orders.representation";
-import { resolveContact, resolveItems, type Call } from "./orders.resolve";
+import { allResolved, resolveContact, resolveItems, type Call } from "./orders.resolve";
 
 export interface Intake {
   db: Knex;
@@ -41,10 +41,10 @@ export async function placeOrder(intake: Intake, order: CreateOrderParams): Prom
   if (order.externalId) await refuseDuplicate(db, client.clientId, order.externalId);
 
   // Items first: a partner's inline contact is only registered for an order that can be taken.
-  const [items, namedContact] = await Promise.all([
+  const [items, namedContact] = await allResolved([
     resolveItems(intake.call, client.clientId, order.items, itemModes),
-    contactMode.kind === "inline" ? null : resolveContact(intake.call, client.clientId, contactMode),
-  ]);
+    contactMode.kind === "inline" ? Promise.resolve(null) : resolveContact(intake.call, client.clientId, contactMode),
+  ] as const);
   const { contact, customer } = namedContact ?? (await resolveContact(intake.call, client.clientId, contactMode));
 
   const day = codeDay(new Date());

@@ -82,6 +82,19 @@ async function packagingReferences(call: Call, clientId: number, modes: ItemMode
   });
 }
 
+/**
+ * Awaits every resolution and, when several fail on invalid input, reports all their fields in
+ * one 422 instead of the first failure only.
+ */
+export async function allResolved<T extends readonly unknown[]>(work: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  const settled = await Promise.allSettled(work);
+  const failures = settled.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
+  if (failures.length === 0) return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
+  const invalid = failures.filter((e): e is InvalidInputError => e instanceof InvalidInputError);
+  if (invalid.length === failures.length && invalid.length > 1) throw new InvalidInputError(invalid.flatMap((e) => e.data.errors as FieldError[]));
+  throw failures[0];
+}
+
 export async function resolveItems(call: Call, clientId: number, items: ItemInput[], modes: ItemMode[]): Promise<NewItem[]> {
   const [catalogue, references] = await Promise.all([packagingsById(call, modes), packagingReferences(call, clientId, modes)]);
   const errors: FieldError[] = [];

@@ -1,4 +1,239 @@
-import type { ServiceSchema } from "moleculer";
-// Placeholder until the references service lands.
-const referencesService: ServiceSchema = { name: "references" };
+/**
+ * references: each partner's own names for contacts and packagings. A partner lists, reads and
+ * registers its contact references and lists its packaging references (created by admins);
+ * orders resolves the references a partner's order uses through the internal actions.
+ * The contacts and packagings themselves belong to crm and catalogue and are fetched from
+ * them in one call per request, whatever the number of references.
+ */
+import type { Context } from "moleculer";
+import { callerOf, type RequestContext, type RequestMeta } from "../../shared/auth";
+import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
+import { uniqueViolation } from "../../shared/db";
+import { ConflictError, NotFoundError, unknownReference } from "../../shared/errors";
+import { appendEvent } from "../../shared/outbox";
+import { toPage } from "../../shared/paging";
+import { candidateKeys, indexCandidates, pick } from "./references.lookup";
+import {
+  createContactReferenceParams, createPackagingReferenceParams, idParams, listParams, resolveContactParams,
+  resolvePackagingsParams, upsertContactReferenceParams,
+  type ContactReferenceInput, type CreateContactReferenceParams, type CreatePackagingReferenceParams, type IdParams,
+  type ListParams, type ResolveContactParams, type ResolvePackagingsParams, type UpsertContactReferenceParams,
+} from "./references.params";
+import * as repo from "./references.repository";
+import {
+  presentContactReference, presentPackagingReference,
+  type CataloguePackaging, type ContactReference, type CrmContact, type PackagingReference,
+} from "./references.representation";
+import { migrations } from "./migrations";
+
+const SCHEMA = "references";
+
+type Ctx = Context<unknown, RequestMeta>;
+
+export interface UpsertedContactReference {
+  reference: ContactReference;
+  created: boolean;
+}
+
+interface ReferencesMethods {
+  contactReferencesOf(ctx: Ctx, rows: repo.ContactReferenceRow[]): Promise<ContactReference[]>;
+  packagingReferencesOf(ctx: Ctx, rows: repo.PackagingReferenceRow[]): Promise<PackagingReference[]>;
+  upsertContactReference(ctx: Ctx, clientId: number, input: ContactReferenceInput): Promise<UpsertedContactReference>;
+}
+
+/**
+ * Presents each row with the entity (of another service) it points at. A row whose entity is
+ * missing is a broken invariant (crm and catalogue delete nothing), hence an internal error.
+ */
+function withUpstream<R, U extends { id: number }, O>(
+  rows: R[], upstream: U[], idOf: (row: R) => number, present: (row: R, entity: U) => O, entity: string,
+): O[] {
+  const byId = new Map(upstream.map((u) => [u.id, u]));
+  return rows.map((row) => {
+    const found = byId.get(idOf(row));
+    if (!found) throw new Error(`${entity} ${idOf(row)} named by a reference does not exist`);
+    return present(row, found);
+  });
+}
+
+const uniqueIds = (ids: number[]) => [...new Set(ids)];
+
+const referencesService: DbServiceSchema<ReferencesMethods> = {
+  name: "references",
+  mixins: [databaseMixin(SCHEMA, migrations)],
+
+  actions: {
+    listContactReferences: {
+      visibility: "published",
+      scope: "partner",
+      summary: "The calling partner's contact references, each with its contact and customer.",
+      params: listParams,
+      async handler(ctx: RequestContext<ListParams>) {
+        const { rows, nextCursor } = await repo.listContactReferences(this.db, callerOf(ctx).clientId, ctx.params);
+        return toPage(await this.contactReferencesOf(ctx, rows), nextCursor);
+      },
+    },
+
+    getContactReference: {
+      visibility: "published",
+      scope: "partner",
+      summary: "One contact reference of the calling partner.",
+      params: idParams,
+      async handler(ctx: RequestContext<IdParams>) {
+        const row = await repo.findContactReference(this.db, callerOf(ctx).clientId, ctx.params.id);
+        if (!row) throw new NotFoundError("contact_reference", ctx.params.id);
+        const [reference] = await this.contactReferencesOf(ctx, [row]);
+        return reference;
+      },
+    },
+
+    createContactReference: {
+      visibility: "published",
+      scope: "partner",
+      summary: "Register a contact (and its customer) under the partner's own reference; the same reference again updates it.",
+      params: createContactReferenceParams,
+      async handler(ctx: RequestContext<CreateContactReferenceParams>) {
+        const { reference, created } = await this.upsertContactReference(ctx, callerOf(ctx).clientId, ctx.params);
+        ctx.meta.$statusCode = created ? 201 : 200;
+        if (created) ctx.meta.$location = `/api/v1/contact_references/${reference.id}`;
+        return reference;
+      },
+    },
+
+    listPackagingReferences: {
+      visibility: "published",
+      scope: "partner",
+      summary: "The calling partner's packaging references, each with its packaging, product and taxes.",
+      params: listParams,
+      async handler(ctx: RequestContext<ListParams>) {
+        const { rows, nextCursor } = await repo.listPackagingReferences(this.db, callerOf(ctx).clientId, ctx.params);
+        return toPage(await this.packagingReferencesOf(ctx, rows), nextCursor);
+      },
+    },
+
+    getPackagingReference: {
+      visibility: "published",
+      scope: "partner",
+      summary: "One packaging reference of the calling partner.",
+      params: idParams,
+      async handler(ctx: RequestContext<IdParams>) {
+        const row = await repo.findPackagingReference(this.db, callerOf(ctx).clientId, ctx.params.id);
+        if (!row) throw new NotFoundError("packaging_reference", ctx.params.id);
+        const [reference] = await this.packagingReferencesOf(ctx, [row]);
+        return reference;
+      },
+    },
+
+    createPackagingReference: {
+      visibility: "published",
+      scope: "admin",
+      summary: "Make a packaging orderable by a partner under the partner's own reference.",
+      params: createPackagingReferenceParams,
+      async handler(ctx: RequestContext<CreatePackagingReferenceParams>) {
+        const p = ctx.params;
+        const [packaging] = await ctx.call<CataloguePackaging[], { ids: number[] }>("catalogue.packagingsByIds", { ids: [p.packagingId] });
+        if (!packaging) throw unknownReference("packagingId", "packaging", p.packagingId);
+        const row = await repo.insertPackagingReference(this.db, {
+          clientId: p.clientId,
+          externalReference: p.externalReference,
+          packagingId: packaging.id,
+          label: p.label ?? packaging.product.label,
+          active: p.active ?? true,
+        }).catch((err: unknown) => {
+          if (uniqueViolation(err) === null) throw err;
+          throw new ConflictError(`Client ${p.clientId} already has a packaging reference ${JSON.stringify(p.externalReference)}.`, {
+            clientId: p.clientId, externalReference: p.externalReference,
+          });
+        });
+        ctx.meta.$statusCode = 201;
+        ctx.meta.$location = `/api/v1/packaging_references/${row.id}`;
+        return presentPackagingReference(row, packaging);
+      },
+    },
+
+    /** Internal: the partner's contact reference a lookup names, or null (DECISIONS). */
+    resolveContact: {
+      visibility: "public",
+      params: resolveContactParams,
+      async handler(ctx: RequestContext<ResolveContactParams>): Promise<ContactReference | null> {
+        const { clientId, by, value } = ctx.params;
+        const lookup = { by, value };
+        const rows = await repo.findMatchingContactReferences(this.db, clientId, candidateKeys([lookup]));
+        const row = pick(indexCandidates(rows), lookup);
+        if (!row) return null;
+        const [reference] = await this.contactReferencesOf(ctx, [row]);
+        return reference ?? null;
+      },
+    },
+
+    /**
+     * Internal: the partner's packaging reference each lookup names (aligned with `refs`, null
+     * when none; inactive ones included, the caller decides). One query and one catalogue call.
+     */
+    resolvePackagings: {
+      visibility: "public",
+      params: resolvePackagingsParams,
+      async handler(ctx: RequestContext<ResolvePackagingsParams>): Promise<(PackagingReference | null)[]> {
+        const { clientId, refs } = ctx.params;
+        const rows = await repo.findMatchingPackagingReferences(this.db, clientId, candidateKeys(refs));
+        const index = indexCandidates(rows);
+        const picked = refs.map((ref) => pick(index, ref));
+        const usedRows = [...new Map(picked.flatMap((r) => (r ? [[r.id, r] as const] : []))).values()];
+        const presented = new Map((await this.packagingReferencesOf(ctx, usedRows)).map((p) => [p.id, p]));
+        return picked.map((r) => (r ? (presented.get(r.id) ?? null) : null));
+      },
+    },
+
+    /** Internal: what POST /contact_references does, for a partner named explicitly. */
+    upsertContactReference: {
+      visibility: "public",
+      params: upsertContactReferenceParams,
+      handler(ctx: RequestContext<UpsertContactReferenceParams>): Promise<UpsertedContactReference> {
+        const { clientId, contact, customer } = ctx.params;
+        return this.upsertContactReference(ctx, clientId, { contact, customer });
+      },
+    },
+  },
+
+  methods: {
+    async contactReferencesOf(ctx: Ctx, rows: repo.ContactReferenceRow[]): Promise<ContactReference[]> {
+      if (rows.length === 0) return [];
+      const contacts = await ctx.call<CrmContact[], { ids: number[] }>("crm.contactsByIds", { ids: uniqueIds(rows.map((r) => r.contact_id)) });
+      return withUpstream(rows, contacts, (r) => r.contact_id, presentContactReference, "contact");
+    },
+
+    async packagingReferencesOf(ctx: Ctx, rows: repo.PackagingReferenceRow[]): Promise<PackagingReference[]> {
+      if (rows.length === 0) return [];
+      const packagings = await ctx.call<CataloguePackaging[], { ids: number[] }>("catalogue.packagingsByIds", {
+        ids: uniqueIds(rows.map((r) => r.packaging_id)),
+      });
+      return withUpstream(rows, packagings, (r) => r.packaging_id, presentPackagingReference, "packaging");
+    },
+
+    /**
+     * crm finds or creates the contact and customer; then the partner's reference is created,
+     * with its `contact_reference_created` event in the same transaction, or re-pointed.
+     */
+    async upsertContactReference(ctx: Ctx, clientId: number, input: ContactReferenceInput): Promise<UpsertedContactReference> {
+      const { externalReference, firstName, lastName, email } = input.contact;
+      const contact = await ctx.call<CrmContact, { firstName: string; lastName: string; email: string; customerName: string }>(
+        "crm.upsertContact", { firstName, lastName, email, customerName: input.customer.name },
+      );
+      const key = { clientId, externalReference };
+      return this.db.transaction(async (trx) => {
+        const inserted = await repo.insertContactReference(trx, key, contact.id);
+        if (!inserted) {
+          const updated = await repo.repointContactReference(trx, key, contact.id);
+          return { reference: presentContactReference(updated, contact), created: false };
+        }
+        const reference = presentContactReference(inserted, contact);
+        await appendEvent(trx, SCHEMA, {
+          event: "contact_reference_created", ownerClientId: clientId, entity: "contact_reference", entityId: reference.id, data: reference,
+        });
+        return { reference, created: true };
+      });
+    },
+  },
+};
+
 export default referencesService;

@@ -15,9 +15,9 @@ const SCHEMAS: Record<ServiceName, () => ServiceSchema> = {
   gateway: () => gatewaySchema() as ServiceSchema,
   clients: () => clientsService as ServiceSchema,
   crm: () => crmService as ServiceSchema,
-  catalogue: () => catalogueService,
-  references: () => referencesService,
-  orders: () => ordersService,
+  catalogue: () => catalogueService as ServiceSchema,
+  references: () => referencesService as ServiceSchema,
+  orders: () => ordersService as ServiceSchema,
   webhooks: () => webhooksService,
 };
 

@@ -1,0 +1,80 @@
+import { pageParams, type PageQuery } from "../../shared/paging";
+
+const name = { type: "string", trim: true, min: 1, max: 200 } as const;
+const email = { type: "email", max: 254, normalize: true } as const;
+const id = { type: "number", integer: true, positive: true, convert: true } as const;
+/** Ids sent in a JSON body are numbers already: no conversion from strings there. */
+const bodyId = { ...id, convert: false } as const;
+const externalReference = { type: "string", trim: true, min: 1, max: 200 } as const;
+/** How a partner names one of its references (DECISIONS: identifying the contact / packagings). */
+const lookupBy = { type: "enum", values: ["internal", "external"] } as const;
+/** Numbers are accepted and become strings: callers may pass an id as it came in JSON. */
+const lookupValue = { type: "string", convert: true, trim: true, min: 1, max: 200 } as const;
+
+export const listParams = { $$strict: true, ...pageParams } as const;
+export type ListParams = PageQuery;
+
+export const idParams = { $$strict: true, id } as const;
+export interface IdParams {
+  id: number;
+}
+
+/** Body of POST /contact_references (interface §2.6): the same rules crm applies to a contact. */
+const contactReferenceBody = {
+  contact: {
+    type: "object",
+    strict: true,
+    props: { externalReference, firstName: name, lastName: name, email },
+  },
+  customer: { type: "object", strict: true, props: { name } },
+} as const;
+
+export interface ContactReferenceInput {
+  contact: { externalReference: string; firstName: string; lastName: string; email: string };
+  customer: { name: string };
+}
+
+export const createContactReferenceParams = { $$strict: true, ...contactReferenceBody } as const;
+export type CreateContactReferenceParams = ContactReferenceInput;
+
+export const upsertContactReferenceParams = { $$strict: true, clientId: bodyId, ...contactReferenceBody } as const;
+export interface UpsertContactReferenceParams extends ContactReferenceInput {
+  clientId: number;
+}
+
+export const createPackagingReferenceParams = {
+  $$strict: true,
+  clientId: bodyId,
+  externalReference,
+  packagingId: bodyId,
+  label: { ...name, optional: true },
+  active: { type: "boolean", optional: true },
+} as const;
+export interface CreatePackagingReferenceParams {
+  clientId: number;
+  externalReference: string;
+  packagingId: number;
+  label?: string;
+  active?: boolean;
+}
+
+export type LookupBy = "internal" | "external";
+export interface ReferenceLookup {
+  by: LookupBy;
+  value: string;
+}
+
+export const resolveContactParams = { clientId: bodyId, by: lookupBy, value: lookupValue } as const;
+export interface ResolveContactParams extends ReferenceLookup {
+  clientId: number;
+}
+
+/** Orders carry at most 1,000 items. */
+export const resolvePackagingsParams = {
+  clientId: bodyId,
+  refs: { type: "array", max: 1000, items: { type: "object", props: { by: lookupBy, value: lookupValue } } },
+} as const;
+export interface ResolvePackagingsParams {
+  clientId: number;
+  refs: ReferenceLookup[];
+}

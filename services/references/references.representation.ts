@@ -1,0 +1,57 @@
+/**
+ * The JSON shapes of partner references, as GET /contact_references/{id} and
+ * GET /packaging_references/{id} return them. The contact and the packaging inside come from
+ * the crm and catalogue services; only the fields read here are typed here.
+ */
+import type { ContactReferenceRow, PackagingReferenceRow } from "./references.repository";
+
+/** What crm.contactsByIds and crm.upsertContact answer (the fields this service uses). */
+export interface CrmContact {
+  id: number;
+  firstName: string;
+  lastName: string;
+  email: string;
+  customer: { id: number; name: string };
+}
+
+/** What catalogue.packagingsByIds answers: embedded as is in a packaging reference. */
+export interface CataloguePackaging {
+  id: number;
+  name: string;
+  unit: string;
+  unit_factor: number;
+  product: { id: number; code: string; label: string; taxes: { name: string; rate: number; vat: boolean }[] };
+}
+
+export interface ContactReference {
+  id: number;
+  externalReference: string;
+  contact: { id: number; firstName: string; lastName: string; email: string };
+  customer: { id: number; name: string };
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Interface §2.7, plus the partner's own `externalReference`. */
+export interface PackagingReference {
+  id: number;
+  externalReference: string;
+  active: boolean;
+  label: string;
+  packaging: CataloguePackaging;
+}
+
+export function presentContactReference(row: ContactReferenceRow, contact: CrmContact): ContactReference {
+  return {
+    id: row.id,
+    externalReference: row.external_reference,
+    contact: { id: contact.id, firstName: contact.firstName, lastName: contact.lastName, email: contact.email },
+    customer: { id: contact.customer.id, name: contact.customer.name },
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+export function presentPackagingReference(row: PackagingReferenceRow, packaging: CataloguePackaging): PackagingReference {
+  return { id: row.id, externalReference: row.external_reference, active: row.active, label: row.label, packaging };
+}

@@ -1,0 +1,39 @@
+/**
+ * Runs one service's migrations up, down and up again on a database of its own, and reports
+ * the tables of the service's schema after each step.
+ */
+import { closeDatabase, migrateDown, migrateUp, openDatabase, type Migration } from "../../shared/db";
+import { createTestDatabase } from "./database";
+
+export interface RoundTrip {
+  afterUp: string[];
+  afterDown: string[];
+  afterUpAgain: string[];
+}
+
+/** knex keeps its own bookkeeping tables in the schema; they are not the service's tables. */
+const KNEX_TABLES = new Set(["knex_migrations", "knex_migrations_lock"]);
+
+export async function migrationRoundTrip(schema: string, migrations: Migration[]): Promise<RoundTrip> {
+  const database = await createTestDatabase();
+  const db = openDatabase(database.url, 1);
+  const tables = async () => {
+    const rows = (await db("information_schema.tables").where("table_schema", schema).select("table_name")) as { table_name: string }[];
+    return rows.map((r) => r.table_name).filter((n) => !KNEX_TABLES.has(n)).sort();
+  };
+  try {
+    await migrateUp(db, schema, migrations);
+    const afterUp = await tables();
+    await migrateDown(db, schema, migrations);
+    const afterDown = await tables();
+    await migrateUp(db, schema, migrations);
+    return { afterUp, afterDown, afterUpAgain: await tables() };
+  } finally {
+    // The in-memory PGlite fallback has one URL for every test database: the handle is the
+    // running broker's too, so only a database of its own is closed and dropped here.
+    if (database.kind !== "pglite") {
+      await closeDatabase(database.url);
+      await database.drop();
+    }
+  }
+}
