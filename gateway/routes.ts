@@ -8,7 +8,7 @@ export interface Route {
   action: string;
 }
 
-export const API_PREFIX = "/api/v1";
+export { API_PREFIX } from "../shared/responses";
 
 export const ROUTES: Route[] = [
   // Orders

@@ -8,6 +8,7 @@ import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin
 import { uniqueViolation } from "../../shared/db";
 import { ConflictError, InvalidInputError, NotFoundError, unknownReference } from "../../shared/errors";
 import { toPage } from "../../shared/paging";
+import { respondCreated } from "../../shared/responses";
 import {
   createPackagingParams, createProductParams, idParams, listParams, packagingsByIdsParams,
   type CreatePackagingParams, type CreateProductParams, type IdParams, type ListParams, type PackagingsByIdsParams,
@@ -72,8 +73,7 @@ const catalogueService: DbServiceSchema<CatalogueMethods> = {
         const [product] = await repo.findProducts(this.db, [p.productId]);
         if (!product) throw unknownReference("productId", "product", p.productId);
         const id = await repo.insertPackaging(this.db, { productId: p.productId, name: p.name, unit: p.unit, unitFactor: p.unit_factor });
-        ctx.meta.$statusCode = 201;
-        ctx.meta.$location = `/api/v1/packagings/${id}`;
+        respondCreated(ctx, "packagings", id);
         return this.packagingById(id);
       },
     },
@@ -116,8 +116,7 @@ const catalogueService: DbServiceSchema<CatalogueMethods> = {
           await repo.linkProductTaxes(trx, productId, taxIds);
           return productId;
         });
-        ctx.meta.$statusCode = 201;
-        ctx.meta.$location = `/api/v1/products/${id}`;
+        respondCreated(ctx, "products", id);
         return this.productById(id);
       },
     },

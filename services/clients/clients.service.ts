@@ -7,6 +7,7 @@ import { config } from "../../shared/config";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
 import { NotFoundError, UnauthenticatedError } from "../../shared/errors";
 import { toPage } from "../../shared/paging";
+import { respondCreated } from "../../shared/responses";
 import { DEFAULT_SCOPES, DEFAULT_WEBHOOK_EVENTS } from "./clients.defaults";
 import { generateApiKey, hashApiKey, hintOf, lookupOf, sameHash } from "./clients.keys";
 import {
@@ -80,8 +81,7 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
           await repo.insertApiKey(trx, client.id, keyRecord(apiKey));
           return client;
         });
-        ctx.meta.$statusCode = 201;
-        ctx.meta.$location = `/api/v1/clients/${row.id}`;
+        respondCreated(ctx, "clients", row.id);
         return { ...present(row), apiKey };
       },
     },

@@ -7,6 +7,7 @@ import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin
 import { uniqueViolation } from "../../shared/db";
 import { ConflictError, NotFoundError, unknownReference } from "../../shared/errors";
 import { toPage } from "../../shared/paging";
+import { respondCreated } from "../../shared/responses";
 import {
   contactsByIdsParams, createContactParams, createCustomerParams, idParams, listParams, upsertContactParams,
   type ContactsByIdsParams, type CreateContactParams, type CreateCustomerParams, type IdParams, type ListParams,
@@ -54,8 +55,7 @@ const crmService: DbServiceSchema<{ contactById(id: number): Promise<Contact> }>
         }
         try {
           const id = await repo.insertContact(this.db, ctx.params);
-          ctx.meta.$statusCode = 201;
-          ctx.meta.$location = `/api/v1/contacts/${id}`;
+          respondCreated(ctx, "contacts", id);
           return await this.contactById(id);
         } catch (err) {
           if (uniqueViolation(err) !== null) throw new ConflictError("This customer already has a contact with this e-mail address.");
@@ -95,8 +95,7 @@ const crmService: DbServiceSchema<{ contactById(id: number): Promise<Contact> }>
       async handler(ctx: RequestContext<CreateCustomerParams>) {
         try {
           const row = await repo.insertCustomer(this.db, ctx.params.name);
-          ctx.meta.$statusCode = 201;
-          ctx.meta.$location = `/api/v1/customers/${row.id}`;
+          respondCreated(ctx, "customers", row.id);
           return presentCustomer(row);
         } catch (err) {
           if (uniqueViolation(err) !== null) throw new ConflictError("A customer with this name already exists.");

@@ -6,6 +6,7 @@ import { callerOf, type RequestContext } from "../../shared/auth";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
 import { NotFoundError } from "../../shared/errors";
 import { toPage } from "../../shared/paging";
+import { respondCreated } from "../../shared/responses";
 import { placeOrder } from "./orders.intake";
 import { moveOrder, visibilityFor, type Move } from "./orders.lifecycle";
 import {
@@ -15,10 +16,6 @@ import {
 import * as repo from "./orders.repository";
 import { presentOrder, type Order } from "./orders.representation";
 import { migrations } from "./migrations";
-
-function locationOf(order: Order): string {
-  return `/api/v1/orders/${order.id}`;
-}
 
 const ordersService: DbServiceSchema<{ move(ctx: RequestContext<OrderIdParams>, move: Move): Promise<Order> }> = {
   name: "orders",
@@ -35,8 +32,7 @@ const ordersService: DbServiceSchema<{ move(ctx: RequestContext<OrderIdParams>, 
           { db: this.db, call: (action, params) => ctx.call(action, params), client: callerOf(ctx), idempotencyKey: ctx.meta.idempotencyKey },
           ctx.params,
         );
-        ctx.meta.$statusCode = 201;
-        ctx.meta.$location = locationOf(order);
+        respondCreated(ctx, "orders", order.id);
         return order;
       },
     },

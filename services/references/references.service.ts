@@ -12,6 +12,7 @@ import { uniqueViolation } from "../../shared/db";
 import { ConflictError, NotFoundError, unknownReference } from "../../shared/errors";
 import { appendEvent } from "../../shared/outbox";
 import { toPage } from "../../shared/paging";
+import { respondCreated } from "../../shared/responses";
 import { candidateKeys, indexCandidates, pick } from "./references.lookup";
 import {
   createContactReferenceParams, createPackagingReferenceParams, idParams, listParams, resolveContactParams,
@@ -94,8 +95,7 @@ const referencesService: DbServiceSchema<ReferencesMethods> = {
       params: createContactReferenceParams,
       async handler(ctx: RequestContext<CreateContactReferenceParams>) {
         const { reference, created } = await this.upsertContactReference(ctx, callerOf(ctx).clientId, ctx.params);
-        ctx.meta.$statusCode = created ? 201 : 200;
-        if (created) ctx.meta.$location = `/api/v1/contact_references/${reference.id}`;
+        if (created) respondCreated(ctx, "contact_references", reference.id);
         return reference;
       },
     },
@@ -145,8 +145,7 @@ const referencesService: DbServiceSchema<ReferencesMethods> = {
             clientId: p.clientId, externalReference: p.externalReference,
           });
         });
-        ctx.meta.$statusCode = 201;
-        ctx.meta.$location = `/api/v1/packaging_references/${row.id}`;
+        respondCreated(ctx, "packaging_references", row.id);
         return presentPackagingReference(row, packaging);
       },
     },
