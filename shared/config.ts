@@ -110,11 +110,12 @@ function parseVariable(name: VariableName, text: string, problems: string[]): st
 
 const validator = new Validator({ messages: { adminKeyLength: "ADMIN_API_KEY must be at least 24 characters long" } });
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/** `defaults` replaces VARIABLES' defaults for one runner (start:cluster defaults to local NATS). */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, defaults: Partial<Record<VariableName, string>> = {}): Config {
   const problems: string[] = [];
   const raw = {} as Raw;
   for (const name of Object.keys(VARIABLES) as VariableName[]) {
-    const text = env[name] ?? VARIABLES[name].default ?? "";
+    const text = env[name] ?? defaults[name] ?? VARIABLES[name].default ?? "";
     raw[name] = parseVariable(name, text, problems);
   }
 
@@ -185,4 +186,9 @@ export function config(): Config {
 /** For tests and runners that build a config from an explicit environment. */
 export function setConfig(next: Config): void {
   current = next;
+}
+
+/** This process's environment with some variables replaced: for the processes a runner spawns. */
+export function environmentWith(overrides: Partial<Record<VariableName, string>>): NodeJS.ProcessEnv {
+  return { ...process.env, ...overrides };
 }

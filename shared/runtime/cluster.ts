@@ -1,0 +1,102 @@
+/**
+ * `npm run start:cluster`: the distributed mode on one machine, as Kubernetes runs it. Checks
+ * that NATS (with JetStream) and PostgreSQL answer, creates the database when missing, runs
+ * the migrations once, then starts the gateway and each service as a process of its own
+ * (`SERVICES=<name>`, `MIGRATE_ON_START=false`), like one pod per Deployment.
+ */
+import os from "node:os";
+import path from "node:path";
+import { connect } from "nats";
+import { ConfigError, environmentWith, loadConfig, type Config, type ServiceName } from "../config";
+import { closeDatabase, openDatabase } from "../db";
+import { describeDatabaseUrl, ensurePostgresDatabase } from "./database-setup";
+import { errorText } from "./error-text";
+import { migrateAll } from "./migrations";
+import { runProcessGroup, type ChildSpec } from "./process-group";
+
+/** Where a developer's NATS and PostgreSQL usually are (e.g. Debian's nats-server and postgresql). */
+const LOCAL_DEFAULTS = {
+  TRANSPORTER: "nats://127.0.0.1:4222",
+  DATABASE_URL: "postgres://postgres@127.0.0.1:5432/order_intake",
+};
+
+const log = (line: string) => console.log(`[cluster] ${line}`);
+
+class PreflightError extends Error {}
+
+async function checkNats(url: string): Promise<void> {
+  let nc;
+  try {
+    nc = await connect({ servers: url, timeout: 3_000, reconnect: false });
+  } catch (err) {
+    throw new PreflightError(`No NATS server answers at ${url} (${errorText(err)}). Start one with \`nats-server -js\` or set TRANSPORTER.`);
+  }
+  const jetstream = nc.info?.jetstream === true;
+  await nc.close();
+  if (!jetstream) throw new PreflightError(`The NATS server at ${url} runs without JetStream: restart it with \`-js\`.`);
+}
+
+async function prepareDatabase(url: string): Promise<void> {
+  try {
+    if (await ensurePostgresDatabase(url)) log(`created database ${describeDatabaseUrl(url)}`);
+  } catch (err) {
+    throw new PreflightError(`PostgreSQL at ${describeDatabaseUrl(url)} cannot be used (${errorText(err)}). Start it or set DATABASE_URL.`);
+  }
+  try {
+    await migrateAll(openDatabase(url, 1), (line) => log(`migrations: ${line}`));
+  } finally {
+    await closeDatabase();
+  }
+}
+
+/** One process per service, configured as its own Deployment would be. */
+function childSpecs(cfg: Config): ChildSpec[] {
+  const entry = path.join(__dirname, "start.js");
+  let nextHealthPort = cfg.healthPort;
+  return cfg.services.map((name: ServiceName) => {
+    // Processes without the gateway answer probes on HEALTH_PORT; on one machine each needs its own.
+    const healthPort = name !== "gateway" && cfg.healthPort > 0 ? nextHealthPort++ : 0;
+    return {
+      name,
+      command: process.execPath,
+      args: [entry],
+      env: environmentWith({
+        SERVICES: name,
+        MIGRATE_ON_START: "false",
+        TRANSPORTER: cfg.transporter ?? "",
+        DATABASE_URL: cfg.databaseUrl,
+        NODE_ID: `${cfg.nodeId || os.hostname()}-${name}`,
+        HEALTH_PORT: String(healthPort),
+      }),
+    };
+  });
+}
+
+function describePlan(cfg: Config, specs: ChildSpec[]): void {
+  log(`NATS ${cfg.transporter}, PostgreSQL ${describeDatabaseUrl(cfg.databaseUrl)}`);
+  for (const spec of specs) {
+    const port = spec.name === "gateway" ? `http://127.0.0.1:${cfg.port}/api/v1` : Number(spec.env.HEALTH_PORT) > 0 ? `health on :${spec.env.HEALTH_PORT}` : "";
+    log(`starting ${spec.name}${port ? ` (${port})` : ""}`);
+  }
+  if (!cfg.adminApiKey) {
+    log("no ADMIN_API_KEY: create a client with `npm run -s cli -- clients create --name me --kind admin` and the same DATABASE_URL");
+  }
+}
+
+async function main(): Promise<number> {
+  const cfg = loadConfig(undefined, LOCAL_DEFAULTS);
+  if (!cfg.transporter) throw new PreflightError("TRANSPORTER is empty: the cluster needs NATS (nats://host:4222).");
+  await checkNats(cfg.transporter);
+  await prepareDatabase(cfg.databaseUrl);
+  const specs = childSpecs(cfg);
+  describePlan(cfg, specs);
+  return runProcessGroup(specs, { killAfterMs: cfg.shutdownTimeoutMs + 10_000, log, colors: process.stdout.isTTY === true });
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err instanceof ConfigError || err instanceof PreflightError ? err.message : `Failed: ${errorText(err)}`);
+    process.exit(1);
+  },
+);
