@@ -1,0 +1,84 @@
+/**
+ * The reusable parts of the document: representation schemas (each from the service that
+ * produces it), the problem document, headers, parameters and the error responses.
+ */
+import * as catalogue from "../../services/catalogue/catalogue.openapi";
+import * as clients from "../../services/clients/clients.openapi";
+import * as crm from "../../services/crm/crm.openapi";
+import * as orders from "../../services/orders/orders.openapi";
+import * as references from "../../services/references/references.openapi";
+import * as webhooks from "../../services/webhooks/webhooks.openapi";
+import { Problem } from "../problem.openapi";
+import type { JsonSchema } from "./fastest-to-json-schema";
+
+/** Every export of a `<name>.openapi.ts` is a component schema of the same name. */
+export const SCHEMAS: Record<string, JsonSchema> = {
+  ...orders, ...crm, ...catalogue, ...references, ...webhooks, ...clients, Problem,
+};
+
+export const ref = (kind: "schemas" | "headers" | "parameters" | "responses", name: string) => ({ $ref: `#/components/${kind}/${name}` });
+
+export const HEADERS = {
+  RequestId: {
+    description: "The request id: the caller's `X-Request-Id` when it was sane, else a new one. Quote it when reporting a problem.",
+    required: true,
+    schema: { type: "string" },
+  },
+  Location: { description: "URL of the resource this request created.", required: true, schema: { type: "string", format: "uri-reference" } },
+  Link: {
+    description: 'The next page, when there is one: `<url>; rel="next"`. Absent on the last page.',
+    required: false,
+    schema: { type: "string" },
+  },
+  RetryAfter: { description: "Seconds to wait before trying again.", required: true, schema: { type: "integer", minimum: 1 } },
+  WwwAuthenticate: { description: "Always `Bearer`.", required: true, schema: { type: "string", pattern: "^Bearer" } },
+} as const;
+
+export const PARAMETERS = {
+  RequestId: {
+    name: "X-Request-Id",
+    in: "header",
+    required: false,
+    description: "Your own id for this request (1–128 of `A-Za-z0-9_.:@/+=-`); it is returned in `X-Request-ID` and written in our logs.",
+    schema: { type: "string", pattern: "^[\\w.:@/+=-]{1,128}$" },
+  },
+  IdempotencyKey: {
+    name: "Idempotency-Key",
+    in: "header",
+    required: false,
+    description:
+      "Any unique string (1–255 printable ASCII characters). Sending the same request again with the same key " +
+      "replays the first answer instead of creating a second order; the same key with another body is 422.",
+    schema: { type: "string", pattern: "^[\\x21-\\x7e]{1,255}$" },
+  },
+} as const;
+
+/** Error statuses, each answered with a problem document. */
+export const ERROR_RESPONSES = {
+  "400": { name: "MalformedJson", description: "The body is not valid JSON." },
+  "401": { name: "Unauthenticated", description: "No API key, or an unknown or revoked one." },
+  "403": { name: "Forbidden", description: "The API key lacks the scope this operation needs (`requiredScope` names it)." },
+  "404": { name: "NotFound", description: "No such resource, or not one this client may see." },
+  "409": { name: "Conflict", description: "The request conflicts with the current state." },
+  "413": { name: "PayloadTooLarge", description: "The body is over 1 MiB." },
+  "415": { name: "UnsupportedEncoding", description: "The body's content encoding or charset is not supported." },
+  "422": { name: "ValidationFailed", description: "Invalid input: `errors` names each bad field by its path (`items[2].orderedQuantity`); unknown fields are refused too." },
+  "429": { name: "RateLimited", description: "Too many requests for this API key on this gateway replica; wait `Retry-After` seconds." },
+  "5XX": { name: "ServerError", description: "Something failed on our side, or a service is unavailable or too slow; safe to retry with the same `Idempotency-Key`." },
+} as const;
+export type ErrorStatus = keyof typeof ERROR_RESPONSES;
+
+const PROBLEM_CONTENT = { "application/problem+json": { schema: ref("schemas", "Problem") } };
+
+function errorResponse(status: ErrorStatus): Record<string, unknown> {
+  const headers: Record<string, unknown> = { "X-Request-ID": ref("headers", "RequestId") };
+  if (status === "401") headers["WWW-Authenticate"] = ref("headers", "WwwAuthenticate");
+  if (status === "429") headers["Retry-After"] = ref("headers", "RetryAfter");
+  return { description: ERROR_RESPONSES[status].description, headers, content: PROBLEM_CONTENT };
+}
+
+export function responseComponents(): Record<string, unknown> {
+  return Object.fromEntries(
+    (Object.keys(ERROR_RESPONSES) as ErrorStatus[]).map((status) => [ERROR_RESPONSES[status].name, errorResponse(status)]),
+  );
+}

@@ -1,0 +1,103 @@
+/**
+ * The moleculer-web routes of the API reference: `GET /api/v1/openapi.json` (the document) and
+ * `GET /docs` (Swagger UI, from the swagger-ui-dist package, served from node_modules: no CDN).
+ * No authentication: the reference is public, like the interface it documents.
+ */
+import { readFileSync } from "node:fs";
+import type { ServerResponse } from "node:http";
+import path from "node:path";
+import type { ApiRouteSchema, GatewayResponse, IncomingRequest } from "moleculer-web";
+import { NotFoundError } from "../../shared/errors";
+import { OPENAPI_PATH, openApiJson } from "./document";
+
+type AliasHandler = (req: IncomingRequest, res: GatewayResponse, next?: (err?: unknown) => void) => void;
+
+export const DOCS_PATH = "/docs";
+
+const SWAGGER_UI_DIR = path.dirname(require.resolve("swagger-ui-dist/package.json"));
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>Order intake API reference</title>
+  <link rel="stylesheet" href="${DOCS_PATH}/swagger-ui.css">
+  <link rel="icon" type="image/png" href="${DOCS_PATH}/favicon-32x32.png" sizes="32x32">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="${DOCS_PATH}/swagger-ui-bundle.js"></script>
+  <script src="${DOCS_PATH}/init.js"></script>
+</body>
+</html>
+`;
+
+/** In a file of its own so that the page needs no inline script (the CSP forbids them). */
+const INIT_SCRIPT = `window.ui = SwaggerUIBundle({
+  url: ${JSON.stringify(OPENAPI_PATH)},
+  dom_id: "#swagger-ui",
+  deepLinking: true,
+  presets: [SwaggerUIBundle.presets.apis],
+  layout: "BaseLayout",
+  defaultModelsExpandDepth: 0,
+  tryItOutEnabled: false,
+});
+`;
+
+/** The only files served under /docs: Swagger UI's bundle, its style and icons, and our initialiser. */
+const ASSETS: Record<string, { type: string; load: () => Buffer | string }> = {
+  "swagger-ui-bundle.js": { type: "text/javascript; charset=utf-8", load: () => readFileSync(path.join(SWAGGER_UI_DIR, "swagger-ui-bundle.js")) },
+  "swagger-ui.css": { type: "text/css; charset=utf-8", load: () => readFileSync(path.join(SWAGGER_UI_DIR, "swagger-ui.css")) },
+  "favicon-32x32.png": { type: "image/png", load: () => readFileSync(path.join(SWAGGER_UI_DIR, "favicon-32x32.png")) },
+  "favicon-16x16.png": { type: "image/png", load: () => readFileSync(path.join(SWAGGER_UI_DIR, "favicon-16x16.png")) },
+  "init.js": { type: "text/javascript; charset=utf-8", load: () => INIT_SCRIPT },
+};
+const loaded = new Map<string, Buffer | string>();
+
+const PAGE_HEADERS = {
+  "Content-Type": "text/html; charset=utf-8",
+  // Swagger UI sets inline styles and shows data: images; nothing else comes from anywhere but here.
+  "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; frame-ancestors 'none'",
+  "X-Content-Type-Options": "nosniff",
+};
+
+function send(res: ServerResponse, headers: Record<string, string>, body: Buffer | string): void {
+  res.writeHead(200, { ...headers, "Content-Length": String(Buffer.byteLength(body)) });
+  res.end(body);
+}
+
+const serveDocument: AliasHandler = (_req, res) => {
+  send(res, { "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-cache" }, openApiJson());
+};
+
+const servePage: AliasHandler = (_req, res) => {
+  send(res, { ...PAGE_HEADERS, "Cache-Control": "no-cache" }, PAGE);
+};
+
+const serveAsset: AliasHandler = (req, res, next) => {
+  const name = String((req.$params as { asset?: unknown } | undefined)?.asset ?? "");
+  const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
+  if (!asset) return next?.(new NotFoundError("file", name));
+  let body = loaded.get(name);
+  if (body === undefined) {
+    body = asset.load();
+    loaded.set(name, body);
+  }
+  send(res, { "Content-Type": asset.type, "Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff" }, body);
+};
+
+/** Routes without authentication, each matching its own paths only (their order does not matter). */
+export function docsRoutes(): ApiRouteSchema[] {
+  const common = {
+    mappingPolicy: "restrict" as const,
+    autoAliases: false,
+    authentication: false,
+    authorization: false,
+    bodyParsers: false as const,
+  };
+  return [
+    { name: "openapi-document", path: OPENAPI_PATH, aliases: { "GET /": serveDocument }, ...common },
+    { name: "docs", path: DOCS_PATH, aliases: { "GET /": servePage, "GET /:asset": serveAsset }, ...common },
+  ];
+}

@@ -1,0 +1,198 @@
+/**
+ * The OpenAPI 3.1 document of /api/v1, generated from the route table (gateway/routes.ts), the
+ * actions' own fastest-validator params (converted, never re-typed), the representation schemas
+ * next to each service, and the table of success answers (outcomes.ts).
+ */
+import { API_PREFIX, ROUTES, type Route } from "../routes";
+import { actionDefinition, type ActionDefinition } from "./actions";
+import { ERROR_RESPONSES, HEADERS, PARAMETERS, SCHEMAS, ref, responseComponents, type ErrorStatus } from "./components";
+import { convertParams, type JsonSchema } from "./fastest-to-json-schema";
+import { OUTCOMES, type Outcome, type Success } from "./outcomes";
+import { packageInfo } from "./package-info";
+import { webhookOperations } from "./webhooks";
+
+export const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
+
+export type OpenApiDocument = Record<string, unknown> & {
+  paths: Record<string, Record<string, Operation>>;
+  components: Record<string, Record<string, unknown>>;
+};
+export type Operation = Record<string, unknown>;
+
+const WITH_BODY = new Set<Route["method"]>(["POST", "PUT"]);
+
+const TAGS: Record<string, { name: string; description: string }> = {
+  orders: { name: "Orders", description: "Sales orders: intake, reading, validation and cancellation." },
+  crm: { name: "CRM", description: "Customers and their contacts (scope `crm`; created by admins)." },
+  catalogue: { name: "Catalogue", description: "Products, taxes and packagings (scope `catalogue`; created by admins)." },
+  references: { name: "Partner references", description: "A partner's own references to contacts and packagings (scope `partner`)." },
+  webhooks: { name: "Webhooks", description: "Subscriptions to events, and their deliveries." },
+  clients: { name: "API clients", description: "API clients and their keys (scope `admin`)." },
+};
+
+const DESCRIPTION = `Order intake, reference lookup and webhooks.
+
+**Authentication**: every call carries \`Authorization: Bearer <api key>\`. A missing, unknown or revoked key is 401 with \`WWW-Authenticate: Bearer\`; a key without the scope an operation needs is 403.
+
+**Errors** are RFC 9457 problem documents (\`application/problem+json\`). Invalid input is 422 and names each bad field in \`errors[].path\`; unknown fields are refused.
+
+**Lists** answer a JSON array, oldest first. Page with \`?limit=\` (1–500, default 50); the next page's URL is in the \`Link: <...>; rel="next"\` header.
+
+**Request ids**: every answer carries \`X-Request-ID\` (yours, when you send \`X-Request-Id\`).
+
+**Rate limits** are per API key and per gateway replica; over the limit, 429 with \`Retry-After\`.`;
+
+/** `/orders/:id` → `/api/v1/orders/{id}`, and the names of its path parameters. */
+export function openApiPath(path: string): { path: string; names: string[] } {
+  const names: string[] = [];
+  const templated = path.replace(/:([A-Za-z_]\w*)/g, (_m, name: string) => {
+    names.push(name);
+    return `{${name}}`;
+  });
+  return { path: API_PREFIX + templated, names };
+}
+
+function operationId(action: string): string {
+  return action.replace(/\.(\w)/, (_m, c: string) => c.toUpperCase());
+}
+
+interface RequestParts {
+  parameters: Record<string, unknown>[];
+  body: JsonSchema | null;
+}
+
+/** Splits one action's converted params into path parameters, query parameters or a body. */
+export function requestParts(route: Route, params: JsonSchema): RequestParts {
+  const properties = (params.properties ?? {}) as Record<string, JsonSchema>;
+  const required = new Set((params.required ?? []) as string[]);
+  const { names: pathNames } = openApiPath(route.path);
+  const parameters: Record<string, unknown>[] = pathNames.map((name) => ({
+    name, in: "path", required: true, schema: properties[name] ?? { type: "string" },
+  }));
+  const rest = Object.keys(properties).filter((name) => !pathNames.includes(name));
+  if (!WITH_BODY.has(route.method)) {
+    for (const name of rest) parameters.push({ name, in: "query", required: required.has(name), schema: properties[name] });
+    return { parameters, body: null };
+  }
+  if (rest.length === 0) return { parameters, body: null };
+  const bodyRequired = rest.filter((name) => required.has(name));
+  return {
+    parameters,
+    body: {
+      type: "object",
+      properties: Object.fromEntries(rest.map((name) => [name, properties[name]])),
+      ...(bodyRequired.length > 0 ? { required: bodyRequired } : {}),
+      ...(params.additionalProperties !== undefined ? { additionalProperties: params.additionalProperties } : {}),
+    },
+  };
+}
+
+function successResponse(success: Success): Record<string, unknown> {
+  const headers: Record<string, unknown> = { "X-Request-ID": ref("headers", "RequestId") };
+  if (success.location) headers.Location = ref("headers", "Location");
+  if (success.paged) headers.Link = ref("headers", "Link");
+  if (!success.body) return { description: success.description, headers };
+  const schema = success.array ? { type: "array", items: ref("schemas", success.body) } : ref("schemas", success.body);
+  return { description: success.description, headers, content: { "application/json": { schema } } };
+}
+
+function errorStatuses(route: Route, action: ActionDefinition | null, outcome: Outcome | undefined, hasPathParams: boolean): ErrorStatus[] {
+  const withBody = WITH_BODY.has(route.method);
+  const statuses: ErrorStatus[] = [];
+  if (withBody) statuses.push("400");
+  statuses.push("401");
+  if (action?.scope || outcome?.forbidden) statuses.push("403");
+  if (hasPathParams) statuses.push("404");
+  if (outcome?.conflict) statuses.push("409");
+  if (withBody) statuses.push("413", "415");
+  statuses.push("422", "429", "5XX");
+  return statuses;
+}
+
+function operation(route: Route): Operation {
+  const action = actionDefinition(route.action);
+  const outcome = OUTCOMES[route.action];
+  const service = route.action.split(".")[0];
+  const { parameters, body } = requestParts(route, convertParams(action?.params ?? {}));
+  const headerParams = [ref("parameters", "RequestId"), ...(outcome?.idempotencyKey ? [ref("parameters", "IdempotencyKey")] : [])];
+
+  const responses: Record<string, unknown> = {};
+  for (const success of outcome?.success ?? []) responses[String(success.status)] = successResponse(success);
+  for (const status of errorStatuses(route, action, outcome, parameters.some((p) => p.in === "path"))) {
+    const response = ref("responses", ERROR_RESPONSES[status].name);
+    const reason = status === "409" ? outcome?.conflict : status === "403" && !action?.scope ? outcome?.forbidden : undefined;
+    responses[status] = reason ? { ...response, description: reason } : response;
+  }
+
+  const access = action?.scope ? `Requires the \`${action.scope}\` scope.` : "Any authenticated client.";
+  return {
+    operationId: operationId(route.action),
+    tags: [TAGS[service]?.name ?? service],
+    summary: action?.summary ?? `${route.action} (not available in this build)`,
+    description: access,
+    ...(action?.scope ? { "x-required-scope": action.scope } : {}),
+    parameters: [...parameters, ...headerParams],
+    ...(body ? { requestBody: { required: true, content: { "application/json": { schema: body } } } } : {}),
+    responses,
+  };
+}
+
+function openApiDocumentOperation(): Operation {
+  return {
+    operationId: "openapiDocument",
+    tags: ["Reference"],
+    summary: "This OpenAPI document.",
+    security: [],
+    responses: {
+      "200": {
+        description: "The OpenAPI 3.1 document of this API.",
+        headers: { "X-Request-ID": ref("headers", "RequestId") },
+        content: { "application/json": { schema: { type: "object", required: ["openapi", "info", "paths"], properties: { openapi: { type: "string", pattern: "^3\\.1\\." }, info: { type: "object" }, paths: { type: "object" } } } } },
+      },
+    },
+  };
+}
+
+export function buildOpenApiDocument(): OpenApiDocument {
+  const paths: Record<string, Record<string, Operation>> = {};
+  for (const route of ROUTES) {
+    const { path } = openApiPath(route.path);
+    paths[path] ??= {};
+    paths[path][route.method.toLowerCase()] = operation(route);
+  }
+  paths[OPENAPI_PATH] = { get: openApiDocumentOperation() };
+
+  const usedTags = new Set(ROUTES.map((r) => r.action.split(".")[0]));
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Order intake API",
+      version: packageInfo().version,
+      description: DESCRIPTION,
+    },
+    tags: [
+      ...Object.entries(TAGS).filter(([service]) => usedTags.has(service)).map(([, tag]) => tag),
+      { name: "Reference", description: "This document." },
+    ],
+    security: [{ apiKey: [] }],
+    paths,
+    webhooks: webhookOperations(),
+    components: {
+      securitySchemes: {
+        apiKey: { type: "http", scheme: "bearer", bearerFormat: "API key", description: "`Authorization: Bearer <api key>`; keys are created by an admin (`POST /api/v1/clients`) or the CLI." },
+      },
+      schemas: SCHEMAS,
+      headers: HEADERS,
+      parameters: PARAMETERS,
+      responses: responseComponents(),
+    },
+  };
+}
+
+let cached: string | null = null;
+
+/** The document as served: built once per process (it depends on code only). */
+export function openApiJson(): string {
+  cached ??= JSON.stringify(buildOpenApiDocument());
+  return cached;
+}

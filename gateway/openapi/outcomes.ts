@@ -1,0 +1,101 @@
+/**
+ * What each routed action answers when it succeeds, and when it can conflict: the one thing the
+ * document cannot read from the action definitions (the status is set at run time through
+ * `ctx.meta.$statusCode`). Bodies are named by their component schema (the representations in
+ * services/<name>/<name>.openapi.ts). The end-to-end contract test checks every answer against
+ * this, so a wrong entry here fails a test.
+ */
+export interface Success {
+  status: 200 | 201 | 202 | 204;
+  description: string;
+  /** Component schema of the body (of each element, when `array`). */
+  body?: string;
+  /** The body is a JSON array of `body`. */
+  array?: boolean;
+  /** A page of a list: `?limit=`, `?cursor=` and a `Link` header to the next page. */
+  paged?: boolean;
+  /** 201 answers carry `Location`, the URL of the new resource. */
+  location?: boolean;
+}
+
+export interface Outcome {
+  success: Success[];
+  /** When a 409 happens; absent when it cannot. */
+  conflict?: string;
+  /** When a 403 happens besides a missing scope (which the action's `scope` already says). */
+  forbidden?: string;
+  /** The route honours an `Idempotency-Key` request header. */
+  idempotencyKey?: boolean;
+}
+
+const one = (body: string, description = `The ${body}.`): Success => ({ status: 200, body, description });
+const list = (body: string): Success => ({
+  status: 200,
+  body,
+  array: true,
+  paged: true,
+  description: `A page of ${body} records, oldest first. When more exist, the \`Link\` header holds the URL of the next page (rel="next").`,
+});
+const created = (body: string): Success => ({ status: 201, body, location: true, description: `Created; \`Location\` is the URL of the new ${body}.` });
+
+export const OUTCOMES: Record<string, Outcome> = {
+  "orders.create": {
+    success: [created("Order")],
+    conflict: "An order with this `externalId` already exists for this client (the problem names it).",
+    idempotencyKey: true,
+  },
+  "orders.list": { success: [list("Order")] },
+  "orders.get": { success: [one("Order")] },
+  "orders.validate": { success: [one("Order", "The validated order.")], conflict: "The order is not pending." },
+  "orders.cancel": { success: [one("Order", "The cancelled order.")], conflict: "The order is already cancelled." },
+
+  "crm.listContacts": { success: [list("Contact")] },
+  "crm.createContact": { success: [created("Contact")], conflict: "The customer already has a contact with this e-mail address." },
+  "crm.getContact": { success: [one("Contact")] },
+  "crm.listCustomers": { success: [list("Customer")] },
+  "crm.createCustomer": { success: [created("Customer")], conflict: "A customer with this name already exists." },
+  "crm.getCustomer": { success: [one("Customer")] },
+
+  "catalogue.listPackagings": { success: [list("Packaging")] },
+  "catalogue.createPackaging": { success: [created("Packaging")] },
+  "catalogue.getPackaging": { success: [one("Packaging")] },
+  "catalogue.listProducts": { success: [list("Product")] },
+  "catalogue.createProduct": { success: [created("Product")], conflict: "A product with this code already exists." },
+  "catalogue.getProduct": { success: [one("Product")] },
+
+  "references.listContactReferences": { success: [list("ContactReference")] },
+  "references.createContactReference": {
+    success: [
+      created("ContactReference"),
+      one("ContactReference", "This partner already had a contact reference with this `externalReference`: it was updated."),
+    ],
+  },
+  "references.getContactReference": { success: [one("ContactReference")] },
+  "references.listPackagingReferences": { success: [list("PackagingReference")] },
+  "references.createPackagingReference": {
+    success: [created("PackagingReference")],
+    conflict: "The client already has a packaging reference with this `externalReference`.",
+  },
+  "references.getPackagingReference": { success: [one("PackagingReference")] },
+
+  "webhooks.available": { success: [{ status: 200, body: "WebhookEvent", array: true, description: "The events this client may subscribe to." }] },
+  "webhooks.subscribe": {
+    success: [
+      { ...created("SubscriptionWithSecrets"), description: "Subscribed; the response holds the `key` and `secret`, shown here and on rotation only." },
+      one("Subscription", "The subscription existed already for this event and URL (its key and secret are not shown again)."),
+    ],
+    forbidden: "This client may not subscribe to this event (`GET /api/v1/webhooks/available` lists those it may).",
+  },
+  "webhooks.list": { success: [list("Subscription")] },
+  "webhooks.get": { success: [one("Subscription")] },
+  "webhooks.unsubscribe": { success: [{ status: 204, description: "Unsubscribed; no further deliveries are made." }] },
+  "webhooks.rotate": { success: [one("SubscriptionWithSecrets", "The subscription with its new key and secret, shown once.")] },
+  "webhooks.deliveries": { success: [list("Delivery")] },
+  "webhooks.redeliver": { success: [{ status: 202, body: "Delivery", description: "The delivery is scheduled again." }] },
+
+  "clients.create": { success: [created("ClientWithKey")] },
+  "clients.list": { success: [list("Client")] },
+  "clients.get": { success: [one("Client")] },
+  "clients.revoke": { success: [one("Client", "The revoked client.")] },
+  "clients.rotateKey": { success: [one("ClientWithKey", "The client with its new API key, shown once; every older key is revoked.")] },
+};

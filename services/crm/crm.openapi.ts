@@ -1,0 +1,38 @@
+/**
+ * JSON Schemas (2020-12) of the crm representations (crm.representation.ts), for the OpenAPI
+ * document. Plain data: the gateway's document generator picks them up.
+ */
+const timestamp = { type: "string", format: "date-time" } as const;
+
+export const Customer = {
+  type: "object",
+  description: "A customer organisation.",
+  required: ["id", "name", "createdAt"],
+  properties: {
+    id: { type: "integer" },
+    name: { type: "string" },
+    createdAt: timestamp,
+  },
+  additionalProperties: false,
+} as const;
+
+export const Contact = {
+  type: "object",
+  description: "A person at a customer, with that customer.",
+  required: ["id", "firstName", "lastName", "email", "customer", "createdAt", "updatedAt"],
+  properties: {
+    id: { type: "integer" },
+    firstName: { type: "string" },
+    lastName: { type: "string" },
+    email: { type: "string", format: "email" },
+    customer: {
+      type: "object",
+      required: ["id", "name"],
+      properties: { id: { type: "integer" }, name: { type: "string" } },
+      additionalProperties: false,
+    },
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  },
+  additionalProperties: false,
+} as const;

@@ -1,0 +1,115 @@
+/**
+ * JSON Schema (2020-12) of the order representation (orders.representation.ts): the body of
+ * GET /orders/{id}, of POST /orders, of validate and cancel, and of the order webhooks.
+ * Everything inside is a snapshot taken when the order was created, so the packaging, contact
+ * and customer shapes are the order's own, not references to the live catalogue or crm.
+ */
+import { ORDER_STATUSES } from "./orders.params";
+
+const timestamp = { type: "string", format: "date-time" } as const;
+const nullableTimestamp = { type: ["string", "null"], format: "date-time" } as const;
+
+const tax = {
+  type: "object",
+  required: ["name", "rate", "vat"],
+  properties: { name: { type: "string" }, rate: { type: "number" }, vat: { type: "boolean" } },
+  additionalProperties: false,
+} as const;
+
+const address = {
+  type: "object",
+  required: ["recipient", "street", "zipCode", "city", "country"],
+  properties: {
+    recipient: { type: "string" },
+    street: { type: "string" },
+    zipCode: { type: "string" },
+    city: { type: "string" },
+    country: { type: "string", pattern: "^[A-Z]{2}$", description: "ISO 3166-1 alpha-2 country code." },
+  },
+  additionalProperties: false,
+} as const;
+
+const packagingSnapshot = {
+  type: "object",
+  description: "The packaging, its product and taxes as they were when ordered.",
+  required: ["id", "name", "unit", "unit_factor", "product"],
+  properties: {
+    id: { type: "integer" },
+    name: { type: "string" },
+    unit: { type: "string" },
+    unit_factor: { type: "number" },
+    product: {
+      type: "object",
+      required: ["id", "code", "label", "taxes"],
+      properties: { id: { type: "integer" }, code: { type: "string" }, label: { type: "string" }, taxes: { type: "array", items: tax } },
+      additionalProperties: false,
+    },
+  },
+  additionalProperties: false,
+} as const;
+
+const item = {
+  type: "object",
+  required: ["position", "orderedQuantity", "packaging", "packagingReference"],
+  properties: {
+    position: { type: "integer", description: "Index of the line in the order's `items`, from 0." },
+    orderedQuantity: { type: "number", exclusiveMinimum: 0 },
+    packaging: packagingSnapshot,
+    packagingReference: {
+      description: "The partner's packaging reference the line was ordered by, if any.",
+      type: ["object", "null"],
+      required: ["id", "externalReference", "label"],
+      properties: { id: { type: "integer" }, externalReference: { type: "string" }, label: { type: "string" } },
+      additionalProperties: false,
+    },
+  },
+  additionalProperties: false,
+} as const;
+
+export const Order = {
+  type: "object",
+  description: "A sales order. Also the body of the sales_order_* webhooks.",
+  required: [
+    "id", "code", "status", "externalId", "externalReference", "contact", "customer", "invoicingAddress",
+    "deliveryAddress", "items", "createdAt", "updatedAt", "validatedAt", "cancelledAt",
+  ],
+  properties: {
+    id: { type: "integer" },
+    code: { type: "string", pattern: "^ORD-\\d{8}-\\d+$", description: "Order code, `ORD-<YYYYMMDD>-<sequence>`.", examples: ["ORD-20261121-1"] },
+    status: { enum: [...ORDER_STATUSES], description: "pending → validated → cancelled, or pending → cancelled." },
+    externalId: { type: ["string", "null"], description: "The client's own identifier of the order." },
+    externalReference: { type: ["string", "null"], description: "The client's own order number." },
+    contact: {
+      type: "object",
+      required: ["id", "firstName", "lastName", "email", "reference"],
+      properties: {
+        id: { type: "integer" },
+        firstName: { type: "string" },
+        lastName: { type: "string" },
+        email: { type: "string", format: "email" },
+        reference: {
+          description: "The partner's contact reference the contact was named by, if any.",
+          type: ["object", "null"],
+          required: ["id", "externalReference"],
+          properties: { id: { type: "integer" }, externalReference: { type: "string" } },
+          additionalProperties: false,
+        },
+      },
+      additionalProperties: false,
+    },
+    customer: {
+      type: "object",
+      required: ["id", "name"],
+      properties: { id: { type: "integer" }, name: { type: "string" } },
+      additionalProperties: false,
+    },
+    invoicingAddress: address,
+    deliveryAddress: address,
+    items: { type: "array", minItems: 1, items: item },
+    createdAt: timestamp,
+    updatedAt: timestamp,
+    validatedAt: nullableTimestamp,
+    cancelledAt: nullableTimestamp,
+  },
+  additionalProperties: false,
+} as const;

@@ -1,0 +1,50 @@
+/**
+ * JSON Schemas (2020-12) of the partner-reference representations (references.representation.ts),
+ * for the OpenAPI document. The packaging inside a packaging reference is the catalogue's
+ * representation, embedded as is: it is referred to by its component name, not copied.
+ */
+const timestamp = { type: "string", format: "date-time" } as const;
+
+export const ContactReference = {
+  type: "object",
+  description: "A contact registered by a partner under its own reference, with the contact and its customer.",
+  required: ["id", "externalReference", "contact", "customer", "createdAt", "updatedAt"],
+  properties: {
+    id: { type: "integer", description: "Usable as `contact.internalReferenceId` in an order." },
+    externalReference: { type: "string", description: "The partner's own identifier of the contact; usable as `contact.externalReferenceId`." },
+    contact: {
+      type: "object",
+      required: ["id", "firstName", "lastName", "email"],
+      properties: {
+        id: { type: "integer" },
+        firstName: { type: "string" },
+        lastName: { type: "string" },
+        email: { type: "string", format: "email" },
+      },
+      additionalProperties: false,
+    },
+    customer: {
+      type: "object",
+      required: ["id", "name"],
+      properties: { id: { type: "integer" }, name: { type: "string" } },
+      additionalProperties: false,
+    },
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  },
+  additionalProperties: false,
+} as const;
+
+export const PackagingReference = {
+  type: "object",
+  description: "A packaging a partner may order, under the partner's own reference (interface §2.7).",
+  required: ["id", "externalReference", "active", "label", "packaging"],
+  properties: {
+    id: { type: "integer", description: "Identifier to use when ordering this packaging reference (`items[].internalReferenceId`)." },
+    externalReference: { type: "string", description: "The partner's own code; usable as `items[].externalReferenceId`." },
+    active: { type: "boolean", description: "Whether the reference is active; an inactive one cannot be ordered." },
+    label: { type: "string", description: "Label of the product." },
+    packaging: { $ref: "#/components/schemas/Packaging" },
+  },
+  additionalProperties: false,
+} as const;

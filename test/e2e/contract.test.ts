@@ -1,0 +1,271 @@
+/**
+ * The contract test: the embedded mode in a child process, every route of the API called at
+ * least once through the contract-checking client (test/helpers/http.ts), which fails a test on
+ * any answer the OpenAPI document does not allow — success or problem. The webhook requests the
+ * service sends are checked against the document's `webhooks` too.
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import type { ProblemDocument } from "../../gateway/problem";
+import type { Packaging, Product } from "../../services/catalogue/catalogue.representation";
+import type { Contact, Customer } from "../../services/crm/crm.representation";
+import type { Order } from "../../services/orders/orders.representation";
+import type { ContactReference, PackagingReference } from "../../services/references/references.representation";
+import type { Delivery, Subscription, SubscriptionWithSecrets, WebhookEvent } from "../../services/webhooks/webhooks.representation";
+import { startEmbedded, type EmbeddedProcess } from "../helpers/embedded-process";
+import { ADDRESS } from "../helpers/fixtures";
+import { api, type ApiClient } from "../helpers/http";
+
+interface ClientWithKey {
+  id: number;
+  kind: string;
+  scopes: string[];
+  apiKey: string;
+}
+
+interface ReceivedWebhook {
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/** A webhook receiver on loopback (the process runs with WEBHOOK_ALLOW_INSECURE_TARGETS=true). */
+async function startReceiver(): Promise<{ url: string; received: ReceivedWebhook[]; close(): Promise<void> }> {
+  const received: ReceivedWebhook[] = [];
+  const server = http.createServer((req, res) => {
+    let text = "";
+    req.on("data", (chunk: Buffer) => (text += chunk.toString()));
+    req.on("end", () => {
+      received.push({ headers: req.headers as Record<string, string>, body: JSON.parse(text) as unknown });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    received,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+async function eventually<T>(what: string, probe: () => T | undefined, context: () => string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}. ${context()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe("the API keeps its OpenAPI contract", () => {
+  let server: EmbeddedProcess;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let anonymous: ApiClient;
+  let admin: ApiClient;
+  let backoffice: ApiClient;
+  let partner: ApiClient;
+  const tag = Date.now().toString(36);
+  const ids: Record<string, number> = {};
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    server = await startEmbedded({ WEBHOOK_ALLOW_INSECURE_TARGETS: "true" });
+    anonymous = api(server.baseUrl);
+    admin = anonymous.as(server.adminKey);
+  }, 90_000);
+
+  afterAll(async () => {
+    await server?.stop();
+    await receiver?.close();
+  }, 30_000);
+
+  it("when the document is fetched, then it is served without authentication", async () => {
+    const { status, body } = await anonymous.get<{ openapi: string }>("/api/v1/openapi.json");
+    expect(status).toBe(200);
+    expect(body.openapi).toBe("3.1.0");
+  });
+
+  it("when the admin creates a back-office and a partner client, then each answers 201 with its key, and clients can be read", async () => {
+    const created = await admin.post<ClientWithKey>("/api/v1/clients", { name: `backoffice ${tag}`, kind: "backoffice" });
+    expect(created.status).toBe(201);
+    expect(created.headers.location).toMatch(new RegExp(`/api/v1/clients/${created.body.id}$`));
+    backoffice = anonymous.as(created.body.apiKey);
+
+    const partnerClient = await admin.post<ClientWithKey>("/api/v1/clients", { name: `partner ${tag}`, kind: "partner" });
+    expect(partnerClient.status).toBe(201);
+    partner = anonymous.as(partnerClient.body.apiKey);
+    ids.partner = partnerClient.body.id;
+
+    expect((await admin.get(`/api/v1/clients?limit=1`)).status).toBe(200);
+    expect((await admin.get(`/api/v1/clients/${ids.partner}`)).status).toBe(200);
+  });
+
+  it("when a client's key is rotated and another client is revoked, then the answers keep the contract", async () => {
+    const spare = await admin.post<ClientWithKey>("/api/v1/clients", { name: `spare ${tag}`, kind: "partner" });
+    const rotated = await admin.post<ClientWithKey>(`/api/v1/clients/${spare.body.id}/rotate_key`);
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.apiKey).not.toBe(spare.body.apiKey);
+    expect((await admin.delete(`/api/v1/clients/${spare.body.id}`)).status).toBe(200);
+  });
+
+  it("when the admin fills the CRM and the back office reads it, then customers and contacts keep the contract", async () => {
+    const customer = await admin.post<Customer>("/api/v1/customers", { name: `Acme ${tag}` });
+    expect(customer.status).toBe(201);
+    const contact = await admin.post<Contact>("/api/v1/contacts", {
+      customerId: customer.body.id, firstName: "Ada", lastName: "Lovelace", email: `ada-${tag}@acme.test`,
+    });
+    expect(contact.status).toBe(201);
+    ids.contact = contact.body.id;
+
+    expect((await backoffice.get<Contact[]>("/api/v1/contacts")).body.length).toBeGreaterThan(0);
+    expect((await backoffice.get(`/api/v1/contacts/${ids.contact}`)).status).toBe(200);
+    expect((await backoffice.get("/api/v1/customers")).status).toBe(200);
+    expect((await backoffice.get(`/api/v1/customers/${customer.body.id}`)).status).toBe(200);
+  });
+
+  it("when the admin fills the catalogue and the back office reads it, then products and packagings keep the contract", async () => {
+    const product = await admin.post<Product>("/api/v1/products", {
+      code: `OIL-${tag}`, label: "Olive oil", taxes: [{ name: "VAT", rate: 20, vat: true }],
+    });
+    expect(product.status).toBe(201);
+    const packaging = await admin.post<Packaging>("/api/v1/packagings", { productId: product.body.id, name: "Bottle 1 L", unit: "L", unit_factor: 1 });
+    expect(packaging.status).toBe(201);
+    ids.packaging = packaging.body.id;
+
+    // Two pages of one: the first carries a Link to the next.
+    await admin.post<Packaging>("/api/v1/packagings", { productId: product.body.id, name: "Case of 6", unit: "L", unit_factor: 6 });
+    const firstPage = await backoffice.get<Packaging[]>("/api/v1/packagings?limit=1");
+    expect(firstPage.body).toHaveLength(1);
+    expect(firstPage.headers.link).toMatch(/rel="next"/);
+
+    expect((await backoffice.get(`/api/v1/packagings/${ids.packaging}`)).status).toBe(200);
+    expect((await backoffice.get("/api/v1/products")).status).toBe(200);
+    expect((await backoffice.get(`/api/v1/products/${product.body.id}`)).status).toBe(200);
+  });
+
+  it("when clients subscribe to every event, then discovery, subscription, reading, rotation and deletion keep the contract", async () => {
+    const available = await backoffice.get<WebhookEvent[]>("/api/v1/webhooks/available");
+    expect(available.body.map((e) => e.event)).toContain("sales_order_validated");
+
+    for (const event of ["sales_order_created", "sales_order_validated", "sales_order_cancelled"]) {
+      const subscribed = await backoffice.put<SubscriptionWithSecrets>("/api/v1/webhooks", { event, url: receiver.url });
+      expect(subscribed.status).toBe(201);
+      if (event === "sales_order_validated") ids.subscription = subscribed.body.id;
+    }
+    expect((await partner.put("/api/v1/webhooks", { event: "contact_reference_created", url: receiver.url })).status).toBe(201);
+    expect((await backoffice.put<Subscription>("/api/v1/webhooks", { event: "sales_order_validated", url: receiver.url })).status).toBe(200);
+
+    expect((await backoffice.get<Subscription[]>("/api/v1/webhooks")).body.map((s) => s.id)).toContain(ids.subscription);
+    expect((await backoffice.get(`/api/v1/webhooks/${ids.subscription}`)).status).toBe(200);
+    expect((await backoffice.post(`/api/v1/webhooks/${ids.subscription}/rotate`)).status).toBe(200);
+
+    const spare = await backoffice.put<SubscriptionWithSecrets>("/api/v1/webhooks", { event: "sales_order_created", url: `${receiver.url}/spare` });
+    const deleted = await backoffice.delete(`/api/v1/webhooks/${spare.body.id}`);
+    expect(deleted).toMatchObject({ status: 204, body: "" });
+  });
+
+  it("when a partner's references are made and read, then they keep the contract, a repeated contact reference being 200", async () => {
+    const packagingRef = await admin.post<PackagingReference>("/api/v1/packaging_references", {
+      clientId: ids.partner, externalReference: `BOTTLE-${tag}`, packagingId: ids.packaging,
+    });
+    expect(packagingRef.status).toBe(201);
+    expect((await partner.get<PackagingReference[]>("/api/v1/packaging_references")).body.map((r) => r.id)).toContain(packagingRef.body.id);
+    expect((await partner.get(`/api/v1/packaging_references/${packagingRef.body.id}`)).status).toBe(200);
+
+    const payload = {
+      contact: { externalReference: `CUST-${tag}`, firstName: "Grace", lastName: "Hopper", email: `grace-${tag}@navy.test` },
+      customer: { name: `Navy ${tag}` },
+    };
+    const created = await partner.post<ContactReference>("/api/v1/contact_references", payload);
+    expect(created.status).toBe(201);
+    const again = await partner.post<ContactReference>("/api/v1/contact_references", payload);
+    expect(again.status).toBe(200);
+    expect((await partner.get("/api/v1/contact_references")).status).toBe(200);
+    expect((await partner.get(`/api/v1/contact_references/${created.body.id}`)).status).toBe(200);
+  });
+
+  it("when orders are created (twice with one Idempotency-Key), read, validated and cancelled, then every answer keeps the contract", async () => {
+    const order = { contact: { id: ids.contact }, invoicingAddress: ADDRESS, deliveryAddress: ADDRESS, items: [{ packaging: ids.packaging, orderedQuantity: 2 }] };
+    const created = await backoffice.post<Order>("/api/v1/orders", order, { "Idempotency-Key": `order-${tag}` });
+    expect(created.status).toBe(201);
+    expect(created.headers.location).toMatch(new RegExp(`/api/v1/orders/${created.body.id}$`));
+    const replayed = await backoffice.post<Order>("/api/v1/orders", order, { "Idempotency-Key": `order-${tag}` });
+    expect(replayed.body.id).toBe(created.body.id);
+
+    const byPartner = await partner.post<Order>("/api/v1/orders", {
+      contact: { externalReferenceId: `CUST-${tag}` }, invoicingAddress: ADDRESS, deliveryAddress: ADDRESS,
+      items: [{ externalReferenceId: `BOTTLE-${tag}`, orderedQuantity: 1.5 }],
+    });
+    expect(byPartner.status).toBe(201);
+
+    expect((await partner.get<Order[]>("/api/v1/orders")).body.map((o) => o.id)).toEqual([byPartner.body.id]);
+    expect((await backoffice.get(`/api/v1/orders/${created.body.id}`)).status).toBe(200);
+
+    const validated = await backoffice.post<Order>(`/api/v1/orders/${created.body.id}/validate`);
+    expect(validated.body.status).toBe("validated");
+    ids.validatedOrder = created.body.id;
+    expect((await backoffice.post<ProblemDocument>(`/api/v1/orders/${created.body.id}/validate`)).status).toBe(409);
+    expect((await backoffice.post<Order>(`/api/v1/orders/${created.body.id}/cancel`)).body.status).toBe("cancelled");
+  });
+
+  it("when events happen, then every webhook request keeps the contract, and deliveries can be listed and redelivered", async () => {
+    const contract = await backoffice.contract();
+    for (const event of ["sales_order_created", "sales_order_validated", "sales_order_cancelled", "contact_reference_created"]) {
+      const delivered = await eventually(
+        `the ${event} webhook`,
+        () => receiver.received.find((w) => w.headers["x-webhook-event"] === event),
+        () => `Received: ${receiver.received.map((w) => w.headers["x-webhook-event"]).join(", ") || "nothing"}. Server output:\n${server.output().slice(-4000)}`,
+      );
+      expect({ event, problems: contract.checkWebhook(delivered.headers, delivered.body) }).toEqual({ event, problems: [] });
+    }
+    const validated = receiver.received.find((w) => w.headers["x-webhook-event"] === "sales_order_validated");
+    expect((validated?.body as Order).id).toBe(ids.validatedOrder);
+
+    const deliveries = await backoffice.get<Delivery[]>(`/api/v1/webhooks/${ids.subscription}/deliveries`);
+    expect(deliveries.body.length).toBeGreaterThan(0);
+    const redelivered = await backoffice.post<Delivery>(`/api/v1/webhooks/${ids.subscription}/deliveries/${deliveries.body[0].id}/redeliver`);
+    expect(redelivered.status).toBe(202);
+  });
+
+  describe("when requests go wrong, then each problem keeps the contract", () => {
+    it("401 without an API key, and with an unknown one", async () => {
+      const missing = await anonymous.get<ProblemDocument>("/api/v1/orders");
+      expect(missing.status).toBe(401);
+      expect(missing.headers["www-authenticate"]).toMatch(/^Bearer/);
+      expect((await anonymous.as("not-a-key-of-ours").get("/api/v1/orders")).status).toBe(401);
+    });
+
+    it("403 when a partner lists contacts", async () => {
+      const { status, body } = await partner.get<ProblemDocument>("/api/v1/contacts");
+      expect(status).toBe(403);
+      expect(body.requiredScope).toBe("crm");
+    });
+
+    it("404 for an order that does not exist", async () => {
+      expect((await backoffice.get("/api/v1/orders/999999")).status).toBe(404);
+    });
+
+    it("422 naming each bad field", async () => {
+      const { status, body } = await admin.post<ProblemDocument>("/api/v1/contacts", { customerId: "x", firstName: "", email: "nope", extra: 1 });
+      expect(status).toBe(422);
+      expect(body.errors?.map((e) => e.path)).toEqual(expect.arrayContaining(["customerId", "email", "extra"]));
+    });
+
+    it("400 for a body that is not JSON", async () => {
+      expect((await backoffice.request({ method: "POST", path: "/api/v1/orders", rawBody: "{not json" })).status).toBe(400);
+    });
+
+    it("413 for a body over 1 MiB", async () => {
+      const rawBody = JSON.stringify({ externalId: "x".repeat(1_100_000) });
+      expect((await backoffice.request({ method: "POST", path: "/api/v1/orders", rawBody })).status).toBe(413);
+    });
+  });
+
+  it("when the run is over, then every documented operation and webhook was exercised", async () => {
+    const contract = await anonymous.contract();
+    const webhooks = Object.keys((contract.document.webhooks ?? {}) as object).map((event) => `WEBHOOK ${event}`);
+    const missing = [...contract.operations(), ...webhooks].filter((op) => !contract.exercised.has(op));
+    expect(missing).toEqual([]);
+  });
+});

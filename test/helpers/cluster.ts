@@ -1,0 +1,100 @@
+/**
+ * The distributed mode for end-to-end tests: migrations applied once, then the gateway and
+ * every service each in its own process over NATS, on a database of their own — as Kubernetes
+ * pods would run. Without TEST_NATS_URL and a real PostgreSQL it falls back to one embedded
+ * process (all services, no transporter) and says so.
+ */
+import { randomBytes } from "node:crypto";
+import { ALL_SERVICES, type ServiceName } from "../../shared/config";
+import { migrateAll } from "../../shared/runtime/migrations";
+import { openDatabase, closeDatabase } from "../../shared/db";
+import { createTestDatabase, type TestDatabase } from "./database";
+import { disposeAll, ServiceProcess } from "./processes";
+
+export interface Cluster {
+  baseUrl: string;
+  adminKey: string;
+  databaseUrl: string;
+  /** Every process by service name (the embedded fallback has one process, under "gateway"). */
+  processes: Map<ServiceName, ServiceProcess[]>;
+  distributed: boolean;
+  stop(): Promise<void>;
+}
+
+export interface ClusterOptions {
+  /** Processes per service (1 by default). */
+  replicas?: Partial<Record<ServiceName, number>>;
+  /** Extra environment for every process. */
+  env?: Record<string, string>;
+}
+
+async function migrated(database: TestDatabase): Promise<void> {
+  await migrateAll(openDatabase(database.url));
+  await closeDatabase(database.url);
+}
+
+export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
+  const database = await createTestDatabase();
+  const natsUrl = process.env.TEST_NATS_URL;
+  const adminKey = `admin-e2e-${randomBytes(16).toString("hex")}`;
+  const env = { ADMIN_API_KEY: adminKey, ...options.env };
+  const processes = new Map<ServiceName, ServiceProcess[]>();
+  const distributed = Boolean(natsUrl) && database.kind !== "pglite";
+
+  try {
+    if (!distributed) {
+      console.log("[e2e] no real NATS/PostgreSQL: running the embedded mode (one process, all services)");
+      const one = await ServiceProcess.create({ name: "embedded", services: [...ALL_SERVICES], databaseUrl: database.url, env });
+      processes.set("gateway", [one]);
+      await one.start();
+    } else {
+      await migrated(database);
+      for (const service of ALL_SERVICES) {
+        const count = options.replicas?.[service] ?? 1;
+        const created: ServiceProcess[] = [];
+        for (let i = 1; i <= count; i++) {
+          created.push(await ServiceProcess.create({
+            name: `${service}-${i}`, services: [service], transporter: natsUrl, databaseUrl: database.url,
+            env: { ...env, MIGRATE_ON_START: "false" },
+          }));
+        }
+        processes.set(service, created);
+      }
+      // Services first, then the gateway, so that its first requests find them.
+      await Promise.all([...processes.entries()].filter(([s]) => s !== "gateway").flatMap(([, ps]) => ps.map((p) => p.start())));
+      await Promise.all(processes.get("gateway")!.map((p) => p.start()));
+      await waitForServices(processes.get("gateway")![0].baseUrl, adminKey);
+    }
+  } catch (err) {
+    await disposeAll([...processes.values()].flat());
+    await database.drop();
+    throw err;
+  }
+
+  return {
+    baseUrl: processes.get("gateway")![0].baseUrl,
+    adminKey,
+    databaseUrl: database.url,
+    processes,
+    distributed,
+    async stop() {
+      await disposeAll([...processes.values()].flat());
+      await database.drop();
+    },
+  };
+}
+
+/** The gateway is ready before it has discovered every remote service: wait until it has. */
+async function waitForServices(baseUrl: string, adminKey: string): Promise<void> {
+  const probes = ["/api/v1/clients?limit=1", "/api/v1/contacts?limit=1", "/api/v1/packagings?limit=1", "/api/v1/orders?limit=1", "/api/v1/packaging_references?limit=1", "/api/v1/webhooks"];
+  const deadline = Date.now() + 30_000;
+  for (const probe of probes) {
+    for (;;) {
+      const status = await fetch(baseUrl + probe, { headers: { Authorization: `Bearer ${adminKey}` } }).then((r) => r.status, () => 0);
+      // 200 or 403 (the admin may lack a scope) both prove the action was found.
+      if (status !== 0 && status !== 404 && status !== 503) break;
+      if (Date.now() > deadline) throw new Error(`the gateway did not discover the service behind ${probe} (last status ${status})`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
