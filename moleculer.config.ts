@@ -5,18 +5,22 @@ import os from "node:os";
 import type { BrokerOptions } from "moleculer";
 import type { Config } from "./shared/config";
 import { scopeGuard } from "./shared/auth";
+import { channelsMiddleware } from "./shared/channels";
 import { LOG_REDACT_PATHS } from "./shared/logging";
+import { actionMetricsMiddleware } from "./shared/metrics";
+import { requestContextMiddleware, requestLogFields } from "./shared/request-context";
 
 export function brokerOptions(cfg: Config): BrokerOptions {
   return {
-    namespace: "order-intake",
+    namespace: cfg.namespace,
     nodeID: cfg.nodeId || `${os.hostname()}-${process.pid}`,
     transporter: (cfg.transporter ?? null) as BrokerOptions["transporter"],
     logger: {
       type: "Pino",
       options: {
         level: cfg.logLevel,
-        pino: { options: { redact: { paths: LOG_REDACT_PATHS, censor: "[redacted]" } } },
+        // `mixin` adds the request id to every line written while handling a request.
+        pino: { options: { redact: { paths: LOG_REDACT_PATHS, censor: "[redacted]" }, mixin: requestLogFields } },
       },
     },
     logLevel: cfg.logLevel,
@@ -27,7 +31,9 @@ export function brokerOptions(cfg: Config): BrokerOptions {
     // Track in-flight calls so that stopping waits for them (graceful shutdown).
     tracking: { enabled: true, shutdownTimeout: cfg.shutdownTimeoutMs },
     validator: { type: "Fastest", options: { useNewCustomCheckerFunction: true } } as BrokerOptions["validator"],
-    middlewares: [scopeGuard],
+    // Channels: durable broadcast of domain events (JetStream when distributed, in-process when embedded).
+    middlewares: [requestContextMiddleware, actionMetricsMiddleware, scopeGuard, channelsMiddleware(cfg)],
+    // Metrics are prom-client's (shared/metrics.ts), one registry per process: moleculer's own stay off.
     metrics: { enabled: false },
     tracing: { enabled: false },
   };

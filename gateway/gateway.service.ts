@@ -11,8 +11,13 @@ import { requireScope, type Principal, type RequestMeta, type Scope } from "../s
 import { config } from "../shared/config";
 import { InvalidInputError, UnauthenticatedError } from "../shared/errors";
 import { isPage } from "../shared/paging";
+import { onShutdown } from "../shared/runtime/shutdown";
+import { HttpObserver } from "./http-observer";
+import { docsRoutes } from "./openapi/docs-routes";
 import { PrincipalCache } from "./principal-cache";
+import { probeRoutes } from "./probe-route";
 import { toProblem } from "./problem";
+import { rateLimitOption, retryAfterSeconds } from "./rate-limit";
 import { API_PREFIX, aliases } from "./routes";
 
 type Req = IncomingMessage & {
@@ -57,23 +62,10 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
         const given = req.headers["x-request-id"];
         options.requestID = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
       }) as unknown as ApiSettingsSchema["rootCallOptions"],
-      ...(cfg.rateLimitPerMinute > 0
-        ? {
-            rateLimit: {
-              window: 60_000,
-              limit: cfg.rateLimitPerMinute,
-              headers: true,
-              // Per API key (hashed), else per address: limits are per gateway replica.
-              key: (req: IncomingMessage) => {
-                const auth = req.headers.authorization;
-                return auth ? PrincipalCache.keyOf(auth) : (req.socket.remoteAddress ?? "unknown");
-              },
-            },
-          }
-        : {}),
       routes: [
         {
           path: API_PREFIX,
+          ...rateLimitOption(cfg.rateLimitPerMinute),
           aliases: aliases(),
           mappingPolicy: "restrict",
           autoAliases: false,
@@ -96,13 +88,17 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
             return data.items;
           },
         },
+        // /healthz, /readyz, /metrics: no authentication, no rate limit.
+        ...probeRoutes(),
+        // /api/v1/openapi.json and /docs (Swagger UI): the public API reference, no authentication.
+        ...docsRoutes(),
       ],
       onError(req: Req, res: ServerResponse, err: unknown) {
         const problem = toProblem(err, (req.originalUrl ?? req.url ?? "").split("?")[0]);
-        if (problem.status >= 500) this.logger.error({ err, url: req.originalUrl }, "request failed");
+        if (problem.status >= 500) this.logger.error({ err, url: req.originalUrl, requestId: req.$ctx?.requestID }, "request failed");
         if (problem.status === 429) {
-          const reset = Number(res.getHeader("X-Rate-Limit-Reset"));
-          if (reset > Date.now()) problem.headers["Retry-After"] = String(Math.ceil((reset - Date.now()) / 1000));
+          const retryAfter = retryAfterSeconds(res);
+          if (retryAfter !== null) problem.headers["Retry-After"] = String(retryAfter);
         }
         if (res.headersSent) return;
         const requestId = req.$ctx?.requestID;
@@ -142,6 +138,9 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
 
     created() {
       this.principals = new PrincipalCache();
+      // On shutdown: stop accepting connections, finish the requests in flight (shared/runtime/shutdown.ts).
+      const http = new HttpObserver(this.server, this.logger);
+      onShutdown(this.broker, (deadline) => http.drain(deadline));
     },
   };
 }

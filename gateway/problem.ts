@@ -87,6 +87,10 @@ function kindOf(err: ErrorLike): Kind {
   if (status === 401) return KINDS[ErrorType.unauthenticated];
   if (status === 403) return KINDS[ErrorType.forbidden];
   if (status === 413) return KINDS["entity.too.large"];
+  // moleculer-web's limiter throws RateLimitExceeded with code 429 and no type.
+  if (status === 429) return KINDS[ErrorType.rateLimited];
+  // moleculer-web's ServiceUnavailableError (no node runs the action yet) carries no type.
+  if (status === 503) return KINDS.SERVICE_UNAVAILABLE;
   if (status === 400) return { status: 400, slug: "bad-request", title: "Bad request" };
   return INTERNAL;
 }

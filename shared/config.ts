@@ -23,6 +23,9 @@ export const VARIABLES = {
   LOG_LEVEL: { type: "string", default: "info", description: "pino level: fatal, error, warn, info, debug, trace.",
     rule: { enum: ["fatal", "error", "warn", "info", "debug", "trace"] } },
   NODE_ID: { type: "string", default: "", description: "Moleculer node id; defaults to <hostname>-<pid>." },
+  NAMESPACE: { type: "string", default: "order-intake",
+    description: "Moleculer namespace, also the prefix of the JetStream streams: the processes of one deployment share it; another deployment on the same NATS needs its own.",
+    rule: { pattern: /^[A-Za-z0-9_-]{1,64}$/ } },
   SERVICES: { type: "list", default: ALL_SERVICES.join(","), description: "Comma-separated services this process runs." },
   TRANSPORTER: { type: "string", default: "", description: "Empty for one process (embedded); nats://host:4222 for the distributed mode." },
   DATABASE_URL: { type: "string", default: "pglite://./.data/pglite",
@@ -56,6 +59,7 @@ export interface Config {
   env: string;
   logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace";
   nodeId: string;
+  namespace: string;
   services: ServiceName[];
   transporter: string | null;
   databaseUrl: string;
@@ -150,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, defaults: Parti
     env: String(raw.NODE_ENV),
     logLevel: raw.LOG_LEVEL as Config["logLevel"],
     nodeId: String(raw.NODE_ID),
+    namespace: String(raw.NAMESPACE),
     services: services as ServiceName[],
     transporter,
     databaseUrl,

@@ -7,6 +7,8 @@ import type { Knex } from "knex";
 import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "./config";
 import { migrateUp, migrationsCurrent, openDatabase, type Migration } from "./db";
+import type { DatabaseServiceProbes } from "./health";
+import { outboxLagSeconds } from "./outbox";
 
 export interface DatabaseService {
   db: Knex;
@@ -14,14 +16,26 @@ export interface DatabaseService {
   migrationsCurrent(): Promise<boolean>;
 }
 
-/** The schema type of a service that uses databaseMixin: `this.db` is typed in its handlers. */
-export type DbServiceSchema<Methods = Record<string, never>> = ServiceSchema<ServiceSettingSchema, Methods & { migrationsCurrent(): Promise<boolean> }, { db: Knex }>;
+/**
+ * The schema type of a service that uses databaseMixin: `this.db` is typed in its handlers
+ * (and `Vars`, the other properties the service keeps on itself).
+ */
+export type DbServiceSchema<Methods = Record<string, never>, Vars = Record<string, never>> = ServiceSchema<ServiceSettingSchema, Methods & { migrationsCurrent(): Promise<boolean> } & DatabaseServiceProbes, { db: Knex } & Vars>;
+
+/** What the probes learnt once and need not ask the database again. */
+interface ProbeMemo {
+  /** Migrations only move forward in a running process: once current, they stay current. */
+  migrationsCurrent: boolean;
+  /** Whether the schema has an outbox table, known for good once its migrations are current. */
+  hasOutbox: boolean | null;
+}
 
 export function databaseMixin(schema: string, migrations: Migration[]): Partial<ServiceSchema> {
   return {
     created() {
       const cfg = config();
       this.db = openDatabase(cfg.databaseUrl, cfg.databasePoolMax);
+      this.probeMemo = { migrationsCurrent: false, hasOutbox: null } satisfies ProbeMemo;
     },
     async started() {
       if (config().migrateOnStart) await migrateUp(this.db, schema, migrations);
@@ -29,6 +43,25 @@ export function databaseMixin(schema: string, migrations: Migration[]): Partial<
     methods: {
       migrationsCurrent() {
         return migrationsCurrent(this.db, schema, migrations);
+      },
+      /** This service's part of /readyz: its database answers and its migrations are applied. */
+      async readinessChecks(): ReturnType<DatabaseServiceProbes["readinessChecks"]> {
+        const memo = this.probeMemo as ProbeMemo;
+        try {
+          await this.db.raw("select 1");
+        } catch {
+          return { database: "unreachable", migrations: "unknown" };
+        }
+        // The database answered: failing to list the migrations means the schema was never migrated.
+        memo.migrationsCurrent ||= await this.migrationsCurrent().catch(() => false);
+        return { database: "ok", migrations: memo.migrationsCurrent ? "ok" : "pending" };
+      },
+      /** Outbox lag for /metrics; null when this schema keeps no outbox. */
+      async outboxLag(): ReturnType<DatabaseServiceProbes["outboxLag"]> {
+        const memo = this.probeMemo as ProbeMemo;
+        const hasOutbox = memo.hasOutbox ?? (await this.db.schema.withSchema(schema).hasTable("outbox"));
+        if (memo.migrationsCurrent) memo.hasOutbox = hasOutbox;
+        return hasOutbox ? outboxLagSeconds(this.db, schema) : null;
       },
     },
   };

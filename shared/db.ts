@@ -43,7 +43,8 @@ function pgliteDataDir(url: string): string | undefined {
 
 function createKnex(url: string, poolMax: number): Knex {
   if (isPglite(url)) {
-    const pglite = new PGlite(pgliteDataDir(url), { parsers: { [INT8]: parseInt8, [NUMERIC]: parseNumeric } });
+    // One options object: `new PGlite(undefined, options)` (in memory) silently drops the options.
+    const pglite = new PGlite({ dataDir: pgliteDataDir(url), parsers: { [INT8]: parseInt8, [NUMERIC]: parseNumeric } });
     return knexFactory({ client: ClientPgLite, dialect: "postgres", connection: { pglite } as never });
   }
   return knexFactory({
@@ -62,6 +63,36 @@ export function openDatabase(url: string, poolMax = 10): Knex {
     instances.set(url, db);
   }
   return db;
+}
+
+/** Connection pool use of this process, summed over its shared handles (for /metrics). */
+export interface PoolUsage {
+  used: number;
+  free: number;
+  /** Callers waiting for a connection. */
+  pending: number;
+  max: number;
+}
+
+/** The part of tarn's pool (knex's `client.pool`) the pool metrics read. */
+interface TarnPool {
+  max: number;
+  numUsed(): number;
+  numFree(): number;
+  numPendingAcquires(): number;
+}
+
+export function poolUsage(): PoolUsage {
+  const usage: PoolUsage = { used: 0, free: 0, pending: 0, max: 0 };
+  for (const db of instances.values()) {
+    const pool = (db.client as { pool?: TarnPool }).pool;
+    if (!pool) continue;
+    usage.used += pool.numUsed();
+    usage.free += pool.numFree();
+    usage.pending += pool.numPendingAcquires();
+    usage.max += pool.max;
+  }
+  return usage;
 }
 
 /** Closes one shared handle (or all of them); services call it from `stopped`. */

@@ -1,11 +1,13 @@
 /**
  * The transactional outbox. A service that raises events keeps an `outbox` table in its own
  * schema and appends the event in the same transaction as the change that raised it, so the
- * event exists if and only if the change committed. A relay (shared/outbox-relay.ts) publishes
+ * event exists if and only if the change committed. A relay (shared/outbox-relay.mixin.ts) publishes
  * the rows and marks them sent once the publish is acknowledged.
  */
+import { EventEmitter } from "node:events";
 import type { Knex } from "knex";
 import type { Db } from "./db";
+import { currentRequestId } from "./request-context";
 
 /** Webhook event names (DECISIONS: Webhooks). */
 export const EVENTS = ["sales_order_created", "sales_order_validated", "sales_order_cancelled", "contact_reference_created"] as const;
@@ -23,6 +25,8 @@ export interface DomainEvent<T = unknown> {
   occurredAt: string;
   /** The entity's representation at the time of the event (the webhook body). */
   data: T;
+  /** The request that raised it, so the webhook attempt log can name it (shared/request-context.ts). */
+  requestId?: string;
 }
 
 /** Creates `<schema>.outbox`; call from the service's first migration. */
@@ -33,9 +37,11 @@ export async function createOutboxTable(knex: Knex, schema: string): Promise<voi
     t.integer("owner_client_id").notNullable();
     t.text("entity").notNullable();
     t.integer("entity_id").notNullable();
-    t.jsonb("data").notNullable();
+    // json, not jsonb: jsonb reorders keys, and the webhook body must be the entity's JSON as the API shows it.
+    t.json("data").notNullable();
     t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.timestamp("published_at", { useTz: true });
+    t.text("request_id");
   });
   await knex.raw(`CREATE INDEX outbox_unpublished ON ??.outbox (id) WHERE published_at IS NULL`, [schema]);
 }
@@ -52,6 +58,18 @@ export interface NewEvent {
   data: unknown;
 }
 
+const committed = new EventEmitter().setMaxListeners(0);
+
+/**
+ * Calls `listener` each time a transaction of this process that appended events to `schema`
+ * commits: the relay publishes at once instead of waiting for its next round. Returns the
+ * function that removes the listener.
+ */
+export function onEventsCommitted(schema: string, listener: () => void): () => void {
+  committed.on(schema, listener);
+  return () => committed.off(schema, listener);
+}
+
 /** Appends an event; pass the transaction that makes the change. */
 export async function appendEvent(trx: Knex.Transaction, schema: string, e: NewEvent): Promise<void> {
   await trx.withSchema(schema).table("outbox").insert({
@@ -60,7 +78,10 @@ export async function appendEvent(trx: Knex.Transaction, schema: string, e: NewE
     entity: e.entity,
     entity_id: e.entityId,
     data: JSON.stringify(e.data),
+    request_id: currentRequestId() ?? null,
   });
+  // A rollback means there is nothing to publish; the rejection is the transaction owner's to handle.
+  trx.executionPromise.then(() => committed.emit(schema), () => undefined);
 }
 
 interface OutboxRow {
@@ -71,6 +92,7 @@ interface OutboxRow {
   entity_id: number;
   data: unknown;
   created_at: Date;
+  request_id: string | null;
 }
 
 export function toDomainEvent(schema: string, row: OutboxRow): DomainEvent {
@@ -82,6 +104,7 @@ export function toDomainEvent(schema: string, row: OutboxRow): DomainEvent {
     entityId: row.entity_id,
     occurredAt: row.created_at.toISOString(),
     data: row.data,
+    ...(row.request_id ? { requestId: row.request_id } : {}),
   };
 }
 

@@ -1,6 +1,7 @@
 /**
  * Type augmentations for libraries whose typings miss what we use.
  */
+import type { Service } from "moleculer";
 import type { Scope } from "./auth";
 
 declare module "moleculer" {
@@ -9,6 +10,35 @@ declare module "moleculer" {
     scope?: Scope;
     /** Human summary, used by the OpenAPI document. */
     summary?: string;
+  }
+
+  /** @moleculer/channels: a consumer of one channel (see shared/channels.ts). */
+  interface ChannelSchema<TThis = Service> {
+    /** Consumer group; defaults to the service name, so replicas share the messages. */
+    group?: string;
+    /** Messages handled at the same time by the group. */
+    maxInFlight?: number;
+    maxRetries?: number;
+    /** Throwing (or rejecting) leaves the message unacknowledged: it is delivered again. */
+    handler(this: TThis, payload: unknown, raw: unknown): Promise<void> | void;
+  }
+
+  interface ServiceSchema<TSettings, TMethods, TVars, TThis> {
+    /** @moleculer/channels consumers, by channel name. */
+    channels?: Record<string, ChannelSchema<TThis>>;
+  }
+
+  interface SendToChannelOptions {
+    /** JetStream de-duplicates publishes with the same id within its duplicate window. */
+    msgID?: string;
+    headers?: Record<string, string>;
+  }
+
+  interface ServiceBroker {
+    /** Added by the @moleculer/channels middleware: resolves once the message is durably accepted. */
+    sendToChannel(channelName: string, payload: unknown, opts?: SendToChannelOptions): Promise<void>;
+    /** Added by the same middleware; `connected` once the broker has started it. */
+    channelAdapter?: { connected: boolean };
   }
 }
 

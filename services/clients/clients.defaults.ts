@@ -3,8 +3,8 @@ import { EVENTS, type EventName } from "../../shared/outbox";
 
 /** Scopes a client of each kind gets when none are given. */
 export const DEFAULT_SCOPES: Record<ClientKind, Scope[]> = {
-  backoffice: ["crm", "catalogue", "orders:write", "orders:read", "orders:manage"],
-  partner: ["partner", "orders:write", "orders:read"],
+  backoffice: ["crm", "catalogue", "orders:write", "orders:read", "orders:manage", "webhooks"],
+  partner: ["partner", "orders:write", "orders:read", "webhooks"],
   admin: SCOPES.filter((s) => s !== "partner"),
 };
 

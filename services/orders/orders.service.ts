@@ -5,6 +5,7 @@
 import { callerOf, type RequestContext } from "../../shared/auth";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
 import { NotFoundError } from "../../shared/errors";
+import { outboxRelayMixin } from "../../shared/outbox-relay.mixin";
 import { toPage } from "../../shared/paging";
 import { respondCreated } from "../../shared/responses";
 import { placeOrder } from "./orders.intake";
@@ -19,7 +20,7 @@ import { migrations } from "./migrations";
 
 const ordersService: DbServiceSchema<{ move(ctx: RequestContext<OrderIdParams>, move: Move): Promise<Order> }> = {
   name: "orders",
-  mixins: [databaseMixin("orders", migrations)],
+  mixins: [databaseMixin("orders", migrations), outboxRelayMixin("orders")],
 
   actions: {
     create: {

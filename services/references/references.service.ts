@@ -11,6 +11,7 @@ import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin
 import { uniqueViolation } from "../../shared/db";
 import { ConflictError, NotFoundError, unknownReference } from "../../shared/errors";
 import { appendEvent } from "../../shared/outbox";
+import { outboxRelayMixin } from "../../shared/outbox-relay.mixin";
 import { toPage } from "../../shared/paging";
 import { respondCreated } from "../../shared/responses";
 import { candidateKeys, indexCandidates, pick } from "./references.lookup";
@@ -61,7 +62,7 @@ const uniqueIds = (ids: number[]) => [...new Set(ids)];
 
 const referencesService: DbServiceSchema<ReferencesMethods> = {
   name: "references",
-  mixins: [databaseMixin(SCHEMA, migrations)],
+  mixins: [databaseMixin(SCHEMA, migrations), outboxRelayMixin(SCHEMA)],
 
   actions: {
     listContactReferences: {

@@ -1,4 +1,231 @@
-import type { ServiceSchema } from "moleculer";
-// Placeholder until the webhooks service lands.
-const webhooksService: ServiceSchema = { name: "webhooks" };
+/**
+ * webhooks: discovery and subscriptions (any authenticated client, for its own subscriptions
+ * only), fan-out of domain events from the channels into deliveries, and the dispatcher that
+ * sends them (webhooks.dispatcher.ts). Guide for subscribers: docs/webhooks.md.
+ */
+import type { ChannelSchema } from "moleculer";
+import { callerOf, type RequestContext } from "../../shared/auth";
+import { ALL_CHANNELS, NEVER_GIVE_UP } from "../../shared/channels";
+import { config } from "../../shared/config";
+import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
+import { ForbiddenError, InvalidInputError, NotFoundError } from "../../shared/errors";
+import { toPage } from "../../shared/paging";
+import { withRequestId } from "../../shared/request-context";
+import { Dispatcher } from "./webhooks.dispatcher";
+import { availableEvents, EVENT_DESCRIPTIONS, seesAllClients } from "./webhooks.events";
+import { asDomainEvent, fanOut } from "./webhooks.fanout";
+import {
+  availableParams, deliveriesParams, idParams, listParams, redeliverParams, subscribeParams,
+  type DeliveriesParams, type IdParams, type ListParams, type RedeliverParams, type SubscribeParams,
+} from "./webhooks.params";
+import * as repo from "./webhooks.repository";
+import {
+  presentDelivery, presentSubscription, presentWithSecrets,
+  type Delivery, type Subscription, type SubscriptionWithSecrets, type WebhookEvent,
+} from "./webhooks.representation";
+import { sendWebhook } from "./webhooks.sender";
+import { generateKey, generateSecret } from "./webhooks.signing";
+import { checkTarget } from "./webhooks.url-policy";
+import { migrations } from "./migrations";
+
+/** Messages one webhooks process handles at once from each channel. */
+const CHANNEL_MAX_IN_FLIGHT = 32;
+/** A message that failed (database unreachable...) waits this long before it is offered again. */
+const CHANNEL_RETRY_PAUSE_MS = 1_000;
+
+interface Methods {
+  ownSubscription(ctx: RequestContext, id: number): Promise<repo.SubscriptionRow>;
+  ingest(payload: unknown): Promise<void>;
+}
+
+/** One consumer per event channel, all in the `webhooks` group: replicas share the messages. */
+function channelConsumers(): Record<string, ChannelSchema<Pick<Methods, "ingest">>> {
+  const consumer: ChannelSchema<Pick<Methods, "ingest">> = {
+    maxInFlight: CHANNEL_MAX_IN_FLIGHT,
+    maxRetries: NEVER_GIVE_UP,
+    handler(payload) {
+      return this.ingest(payload);
+    },
+  };
+  return Object.fromEntries(ALL_CHANNELS.map((channel) => [channel, consumer]));
+}
+
+const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher }> = {
+  name: "webhooks",
+  mixins: [databaseMixin("webhooks", migrations)],
+
+  channels: channelConsumers(),
+
+  actions: {
+    available: {
+      visibility: "published",
+      scope: "webhooks",
+      summary: "The webhook events this client may subscribe to.",
+      params: availableParams,
+      handler(ctx: RequestContext): WebhookEvent[] {
+        return availableEvents(callerOf(ctx)).map((event) => ({ event, description: EVENT_DESCRIPTIONS[event] }));
+      },
+    },
+
+    subscribe: {
+      visibility: "published",
+      scope: "webhooks",
+      summary: "Subscribe a URL to an event (201 new, 200 when it existed); key and secret are shown only on creation.",
+      params: subscribeParams,
+      async handler(ctx: RequestContext<SubscribeParams>): Promise<Subscription | SubscriptionWithSecrets> {
+        const client = callerOf(ctx);
+        const { event } = ctx.params;
+        if (!client.webhookEvents.includes(event)) {
+          throw new ForbiddenError(`This API key may not subscribe to \`${event}\`; GET /api/v1/webhooks/available lists the events it may use.`, { event });
+        }
+        const target = await checkTarget(ctx.params.url, { allowInsecure: config().webhooks.allowInsecureTargets });
+        if (!target.ok) throw InvalidInputError.field("url", target.reason);
+        const url = target.url.href;
+        const allClients = seesAllClients(client, event);
+
+        // Insert, or find the one that exists; a concurrent DELETE between the two means: insert again.
+        for (;;) {
+          const created = await repo.insertSubscription(this.db, {
+            clientId: client.clientId, event, url, key: generateKey(), secret: generateSecret(), allClients,
+          });
+          if (created) {
+            ctx.meta.$statusCode = 201;
+            ctx.meta.$location = `/api/v1/webhooks/${created.id}`;
+            return presentWithSecrets(created);
+          }
+          const existing = await repo.findSubscriptionByTarget(this.db, client.clientId, event, url);
+          if (existing) {
+            return presentSubscription(existing.all_clients === allClients ? existing : await repo.setAllClients(this.db, existing.id, allClients));
+          }
+        }
+      },
+    },
+
+    list: {
+      visibility: "published",
+      scope: "webhooks",
+      summary: "This client's webhook subscriptions.",
+      params: listParams,
+      async handler(ctx: RequestContext<ListParams>) {
+        const { rows, nextCursor } = await repo.listSubscriptions(this.db, callerOf(ctx).clientId, ctx.params);
+        return toPage(rows.map(presentSubscription), nextCursor);
+      },
+    },
+
+    get: {
+      visibility: "published",
+      scope: "webhooks",
+      summary: "One of this client's webhook subscriptions.",
+      params: idParams,
+      async handler(ctx: RequestContext<IdParams>): Promise<Subscription> {
+        return presentSubscription(await this.ownSubscription(ctx, ctx.params.id));
+      },
+    },
+
+    unsubscribe: {
+      visibility: "published",
+      scope: "webhooks",
+      summary: "Delete a subscription with its deliveries; nothing more is sent to it.",
+      params: idParams,
+      async handler(ctx: RequestContext<IdParams>): Promise<null> {
+        if (!(await repo.deleteSubscription(this.db, callerOf(ctx).clientId, ctx.params.id))) {
+          throw new NotFoundError("webhook subscription", ctx.params.id);
+        }
+        ctx.meta.$statusCode = 204;
+        return null;
+      },
+    },
+
+    rotate: {
+      visibility: "published",
+      scope: "webhooks",
+      summary: "Replace a subscription's key and secret (shown once); pending retries use the new ones.",
+      params: idParams,
+      async handler(ctx: RequestContext<IdParams>): Promise<SubscriptionWithSecrets> {
+        const row = await repo.rotateSecrets(this.db, callerOf(ctx).clientId, ctx.params.id, generateKey(), generateSecret());
+        if (!row) throw new NotFoundError("webhook subscription", ctx.params.id);
+        return presentWithSecrets(row);
+      },
+    },
+
+    deliveries: {
+      visibility: "published",
+      scope: "webhooks",
+      summary: "A subscription's deliveries, oldest first, each with its attempts; filter with ?status=.",
+      params: deliveriesParams,
+      async handler(ctx: RequestContext<DeliveriesParams>) {
+        const { id, status, ...page } = ctx.params;
+        const subscription = await this.ownSubscription(ctx, id);
+        const { rows, nextCursor } = await repo.listDeliveries(this.db, subscription.id, page, status);
+        const attempts = await repo.attemptsOf(this.db, rows.map((r) => r.id));
+        return toPage(rows.map((r) => presentDelivery(r, attempts.get(r.id) ?? [])), nextCursor);
+      },
+    },
+
+    redeliver: {
+      visibility: "published",
+      scope: "webhooks",
+      summary: "Send a delivery again, whatever its status, with a fresh retry schedule.",
+      params: redeliverParams,
+      async handler(ctx: RequestContext<RedeliverParams>): Promise<Delivery> {
+        const subscription = await this.ownSubscription(ctx, ctx.params.id);
+        if (!(await repo.scheduleAgain(this.db, subscription.id, ctx.params.deliveryId))) {
+          throw new NotFoundError("delivery", ctx.params.deliveryId);
+        }
+        this.dispatcher?.wake();
+        const row = await repo.findDelivery(this.db, subscription.id, ctx.params.deliveryId);
+        if (!row) throw new NotFoundError("delivery", ctx.params.deliveryId);
+        ctx.meta.$statusCode = 202;
+        return presentDelivery(row, (await repo.attemptsOf(this.db, [row.id])).get(row.id) ?? []);
+      },
+    },
+  },
+
+  methods: {
+    async ownSubscription(ctx: RequestContext, id: number): Promise<repo.SubscriptionRow> {
+      // Another client's subscription is "not found", never "forbidden": its existence is not revealed.
+      const row = await repo.findSubscription(this.db, callerOf(ctx).clientId, id);
+      if (!row) throw new NotFoundError("webhook subscription", id);
+      return row;
+    },
+
+    /** A channel message: acknowledged (by resolving) only once its deliveries are committed. */
+    async ingest(payload: unknown): Promise<void> {
+      const event = asDomainEvent(payload);
+      if (!event) {
+        // Redelivering it would fail forever; it cannot come from our relay.
+        this.logger.error("Webhooks: dropped a channel message that is not a domain event.");
+        return;
+      }
+      await withRequestId(event.requestId, async () => {
+        try {
+          if ((await fanOut(this.db, event)) > 0) this.dispatcher?.wake();
+        } catch (err) {
+          this.logger.warn(`Webhooks: could not record the deliveries of ${event.id}, it will be offered again: ${(err as Error).message}`);
+          await new Promise((resolve) => setTimeout(resolve, CHANNEL_RETRY_PAUSE_MS));
+          throw err;
+        }
+      });
+    },
+  },
+
+  started() {
+    const cfg = config().webhooks;
+    this.dispatcher = new Dispatcher({
+      db: this.db,
+      logger: this.logger,
+      send: (webhook) => sendWebhook(webhook, { timeoutMs: cfg.timeoutMs, allowInsecure: cfg.allowInsecureTargets }),
+      batch: cfg.dispatchBatch,
+      intervalMs: cfg.dispatchIntervalMs,
+      timeoutMs: cfg.timeoutMs,
+      retryScheduleSeconds: cfg.retryScheduleSeconds,
+    });
+    this.dispatcher.start();
+  },
+
+  async stopped() {
+    await this.dispatcher?.stop();
+  },
+};
+
 export default webhooksService;

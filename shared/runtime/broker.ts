@@ -4,9 +4,10 @@
  */
 import { ServiceBroker, type BrokerOptions } from "moleculer";
 import { brokerOptions } from "../../moleculer.config";
-import { setConfig, type Config } from "../config";
+import { config, setConfig, type Config } from "../config";
 import { closeDatabase } from "../db";
 import { schemaOf } from "./services";
+import { drainForShutdown } from "./shutdown";
 
 export function createBroker(cfg: Config, overrides: Partial<BrokerOptions> = {}): ServiceBroker {
   setConfig(cfg);
@@ -15,7 +16,16 @@ export function createBroker(cfg: Config, overrides: Partial<BrokerOptions> = {}
   return broker;
 }
 
+/**
+ * Stops within SHUTDOWN_TIMEOUT_MS: readiness turns 503 and the gateway stops taking requests
+ * and finishes its in-flight ones (shared/runtime/shutdown.ts), then the broker waits for the
+ * action calls and event handlers still running with what is left of the same budget.
+ */
 export async function stopBroker(broker: ServiceBroker): Promise<void> {
+  const deadline = Date.now() + config().shutdownTimeoutMs;
+  await drainForShutdown(broker, deadline);
+  // Read by moleculer's context tracker when the services stop; at least 1 s for background work.
+  if (broker.options.tracking) broker.options.tracking.shutdownTimeout = Math.max(1_000, deadline - Date.now());
   await broker.stop();
   await closeDatabase();
 }

@@ -18,7 +18,7 @@ const SCHEMAS: Record<ServiceName, () => ServiceSchema> = {
   catalogue: () => catalogueService as ServiceSchema,
   references: () => referencesService as ServiceSchema,
   orders: () => ordersService as ServiceSchema,
-  webhooks: () => webhooksService,
+  webhooks: () => webhooksService as ServiceSchema,
 };
 
 export function schemaOf(name: ServiceName): ServiceSchema {

@@ -4,12 +4,14 @@
  * DATABASE_URL. SIGTERM/SIGINT stop taking requests, finish in-flight work, then exit 0.
  */
 import { config, ConfigError } from "../config";
+import { startProbeServer, type ProbeServer } from "../probe-server";
 import { createBroker, stopBroker } from "./broker";
 import { seedDemoDataIfWanted } from "./demo";
 
 async function main(): Promise<void> {
   const cfg = config();
   const broker = createBroker(cfg);
+  let probes: ProbeServer | null = null;
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -20,6 +22,7 @@ async function main(): Promise<void> {
     timer.unref();
     try {
       await stopBroker(broker);
+      await probes?.close();
       process.exit(0);
     } catch (err) {
       broker.logger.error(err);
@@ -29,6 +32,8 @@ async function main(): Promise<void> {
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
 
+  // Probes answer from the start: /healthz at once, /readyz 503 until the services have started.
+  if (cfg.healthPort > 0) probes = await startProbeServer(broker, cfg.healthPort, cfg.host);
   await broker.start();
   await seedDemoDataIfWanted(broker, cfg);
 }

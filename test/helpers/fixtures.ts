@@ -24,9 +24,9 @@ export interface Fixtures {
 export const ADDRESS = { recipient: "Ada Lovelace", street: "1 Analytical Way", zipCode: "75001", city: "Paris", country: "FR" };
 
 export async function createFixtures(t: TestBroker, tag = String(Date.now())): Promise<Fixtures> {
-  const backoffice = principal("backoffice", ["crm", "catalogue", "orders:write", "orders:read", "orders:manage"]);
-  const partner = principal("partner", ["partner", "orders:write", "orders:read"]);
-  const otherPartner = principal("partner", ["partner", "orders:write", "orders:read"]);
+  const backoffice = principal("backoffice", ["crm", "catalogue", "orders:write", "orders:read", "orders:manage", "webhooks"]);
+  const partner = principal("partner", ["partner", "orders:write", "orders:read", "webhooks"]);
+  const otherPartner = principal("partner", ["partner", "orders:write", "orders:read", "webhooks"]);
 
   const customer = await t.call<{ id: number }>("crm.createCustomer", { name: `Acme ${tag}` });
   const contact = await t.call<{ id: number }>("crm.createContact", { customerId: customer.id, firstName: "Ada", lastName: "Lovelace", email: `ada-${tag}@acme.test` });

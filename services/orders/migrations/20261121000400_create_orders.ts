@@ -11,10 +11,10 @@ export async function up(knex: Knex): Promise<void> {
     t.text("status").notNullable();
     t.text("external_id");
     t.text("external_reference");
-    t.jsonb("contact").notNullable();
-    t.jsonb("customer").notNullable();
-    t.jsonb("invoicing_address").notNullable();
-    t.jsonb("delivery_address").notNullable();
+    t.json("contact").notNullable();
+    t.json("customer").notNullable();
+    t.json("invoicing_address").notNullable();
+    t.json("delivery_address").notNullable();
     t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.timestamp("updated_at", { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.timestamp("validated_at", { useTz: true });
@@ -32,8 +32,9 @@ export async function up(knex: Knex): Promise<void> {
     t.decimal("ordered_quantity", 18, 3).notNullable();
     t.integer("packaging_id").notNullable();
     // Snapshots: the packaging, product, unit, unit factor and taxes as they were when ordered.
-    t.jsonb("packaging").notNullable();
-    t.jsonb("packaging_reference");
+    // json, not jsonb: the stored text keeps its key order, so GET answers the very JSON POST did.
+    t.json("packaging").notNullable();
+    t.json("packaging_reference");
     t.unique(["order_id", "position"]);
   });
 
@@ -48,7 +49,7 @@ export async function up(knex: Knex): Promise<void> {
     t.string("key", 255).notNullable();
     t.string("request_hash", 64).notNullable();
     t.integer("order_id");
-    t.jsonb("response");
+    t.json("response");
     t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.primary(["client_id", "key"]);
   });

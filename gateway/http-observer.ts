@@ -1,0 +1,81 @@
+/**
+ * Watches every request the gateway's HTTP server receives: one access-log line and the HTTP
+ * metrics when its response ends, and the set of requests in flight, so that shutdown can stop
+ * accepting connections and still finish what was accepted.
+ */
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { Context, Logger } from "moleculer";
+import type { RequestMeta } from "../shared/auth";
+import { observeHttpRequest } from "../shared/metrics";
+import { isProbePath } from "../shared/probes";
+
+/** What moleculer-web leaves on the request once it has routed it. */
+type RoutedRequest = IncomingMessage & {
+  $alias?: { fullPath?: string };
+  originalUrl?: string;
+  $ctx?: Context<unknown, RequestMeta>;
+};
+
+/** The status label of a request whose client went away before any answer (nginx's convention). */
+const CLIENT_CLOSED = 499;
+const DRAIN_POLL_MS = 20;
+
+/** The alias path (`/api/v1/orders/:id`), never the raw URL, so labels and logs stay bounded. */
+function routeOf(req: RoutedRequest): string {
+  return req.$alias?.fullPath ?? "unmatched";
+}
+
+export class HttpObserver {
+  private readonly inFlight = new Set<ServerResponse>();
+  private draining = false;
+
+  constructor(private readonly server: Server, private readonly logger: Logger) {
+    // First listener, so the duration includes moleculer-web's own synchronous work.
+    server.prependListener("request", (req: RoutedRequest, res: ServerResponse) => this.observe(req, res));
+  }
+
+  private observe(req: RoutedRequest, res: ServerResponse): void {
+    const started = process.hrtime.bigint();
+    this.inFlight.add(res);
+    // A request that arrives on a kept-alive connection while draining is served, then its connection closes.
+    if (this.draining) res.setHeader("Connection", "close");
+    res.once("close", () => {
+      this.inFlight.delete(res);
+      this.record(req, res, Number(process.hrtime.bigint() - started) / 1e9);
+    });
+  }
+
+  private record(req: RoutedRequest, res: ServerResponse, seconds: number): void {
+    const route = routeOf(req);
+    const status = res.headersSent ? res.statusCode : CLIENT_CLOSED;
+    const method = req.method ?? "GET";
+    observeHttpRequest({ method, route, status, seconds });
+    const line = {
+      method,
+      route,
+      path: (req.originalUrl ?? req.url ?? "").split("?")[0],
+      status,
+      durationMs: Math.round(seconds * 1e4) / 10,
+      requestId: req.$ctx?.requestID ?? undefined,
+      clientId: req.$ctx?.meta.client?.clientId,
+    };
+    // Probes and scrapes come every few seconds: keep them out of the info-level access log.
+    if (isProbePath(route)) this.logger.debug(line, "request");
+    else this.logger.info(line, "request");
+  }
+
+  /**
+   * Stops accepting connections (idle kept-alive ones close now), lets the requests in flight
+   * finish until `deadline`, then closes whatever connection is left.
+   */
+  async drain(deadline: number): Promise<void> {
+    this.draining = true;
+    for (const res of this.inFlight) if (!res.headersSent) res.setHeader("Connection", "close");
+    if (this.server.listening) this.server.close();
+    while (this.inFlight.size > 0 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
+    }
+    if (this.inFlight.size > 0) this.logger.warn(`Shutdown deadline reached with ${this.inFlight.size} HTTP request(s) in flight`);
+    this.server.closeAllConnections();
+  }
+}

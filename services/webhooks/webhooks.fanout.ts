@@ -1,0 +1,36 @@
+/**
+ * Fan-out: one event from a channel becomes one pending delivery per subscription that
+ * receives it (webhooks.events.ts), in one transaction. A re-published event adds nothing
+ * (unique per event and subscription), so the channel may deliver a message more than once.
+ */
+import Validator from "fastest-validator";
+import type { Knex } from "knex";
+import { EVENTS, type DomainEvent } from "../../shared/outbox";
+import * as repo from "./webhooks.repository";
+
+const checkEvent = new Validator().compile({
+  id: { type: "string", min: 1, max: 200 },
+  event: { type: "enum", values: [...EVENTS] },
+  ownerClientId: { type: "number", integer: true },
+  entity: { type: "string", min: 1 },
+  entityId: { type: "number", integer: true },
+  occurredAt: { type: "string", pattern: /^\d{4}-\d\d-\d\dT/ },
+  data: { type: "any" },
+});
+
+/** The message as a DomainEvent, or null when it is not one (it could never be processed). */
+export function asDomainEvent(payload: unknown): DomainEvent | null {
+  if (typeof payload !== "object" || payload === null) return null;
+  return checkEvent(payload) === true ? (payload as DomainEvent) : null;
+}
+
+/** Creates the deliveries of one event; resolves to how many were new. */
+export async function fanOut(db: Knex, event: DomainEvent): Promise<number> {
+  return db.transaction(async (trx) => {
+    const subscriptionIds = await repo.matchingSubscriptionIds(trx, event);
+    if (subscriptionIds.length === 0) return 0;
+    // Stored once, as the exact text every subscriber receives.
+    await repo.insertEvent(trx, event, JSON.stringify(event.data));
+    return repo.insertDeliveries(trx, event.id, subscriptionIds);
+  });
+}

@@ -1,0 +1,249 @@
+/**
+ * The only file of the webhooks service that touches knex.
+ */
+import type { Knex } from "knex";
+import type { Db } from "../../shared/db";
+import type { DomainEvent, EventName } from "../../shared/outbox";
+import { fetchPage, type PageQuery } from "../../shared/paging";
+import type { DeliveryStatus } from "./webhooks.params";
+
+const S = "webhooks";
+
+export interface SubscriptionRow {
+  id: number;
+  client_id: number;
+  event: EventName;
+  url: string;
+  key: string;
+  secret: string;
+  all_clients: boolean;
+  created_at: Date;
+  rotated_at: Date | null;
+}
+
+export interface DeliveryRow {
+  id: number;
+  subscription_id: number;
+  event_id: string;
+  event: EventName;
+  body: string;
+  webhook_id: string;
+  status: DeliveryStatus;
+  attempt_count: number;
+  next_attempt_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface AttemptRow {
+  id: number;
+  delivery_id: number;
+  attempted_at: Date;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
+/** A delivery a dispatcher has claimed, with what it needs to send it. */
+export interface ClaimedDelivery {
+  id: number;
+  claim_token: string;
+  webhook_id: string;
+  attempt_count: number;
+  event: EventName;
+  body: string;
+  url: string;
+  key: string;
+  secret: string;
+  request_id: string | null;
+}
+
+// ---- subscriptions -------------------------------------------------------------------------
+
+export async function insertSubscription(
+  db: Db,
+  s: { clientId: number; event: EventName; url: string; key: string; secret: string; allClients: boolean },
+): Promise<SubscriptionRow | null> {
+  const rows = (await db.withSchema(S).table("subscriptions")
+    .insert({ client_id: s.clientId, event: s.event, url: s.url, key: s.key, secret: s.secret, all_clients: s.allClients })
+    .onConflict(["client_id", "event", "url"]).ignore()
+    .returning("*")) as SubscriptionRow[];
+  return rows[0] ?? null;
+}
+
+export async function findSubscriptionByTarget(db: Db, clientId: number, event: EventName, url: string): Promise<SubscriptionRow | undefined> {
+  return db.withSchema(S).table("subscriptions").where({ client_id: clientId, event, url }).first();
+}
+
+/** Scopes may have changed since subscribing: a repeated PUT brings the audience up to date. */
+export async function setAllClients(db: Db, id: number, allClients: boolean): Promise<SubscriptionRow> {
+  const [row] = (await db.withSchema(S).table("subscriptions").where({ id }).update({ all_clients: allClients }).returning("*")) as SubscriptionRow[];
+  return row;
+}
+
+export async function findSubscription(db: Db, clientId: number, id: number): Promise<SubscriptionRow | undefined> {
+  return db.withSchema(S).table("subscriptions").where({ id, client_id: clientId }).first();
+}
+
+export async function listSubscriptions(db: Db, clientId: number, page: PageQuery) {
+  const query = db.withSchema(S).table("subscriptions").where({ client_id: clientId }).select("*");
+  return fetchPage<SubscriptionRow & Record<string, unknown>>(query, page, "id", (r) => r.id);
+}
+
+/** Deletes the subscription with its deliveries and their attempts; false when there was none. */
+export async function deleteSubscription(db: Db, clientId: number, id: number): Promise<boolean> {
+  // Raw: knex-pglite answers `.delete()` with its whole response instead of the row count.
+  const result = await db.raw(`DELETE FROM ??.subscriptions WHERE id = ? AND client_id = ? RETURNING id`, [S, id, clientId]);
+  return (result as { rows: unknown[] }).rows.length > 0;
+}
+
+export async function rotateSecrets(db: Db, clientId: number, id: number, key: string, secret: string): Promise<SubscriptionRow | undefined> {
+  const [row] = (await db.withSchema(S).table("subscriptions").where({ id, client_id: clientId })
+    .update({ key, secret, rotated_at: db.fn.now() }).returning("*")) as SubscriptionRow[];
+  return row;
+}
+
+// ---- fan-out -------------------------------------------------------------------------------
+
+/**
+ * The subscriptions that receive this event: to its event name, of the owner or seeing all
+ * clients, and created before the event happened (an event replayed later reaches only those
+ * that existed then). Timestamps compare at the millisecond, the precision of `occurredAt`.
+ */
+export async function matchingSubscriptionIds(db: Db, e: DomainEvent): Promise<number[]> {
+  const rows = (await db.withSchema(S).table("subscriptions")
+    .where({ event: e.event })
+    .andWhere((q) => q.where({ client_id: e.ownerClientId }).orWhere({ all_clients: true }))
+    .andWhereRaw("date_trunc('milliseconds', created_at) <= ?", [e.occurredAt])
+    .select("id")) as { id: number }[];
+  return rows.map((r) => r.id);
+}
+
+export async function insertEvent(db: Db, e: DomainEvent, body: string): Promise<void> {
+  await db.withSchema(S).table("events").insert({
+    id: e.id, event: e.event, owner_client_id: e.ownerClientId, entity: e.entity, entity_id: e.entityId, occurred_at: e.occurredAt, body,
+    request_id: e.requestId ?? null,
+  }).onConflict("id").ignore();
+}
+
+/** One pending delivery per subscription, due now; existing (event, subscription) pairs are kept. Returns how many were new. */
+export async function insertDeliveries(db: Db, eventId: string, subscriptionIds: number[]): Promise<number> {
+  if (subscriptionIds.length === 0) return 0;
+  const rows = subscriptionIds.map((subscriptionId) => ({
+    subscription_id: subscriptionId,
+    event_id: eventId,
+    webhook_id: db.raw("'msg_' || replace(gen_random_uuid()::text, '-', '')"),
+    next_attempt_at: db.fn.now(),
+  }));
+  const inserted = await db.withSchema(S).table("deliveries").insert(rows).onConflict(["event_id", "subscription_id"]).ignore().returning("id");
+  return inserted.length;
+}
+
+// ---- deliveries as subscribers see them ----------------------------------------------------
+
+function deliveriesQuery(db: Db) {
+  return db.withSchema(S).table("deliveries as d").join("events as e", "e.id", "d.event_id")
+    .select("d.*", "e.event", "e.body");
+}
+
+export async function listDeliveries(db: Db, subscriptionId: number, page: PageQuery, status?: DeliveryStatus) {
+  const query = deliveriesQuery(db).where("d.subscription_id", subscriptionId);
+  if (status) query.where("d.status", status);
+  return fetchPage<DeliveryRow & Record<string, unknown>>(query, page, "d.id", (r) => r.id);
+}
+
+export async function findDelivery(db: Db, subscriptionId: number, id: number): Promise<DeliveryRow | undefined> {
+  return deliveriesQuery(db).where({ "d.id": id, "d.subscription_id": subscriptionId }).first();
+}
+
+/** The attempts of these deliveries, oldest first, by delivery id. */
+export async function attemptsOf(db: Db, deliveryIds: number[]): Promise<Map<number, AttemptRow[]>> {
+  const byDelivery = new Map<number, AttemptRow[]>(deliveryIds.map((id) => [id, []]));
+  if (deliveryIds.length === 0) return byDelivery;
+  const rows = (await db.withSchema(S).table("attempts").whereIn("delivery_id", deliveryIds).orderBy("id")) as AttemptRow[];
+  for (const row of rows) byDelivery.get(row.delivery_id)?.push(row);
+  return byDelivery;
+}
+
+/**
+ * Schedules a delivery again, whatever its status, with a fresh retry schedule. If a dispatcher
+ * is sending it right now, it stays held until that claim expires, so it is never sent twice at
+ * once; the running attempt is still recorded but no longer decides the delivery's status.
+ */
+export async function scheduleAgain(db: Db, subscriptionId: number, id: number): Promise<boolean> {
+  const updated = await db.withSchema(S).table("deliveries").where({ id, subscription_id: subscriptionId }).update({
+    status: "pending",
+    attempt_count: 0,
+    next_attempt_at: db.raw("CASE WHEN claim_token IS NOT NULL AND next_attempt_at > now() THEN next_attempt_at ELSE now() END"),
+    claim_token: null,
+    updated_at: db.fn.now(),
+  });
+  return updated > 0;
+}
+
+// ---- dispatching ---------------------------------------------------------------------------
+
+/**
+ * Claims up to `limit` due deliveries in one statement: each is held for `leaseMs` (its due
+ * time moves past the attempt) under a new claim token, and the statement commits before any
+ * request is sent, so no transaction stays open during HTTP. Concurrent dispatchers skip each
+ * other's rows (SKIP LOCKED), and a claimed row is no longer due for anyone until the lease
+ * ends; if its dispatcher dies, the lease ends and another one sends it.
+ */
+export async function claimDue(db: Knex, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  const result = await db.raw(
+    `WITH due AS (
+       SELECT id FROM ??.deliveries
+        WHERE status = 'pending' AND next_attempt_at <= now()
+        ORDER BY next_attempt_at
+        LIMIT ?
+        FOR UPDATE SKIP LOCKED
+     ), claimed AS (
+       UPDATE ??.deliveries d
+          SET next_attempt_at = now() + ? * interval '1 millisecond', claim_token = gen_random_uuid(), updated_at = now()
+         FROM due WHERE d.id = due.id
+       RETURNING d.id, d.claim_token, d.webhook_id, d.attempt_count, d.subscription_id, d.event_id
+     )
+     SELECT c.id, c.claim_token, c.webhook_id, c.attempt_count, e.event, e.body, e.request_id, s.url, s.key, s.secret
+       FROM claimed c
+       JOIN ??.subscriptions s ON s.id = c.subscription_id
+       JOIN ??.events e ON e.id = c.event_id`,
+    [S, limit, S, leaseMs, S, S],
+  );
+  return (result as { rows: ClaimedDelivery[] }).rows;
+}
+
+export interface AttemptRecord {
+  attemptedAt: Date;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+export interface DeliveryUpdate {
+  status: DeliveryStatus;
+  /** Milliseconds from now until the next attempt; null when none is scheduled. */
+  retryInMs: number | null;
+}
+
+/**
+ * Records one attempt and, while the claim still holds, the delivery's new state. The attempt
+ * is kept even when the delivery was redelivered meanwhile; it is dropped with the delivery
+ * when the subscription was deleted.
+ */
+export async function recordAttempt(db: Knex, claim: ClaimedDelivery, attempt: AttemptRecord, next: DeliveryUpdate): Promise<void> {
+  await db.transaction(async (trx) => {
+    await trx.withSchema(S).table("deliveries").where({ id: claim.id, claim_token: claim.claim_token }).update({
+      status: next.status,
+      attempt_count: claim.attempt_count + 1,
+      next_attempt_at: next.retryInMs === null ? null : trx.raw("now() + ? * interval '1 millisecond'", [next.retryInMs]),
+      claim_token: null,
+      updated_at: trx.fn.now(),
+    });
+    await trx.raw(
+      `INSERT INTO ??.attempts (delivery_id, attempted_at, status_code, error, duration_ms)
+       SELECT id, ?, ?, ?, ? FROM ??.deliveries WHERE id = ?`,
+      [S, attempt.attemptedAt, attempt.statusCode, attempt.error, attempt.durationMs, S, claim.id],
+    );
+  });
+}

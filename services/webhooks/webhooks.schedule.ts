@@ -1,0 +1,14 @@
+/**
+ * When a failed delivery is tried again: WEBHOOK_RETRY_SCHEDULE lists the seconds to wait
+ * before each retry (by default 5 s, 30 s, 2 min, 10 min, 30 min, 1 h, 2 h, 4 h, 8 h, 8 h:
+ * about a day in all), each stretched by a random jitter of up to 20% so that the retries of
+ * many deliveries that failed together do not come back together.
+ */
+export const MAX_JITTER = 0.2;
+
+/** Milliseconds to wait after the `attemptsMade`-th failed attempt, or null when none is left. */
+export function retryDelayMs(attemptsMade: number, scheduleSeconds: readonly number[], random: () => number = Math.random): number | null {
+  const seconds = scheduleSeconds[attemptsMade - 1];
+  if (seconds === undefined) return null;
+  return Math.round(seconds * 1000 * (1 + MAX_JITTER * random()));
+}

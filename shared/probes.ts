@@ -1,0 +1,38 @@
+/**
+ * The answers of /healthz, /readyz and /metrics, the same wherever they are served: on the
+ * gateway's PORT (gateway/probe-route.ts) and on HEALTH_PORT (shared/probe-server.ts).
+ */
+import type { ServiceBroker } from "moleculer";
+import { checkReadiness } from "./health";
+import { renderMetrics } from "./metrics";
+
+export const PROBE_PATHS = ["/healthz", "/readyz", "/metrics"] as const;
+export type ProbePath = (typeof PROBE_PATHS)[number];
+
+export interface ProbeAnswer {
+  status: number;
+  contentType: string;
+  body: string;
+}
+
+const JSON_TYPE = "application/json; charset=utf-8";
+
+export function isProbePath(path: string): path is ProbePath {
+  return (PROBE_PATHS as readonly string[]).includes(path);
+}
+
+export async function answerProbe(broker: ServiceBroker, path: ProbePath): Promise<ProbeAnswer> {
+  switch (path) {
+    case "/healthz":
+      // Liveness: the process answers. It stays 200 while shutting down, so nothing restarts a draining process.
+      return { status: 200, contentType: JSON_TYPE, body: JSON.stringify({ status: "ok" }) };
+    case "/readyz": {
+      const report = await checkReadiness(broker);
+      return { status: report.status === "ok" ? 200 : 503, contentType: JSON_TYPE, body: JSON.stringify(report) };
+    }
+    case "/metrics": {
+      const { contentType, body } = await renderMetrics(broker);
+      return { status: 200, contentType, body };
+    }
+  }
+}

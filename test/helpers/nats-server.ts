@@ -1,0 +1,93 @@
+/**
+ * A private NATS server with JetStream for one test file: its own port and its own store
+ * folder, so a test can stop, kill and restart it without touching the shared server (4222)
+ * or another test's. Restarting keeps the port and the store: streams, durable consumers and
+ * unacknowledged messages survive, as with a real server restart.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, type WriteStream } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { freePort, LOG_DIR } from "./processes";
+
+export const NATS_SERVER_BINARY = process.env.NATS_SERVER_BINARY ?? "/usr/sbin/nats-server";
+
+export function natsServerAvailable(): boolean {
+  return existsSync(NATS_SERVER_BINARY);
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, "127.0.0.1");
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
+
+export class NatsServer {
+  private child: ChildProcess | null = null;
+  private exited: Promise<void> = Promise.resolve();
+  private readonly log: WriteStream;
+  readonly logFile: string;
+
+  private constructor(readonly port: number, readonly storeDir: string) {
+    mkdirSync(LOG_DIR, { recursive: true });
+    this.logFile = path.join(LOG_DIR, `nats-${port}.log`);
+    this.log = createWriteStream(this.logFile, { flags: "a" });
+  }
+
+  static async start(): Promise<NatsServer> {
+    const server = new NatsServer(await freePort(), mkdtempSync(path.join(os.tmpdir(), "nats-js-")));
+    await server.start();
+    return server;
+  }
+
+  get url(): string {
+    return `nats://127.0.0.1:${this.port}`;
+  }
+
+  get running(): boolean {
+    return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  async start(timeoutMs = 10_000): Promise<void> {
+    if (this.running) throw new Error("nats-server is already running");
+    const child = spawn(NATS_SERVER_BINARY, ["-a", "127.0.0.1", "-p", String(this.port), "-js", "-sd", this.storeDir], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    this.child = child;
+    child.stdout?.pipe(this.log, { end: false });
+    child.stderr?.pipe(this.log, { end: false });
+    this.exited = new Promise((resolve) => child.once("exit", () => resolve()));
+    const deadline = Date.now() + timeoutMs;
+    while (!(await accepts(this.port))) {
+      if (!this.running) throw new Error(`nats-server exited at start; see ${this.logFile}`);
+      if (Date.now() > deadline) throw new Error(`nats-server did not listen within ${timeoutMs} ms; see ${this.logFile}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  /** SIGTERM by default (a clean shutdown); SIGKILL for a crash. Waits for the exit. */
+  async stop(signal: NodeJS.Signals = "SIGTERM"): Promise<void> {
+    if (!this.running) return;
+    this.child?.kill(signal);
+    await this.exited;
+  }
+
+  async restart(downForMs = 0): Promise<void> {
+    await this.stop();
+    if (downForMs > 0) await new Promise((r) => setTimeout(r, downForMs));
+    await this.start();
+  }
+
+  /** Stops it for good and removes its store. */
+  async dispose(): Promise<void> {
+    await this.stop();
+    this.log.end();
+    rmSync(this.storeDir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,206 @@
+/**
+ * Real service processes for end-to-end tests: each runs `node dist/shared/runtime/start.js`
+ * (built beforehand: `npm test` builds; this harness builds nothing) with the services named,
+ * its output captured in a log file under test/artifacts/logs/, and can be killed (SIGKILL),
+ * stopped (SIGTERM, as Kubernetes does) and started again on the same ports.
+ *
+ *   const webhooks = await startServiceProcess({ name: "webhooks-1", services: ["webhooks"], transporter: nats.url, databaseUrl });
+ *   await webhooks.kill();        // SIGKILL, waits for the exit
+ *   await webhooks.start();       // same environment, same ports
+ *   await webhooks.stop();        // SIGTERM, waits for a clean exit
+ *
+ * "Ready" means the process answers 200 on /readyz: its broker started, its transporter is
+ * connected and its services reach their database with migrations applied (shared/health.ts).
+ * It is asked on PORT when the process runs the gateway, else on HEALTH_PORT.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createWriteStream, existsSync, mkdirSync, readFileSync, type WriteStream } from "node:fs";
+import net from "node:net";
+import path from "node:path";
+import type { ServiceName } from "../../shared/config";
+
+export const ROOT = path.resolve(__dirname, "../..");
+const START = path.join(ROOT, "dist/shared/runtime/start.js");
+const NODE = path.join(ROOT, "node_modules/.bin/node");
+export const LOG_DIR = path.join(ROOT, "test/artifacts/logs");
+
+/**
+ * The processes of one test file form one deployment: their own Moleculer namespace (and so
+ * their own JetStream streams), never mixing with another file's processes or another run on
+ * the same NATS server.
+ */
+export const TEST_NAMESPACE = `oi-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+
+export interface ServiceProcessOptions {
+  /** Names the process in its NODE_ID, its log file and error messages. */
+  name: string;
+  services: ServiceName[];
+  /** nats://... for the distributed mode; omitted for an embedded process. */
+  transporter?: string;
+  databaseUrl: string;
+  /** Added to (and overriding) the defaults below. */
+  env?: Record<string, string>;
+  /** How long to wait for /readyz; a first start migrates, so it is generous. */
+  readyTimeoutMs?: number;
+}
+
+/** A free TCP port on 127.0.0.1 (free now; bound by whoever asks first). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class ServiceProcess {
+  readonly logFile: string;
+  private child: ChildProcess | null = null;
+  private exited: Promise<void> = Promise.resolve();
+  private log: WriteStream | null = null;
+  private starts = 0;
+
+  private constructor(
+    readonly options: ServiceProcessOptions,
+    /** The gateway's port when it runs one, else the probe port (HEALTH_PORT). */
+    readonly port: number,
+  ) {
+    mkdirSync(LOG_DIR, { recursive: true });
+    this.logFile = path.join(LOG_DIR, `${options.name}-${Date.now().toString(36)}.log`);
+  }
+
+  static async create(options: ServiceProcessOptions): Promise<ServiceProcess> {
+    return new ServiceProcess(options, await freePort());
+  }
+
+  get hasGateway(): boolean {
+    return this.options.services.includes("gateway");
+  }
+
+  /** The API's base URL, when the process runs the gateway. */
+  get baseUrl(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  get running(): boolean {
+    return this.child !== null && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  environment(): Record<string, string> {
+    const o = this.options;
+    return {
+      PATH: process.env.PATH ?? "",
+      SERVICES: o.services.join(","),
+      TRANSPORTER: o.transporter ?? "",
+      DATABASE_URL: o.databaseUrl,
+      NODE_ID: o.name,
+      NAMESPACE: TEST_NAMESPACE,
+      HOST: "127.0.0.1",
+      PORT: this.hasGateway ? String(this.port) : "0",
+      HEALTH_PORT: this.hasGateway ? "0" : String(this.port),
+      WEBHOOK_ALLOW_INSECURE_TARGETS: "true",
+      DEMO_DATA: "never",
+      MIGRATE_ON_START: "true",
+      LOG_LEVEL: "warn",
+      RATE_LIMIT_PER_MINUTE: "0",
+      ...o.env,
+    };
+  }
+
+  /** Starts the process (again) and resolves once it is ready. */
+  async start(): Promise<this> {
+    if (this.running) throw new Error(`${this.options.name} is already running`);
+    if (!existsSync(START)) throw new Error(`${START} is missing: run \`npm run build\` first (\`npm test\` does).`);
+    this.starts += 1;
+    this.log ??= createWriteStream(this.logFile, { flags: "a" });
+    this.log.write(`\n===== start #${this.starts} of ${this.options.name} at ${new Date().toISOString()} =====\n`);
+    const child = spawn(NODE, [START], { cwd: ROOT, env: this.environment(), stdio: ["ignore", "pipe", "pipe"] });
+    this.child = child;
+    child.stdout?.pipe(this.log, { end: false });
+    child.stderr?.pipe(this.log, { end: false });
+    this.exited = new Promise((resolve) => {
+      child.once("exit", (code, signal) => {
+        this.log?.write(`===== ${this.options.name} exited: ${signal ?? `code ${code}`} =====\n`);
+        resolve();
+      });
+    });
+    try {
+      await this.waitUntilReady(this.options.readyTimeoutMs ?? 60_000);
+    } catch (err) {
+      await this.kill();
+      throw err;
+    }
+    return this;
+  }
+
+  /** Sends `signal` (SIGKILL by default: a crash) and waits for the process to be gone. */
+  async kill(signal: NodeJS.Signals = "SIGKILL"): Promise<void> {
+    if (!this.running) return;
+    this.child?.kill(signal);
+    await this.exited;
+  }
+
+  /**
+   * SIGTERM, as an orchestrator stops a pod, and waits for the exit; after `graceMs` it is
+   * killed so that a drain that hangs cannot hang the tests. Resolves to the exit code.
+   */
+  async stop(graceMs = 20_000): Promise<number | null> {
+    if (!this.running) return this.child?.exitCode ?? null;
+    const timer = setTimeout(() => this.child?.kill("SIGKILL"), graceMs);
+    await this.kill("SIGTERM");
+    clearTimeout(timer);
+    return this.child?.exitCode ?? null;
+  }
+
+  async restart(): Promise<this> {
+    await this.stop();
+    return this.start();
+  }
+
+  /** Everything the process printed, over all its starts. */
+  output(): string {
+    return existsSync(this.logFile) ? readFileSync(this.logFile, "utf8") : "";
+  }
+
+  /** Stops it and closes its log file (a later `start()` opens it again). */
+  async dispose(): Promise<void> {
+    await this.stop();
+    await new Promise<void>((resolve) => (this.log ? this.log.end(resolve) : resolve()));
+    this.log = null;
+  }
+
+  private async waitUntilReady(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    const url = `http://127.0.0.1:${this.port}/readyz`;
+    while (Date.now() < deadline) {
+      if (!this.running) throw new Error(`${this.options.name} exited before it was ready; see ${this.logFile}:\n${this.tail()}`);
+      const status = await fetch(url, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status, () => 0);
+      if (status === 200) return;
+      await sleep(100);
+    }
+    throw new Error(`${this.options.name} was not ready within ${timeoutMs} ms; see ${this.logFile}:\n${this.tail()}`);
+  }
+
+  private tail(lines = 30): string {
+    return this.output().split("\n").slice(-lines).join("\n");
+  }
+}
+
+/** Creates and starts a process; `dispose()` it (or `disposeAll`) when done. */
+export async function startServiceProcess(options: ServiceProcessOptions): Promise<ServiceProcess> {
+  const p = await ServiceProcess.create(options);
+  return p.start();
+}
+
+export async function disposeAll(processes: Iterable<ServiceProcess | undefined>): Promise<void> {
+  await Promise.all([...processes].map((p) => p?.dispose()));
+}

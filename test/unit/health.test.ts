@@ -1,0 +1,69 @@
+import { ServiceBroker } from "moleculer";
+import { checkReadiness, type DatabaseServiceProbes } from "../../shared/health";
+import { drainForShutdown, onShutdown } from "../../shared/runtime/shutdown";
+
+type Checks = Awaited<ReturnType<DatabaseServiceProbes["readinessChecks"]>>;
+
+/** A service that answers the probes as databaseMixin would, with the given state. */
+function fakeDatabaseService(name: string, checks: () => Promise<Checks>) {
+  return {
+    name,
+    methods: {
+      readinessChecks: checks,
+      outboxLag: async () => null,
+    },
+  };
+}
+
+describe("readiness", () => {
+  it("when every check passes, then the process is ready and names each check", async () => {
+    const broker = new ServiceBroker({ nodeID: "ready-ok", logger: false });
+    broker.createService(fakeDatabaseService("crm", async () => ({ database: "ok", migrations: "ok" })));
+    await broker.start();
+    try {
+      expect(await checkReadiness(broker)).toEqual({
+        status: "ok",
+        failing: [],
+        checks: { broker: "ok", "crm.database": "ok", "crm.migrations": "ok" },
+      });
+    } finally {
+      await broker.stop();
+    }
+  });
+
+  it("when the broker has not started, then it is not ready yet", async () => {
+    const broker = new ServiceBroker({ nodeID: "ready-starting", logger: false });
+    const report = await checkReadiness(broker);
+    expect(report).toMatchObject({ status: "unavailable", failing: ["broker"], checks: { broker: "starting" } });
+  });
+
+  it("when a service's migrations are pending and another's database hangs, then both are named", async () => {
+    const broker = new ServiceBroker({ nodeID: "ready-failing", logger: false });
+    broker.createService(fakeDatabaseService("orders", async () => ({ database: "ok", migrations: "pending" })));
+    broker.createService(fakeDatabaseService("crm", () => new Promise<Checks>(() => undefined)));
+    await broker.start();
+    try {
+      const report = await checkReadiness(broker);
+      expect(report.status).toBe("unavailable");
+      expect(report.failing.sort()).toEqual(["crm.database", "crm.migrations", "orders.migrations"]);
+      expect(report.checks["crm.database"]).toBe("timeout");
+    } finally {
+      await broker.stop();
+    }
+  });
+
+  it("when shutdown begins, then readiness fails at once while the drainers are still running", async () => {
+    const broker = new ServiceBroker({ nodeID: "ready-stopping", logger: false });
+    await broker.start();
+    let finishDrain: () => void = () => undefined;
+    onShutdown(broker, () => new Promise<void>((resolve) => (finishDrain = resolve)));
+    const draining = drainForShutdown(broker, Date.now() + 5_000);
+    try {
+      expect(await checkReadiness(broker)).toMatchObject({ status: "unavailable", failing: ["broker"], checks: { broker: "shutting down" } });
+    } finally {
+      finishDrain();
+      await draining;
+      await broker.stop();
+    }
+  });
+});
