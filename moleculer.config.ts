@@ -25,6 +25,9 @@ export function brokerOptions(cfg: Config): BrokerOptions {
     },
     logLevel: cfg.logLevel,
     requestTimeout: cfg.requestTimeoutMs,
+    // A node announces its services (and the events it listens to) this long after they change;
+    // moleculer's 1 s default leaves a freshly started gateway deaf to broadcasts for that long.
+    transit: { serviceChangedDebounceTime: 200 } as BrokerOptions["transit"],
     // A remote call is never retried blindly: creating an order is not idempotent by itself.
     retryPolicy: { enabled: false },
     registry: { strategy: "RoundRobin", preferLocal: true },

@@ -45,7 +45,9 @@ const breakOrder: fc.Arbitrary<(b: Body) => Body> = fc.oneof(
     return rest;
   }),
   fc.tuple(fc.constantFrom("contact", "invoicingAddress", "deliveryAddress", "items", "externalId", "customer"), junk)
+    // contact must stay a non-object to be wrong; optional fields accept null (absent).
     .filter(([k, v]) => !(k === "contact" && typeof v === "object" && v !== null && !Array.isArray(v)))
+    .filter(([k, v]) => !((k === "customer" || k === "externalId") && v === null))
     .map(([k, v]) => (b: Body) => ({ ...b, [k]: v })),
   fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !["externalId", "externalReference", "contact", "customer", "invoicingAddress", "deliveryAddress", "items"].includes(k) && !k.startsWith("__"))
     .map((k) => (b: Body) => ({ ...b, [k]: 1 })),
@@ -54,7 +56,7 @@ const breakOrder: fc.Arbitrary<(b: Body) => Body> = fc.oneof(
   })),
   fc.constantFrom("FRA", "f", "12", "").map((country) => (b: Body) => ({ ...b, invoicingAddress: { ...(b.invoicingAddress as Body), country } })),
   fc.oneof(fc.double({ noNaN: true, max: 0 }), fc.constant(1.2345), fc.constant(1e12), fc.constant("3"), fc.constant(null))
-    .map((q) => (b: Body) => ({ ...b, items: [{ externalReferenceId: (b.items as Body[])[0].externalReferenceId, orderedQuantity: q }] })),
+    .map((q) => (b: Body) => ({ ...b, items: [{ externalReferenceId: world.packagingRefs[0], orderedQuantity: q }] })),
   fc.constant((b: Body) => ({ ...b, items: [] })),
   fc.constant((b: Body) => ({ ...b, items: [{ orderedQuantity: 1 }] })),
   fc.constant((b: Body) => ({ ...b, items: [{ packaging: 1, externalReferenceId: "x", orderedQuantity: 1 }] })),

@@ -11,6 +11,9 @@ import { openDatabase, closeDatabase } from "../../shared/db";
 import { createTestDatabase, type TestDatabase } from "./database";
 import { disposeAll, ServiceProcess } from "./processes";
 
+/** Longer than the broker's serviceChangedDebounceTime (moleculer.config.ts). */
+const ANNOUNCE_MS = 500;
+
 export interface Cluster {
   baseUrl: string;
   adminKey: string;
@@ -64,6 +67,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       await Promise.all([...processes.entries()].filter(([s]) => s !== "gateway").flatMap(([, ps]) => ps.map((p) => p.start())));
       await Promise.all(processes.get("gateway")!.map((p) => p.start()));
       await waitForServices(processes.get("gateway")![0].baseUrl, adminKey);
+      // The gateway's own listeners (clients.changed) reach the other nodes once its service
+      // list is announced, which moleculer debounces (transit.serviceChangedDebounceTime).
+      await new Promise((r) => setTimeout(r, ANNOUNCE_MS));
     }
   } catch (err) {
     await disposeAll([...processes.values()].flat());
