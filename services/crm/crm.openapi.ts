@@ -25,14 +25,17 @@ export const Contact = {
     firstName: { type: "string" },
     lastName: { type: "string" },
     email: { type: "string", format: "email" },
-    customer: {
-      type: "object",
-      required: ["id", "name"],
-      properties: { id: { type: "integer" }, name: { type: "string" } },
-      additionalProperties: false,
-    },
+    customer: { $ref: "#/components/schemas/CustomerSummary" },
     createdAt: timestamp,
     updatedAt: timestamp,
   },
+  additionalProperties: false,
+} as const;
+
+/** A customer named inside another representation (a contact, a reference, an order). */
+export const CustomerSummary = {
+  type: "object",
+  required: ["id", "name"],
+  properties: { id: { type: "integer" }, name: { type: "string" } },
   additionalProperties: false,
 } as const;

@@ -97,12 +97,7 @@ export const Order = {
       },
       additionalProperties: false,
     },
-    customer: {
-      type: "object",
-      required: ["id", "name"],
-      properties: { id: { type: "integer" }, name: { type: "string" } },
-      additionalProperties: false,
-    },
+    customer: { $ref: "#/components/schemas/CustomerSummary" },
     invoicingAddress: address,
     deliveryAddress: address,
     items: { type: "array", minItems: 1, items: item },

@@ -23,12 +23,7 @@ export const ContactReference = {
       },
       additionalProperties: false,
     },
-    customer: {
-      type: "object",
-      required: ["id", "name"],
-      properties: { id: { type: "integer" }, name: { type: "string" } },
-      additionalProperties: false,
-    },
+    customer: { $ref: "#/components/schemas/CustomerSummary" },
     createdAt: timestamp,
     updatedAt: timestamp,
   },
