@@ -4,6 +4,7 @@
  * accepting connections and still finish what was accepted.
  */
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import net from "node:net";
 import type { Context, Logger } from "moleculer";
 import type { RequestMeta } from "../shared/auth";
 import { observeHttpRequest } from "../shared/metrics";
@@ -27,11 +28,16 @@ function routeOf(req: RoutedRequest): string {
 
 export class HttpObserver {
   private readonly inFlight = new Set<ServerResponse>();
+  private readonly connections = new Set<net.Socket>();
   private draining = false;
 
   constructor(private readonly server: Server, private readonly logger: Logger) {
     // First listener, so the duration includes moleculer-web's own synchronous work.
     server.prependListener("request", (req: RoutedRequest, res: ServerResponse) => this.observe(req, res));
+    server.on("connection", (socket: net.Socket) => {
+      this.connections.add(socket);
+      socket.once("close", () => this.connections.delete(socket));
+    });
   }
 
   private observe(req: RoutedRequest, res: ServerResponse): void {
@@ -65,17 +71,23 @@ export class HttpObserver {
   }
 
   /**
-   * Stops accepting connections (idle kept-alive ones close now), lets the requests in flight
-   * finish until `deadline`, then closes whatever connection is left.
+   * Stops accepting connections, then lets every open connection end on its own: a request in
+   * flight, or one already on its way on a kept-alive connection, is answered with
+   * `Connection: close`; a connection left idle closes after the server's keep-alive timeout
+   * (5 s). Whatever is still open at `deadline` is closed.
    */
   async drain(deadline: number): Promise<void> {
     this.draining = true;
     for (const res of this.inFlight) if (!res.headersSent) res.setHeader("Connection", "close");
-    if (this.server.listening) this.server.close();
-    while (this.inFlight.size > 0 && Date.now() < deadline) {
+    // net.Server#close only stops listening. http.Server#close would also drop idle kept-alive
+    // connections at once, resetting a request a client (or a proxy) is sending on one right now.
+    if (this.server.listening) net.Server.prototype.close.call(this.server);
+    while (this.connections.size > 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
     }
     if (this.inFlight.size > 0) this.logger.warn(`Shutdown deadline reached with ${this.inFlight.size} HTTP request(s) in flight`);
     this.server.closeAllConnections();
+    // Already closed; this also stops http's timer that checks connections for time-outs.
+    this.server.close();
   }
 }

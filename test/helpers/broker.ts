@@ -7,6 +7,7 @@ import { SCOPES, type Principal, type RequestMeta, type Scope } from "../../shar
 import { loadConfig, type ServiceName } from "../../shared/config";
 import { createBroker, stopBroker } from "../../shared/runtime/broker";
 import { createTestDatabase, type TestDatabase } from "./database";
+import { TEST_NAMESPACE } from "./processes";
 
 export interface TestBroker {
   broker: ServiceBroker;
@@ -32,6 +33,8 @@ export async function startTestBroker(opts: TestBrokerOptions): Promise<TestBrok
     RATE_LIMIT_PER_MINUTE: "0",
     PORT: "0",
     WEBHOOK_ALLOW_INSECURE_TARGETS: "true",
+    // The same namespace as the processes this test file spawns (test/helpers/processes.ts).
+    NAMESPACE: TEST_NAMESPACE,
     ...opts.env,
   });
   const broker = createBroker(cfg, { logger: false });
