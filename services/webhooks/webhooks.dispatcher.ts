@@ -133,6 +133,11 @@ export class Dispatcher {
       // The lease runs out and the delivery is sent again: at least once, never lost.
       this.opts.logger.warn(`Webhook dispatcher: recording delivery ${delivery.id} failed: ${(err as Error).message}`);
     }
+    // One line per attempt, under the request id that raised the event (never the key or secret).
+    this.opts.logger.info({
+      deliveryId: delivery.id, webhookId: delivery.webhook_id, event: delivery.event, attempt: delivery.attempt_count + 1,
+      outcome: outcome.kind, statusCode: record.statusCode, durationMs: outcome.durationMs, next: next.status,
+    }, "webhook attempt");
     if (next.status === "failed") this.opts.logger.warn(`Webhook delivery ${delivery.id} (${delivery.webhook_id}) failed for good after ${delivery.attempt_count + 1} attempts.`);
   }
 }

@@ -12,6 +12,7 @@ import { ForbiddenError, InvalidInputError, NotFoundError } from "../../shared/e
 import { toPage } from "../../shared/paging";
 import { withRequestId } from "../../shared/request-context";
 import { Dispatcher } from "./webhooks.dispatcher";
+import { onShutdown } from "../../shared/runtime/shutdown";
 import { availableEvents, EVENT_DESCRIPTIONS, seesAllClients } from "./webhooks.events";
 import { asDomainEvent, fanOut } from "./webhooks.fanout";
 import {
@@ -221,6 +222,9 @@ const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher }> = {
       retryScheduleSeconds: cfg.retryScheduleSeconds,
     });
     this.dispatcher.start();
+    // At SIGTERM, finish the attempts under way alongside the gateway's drain, not after it.
+    const dispatcher = this.dispatcher;
+    onShutdown(this.broker, () => dispatcher.stop());
   },
 
   async stopped() {

@@ -98,5 +98,7 @@ describe("logs of a full run", () => {
     const validateLines = lines.filter((l) => l.requestId === "logs-validate-1");
     expect(validateLines).toContainEqual(expect.objectContaining({ mod: "broker", msg: "Call action locally." }));
     expect(validateLines).toContainEqual(expect.objectContaining({ msg: "request", route: "/api/v1/orders/:id/validate", status: 200 }));
+    // ...and so does the webhook attempt that the validation caused, long after the request ended.
+    expect(validateLines).toContainEqual(expect.objectContaining({ msg: "webhook attempt", event: "sales_order_validated", outcome: "delivered" }));
   }, 120_000);
 });
