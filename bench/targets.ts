@@ -12,6 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ALL_SERVICES, environmentWith, type ServiceName, type VariableName } from "../shared/config";
+import { SERVICE_NODE_OPTIONS } from "../shared/runtime/process-limits";
 import { createFreshDatabase, type FreshDatabase } from "./databases";
 import { benchNamespace, deleteNamespaceStreams } from "./nats-namespace";
 import type { BenchOptions, TargetId } from "./options";
@@ -91,8 +92,11 @@ function withOutputOf(processes: BenchProcess[], err: unknown): Error {
 }
 
 /** Runs `work` on a fresh database, dropping it if `work` fails. */
-async function withFreshDatabase<T>(run: RunContext, suffix: string, work: (db: FreshDatabase) => Promise<T>): Promise<T> {
-  const db = await createFreshDatabase(run.options.postgresUrl, `oi_bench_${run.runId}_${suffix}`);
+/** `oi_bench_<run>_<suffix>`: whose database it is, so an interrupted run's can be found and dropped. */
+export const benchDatabaseName = (runId: string, suffix: string) => `oi_bench_${runId}_${suffix}`;
+
+async function withFreshDatabase<T>(run: { runId: string; options: Pick<BenchOptions, "postgresUrl"> }, suffix: string, work: (db: FreshDatabase) => Promise<T>): Promise<T> {
+  const db = await createFreshDatabase(run.options.postgresUrl, benchDatabaseName(run.runId, suffix));
   try {
     return await work(db);
   } catch (err) {
@@ -142,32 +146,68 @@ const embeddedPostgres: TargetSpec = {
 /** Started first; the gateway comes once they are ready, so that it finds them on NATS at once. */
 const BACKEND_SERVICES = ALL_SERVICES.filter((name) => name !== "gateway");
 
-const distributed: TargetSpec = {
-  id: "distributed",
-  label: "(b) distributed, NATS + PostgreSQL",
-  description: "The gateway and each service (clients, crm, catalogue, references, orders, webhooks) in its own process (SERVICES=<name>), over the machine's NATS in a namespace of the run's own, on the local PostgreSQL; migrations run once before (dist/shared/runtime/migrate.js).",
-  deploy: (run) => withFreshDatabase(run, "distributed", async (db) => {
+/** What a distributed deployment needs from a run (the orders bench's RunContext is one). */
+export interface DistributedRun {
+  runId: string;
+  nodeArgs: string[];
+  options: Pick<BenchOptions, "postgresUrl" | "natsUrl">;
+}
+
+/** How a benchmark wants the distributed mode laid out; by default one process per service. */
+export interface DistributedLayout {
+  /** Names the NATS namespace (`<bench>-bench-<run>`) and the database (`oi_bench_<run>_<bench>`). */
+  bench: string;
+  /** Processes per service (default 1); several are named `<service>-1`, `<service>-2`... */
+  replicas?: Partial<Record<ServiceName, number>>;
+  /** Extra settings for every process (e.g. WEBHOOK_ALLOW_INSECURE_TARGETS). */
+  environment?: Partial<Record<VariableName, string>>;
+}
+
+export interface DistributedDeployment extends Deployment {
+  /** The admin client's key (ADMIN_API_KEY), for benchmarks that create more clients. */
+  adminKey: string;
+  namespace: string;
+}
+
+/** The orders bench's distributed database keeps its name (`…_distributed`); other benchmarks' carry theirs. */
+export const distributedDatabaseSuffix = (bench: string) => (bench === "orders" ? "distributed" : bench);
+
+/** Each service's process names, in start order: `webhooks`, or `webhooks-1`, `webhooks-2` with replicas. */
+function memberNames(layout: DistributedLayout): { service: ServiceName; name: string }[] {
+  return BACKEND_SERVICES.flatMap((service) => {
+    const count = layout.replicas?.[service] ?? 1;
+    return Array.from({ length: count }, (_, i) => ({ service, name: count === 1 ? service : `${service}-${i + 1}` }));
+  });
+}
+
+/**
+ * The gateway and each service in its own process(es) over the machine's NATS in a namespace of
+ * the run's own, on a fresh PostgreSQL database migrated once before; seeded through the API.
+ */
+export function deployDistributed(run: DistributedRun, layout: DistributedLayout = { bench: "orders" }): Promise<DistributedDeployment> {
+  return withFreshDatabase(run, distributedDatabaseSuffix(layout.bench), async (db) => {
     await BenchProcess.start("migrate", dist("shared/runtime/migrate.js"), serviceEnvironment({ DATABASE_URL: db.url })).finished();
-    const namespace = benchNamespace(run.runId);
+    const namespace = benchNamespace(run.runId, layout.bench);
     const adminKey = newAdminKey();
-    const [port, ...probePorts] = await freePorts(ALL_SERVICES.length);
+    const backends = memberNames(layout);
+    const [port, ...probePorts] = await freePorts(backends.length + 1);
     const members: BenchProcess[] = [];
-    const startMember = async (name: ServiceName, index: number) => {
-      const probePort = name === "gateway" ? port : probePorts[index];
+    const startMember = async (service: ServiceName, name: string, probePort: number) => {
       const member = BenchProcess.start(name, START, serviceEnvironment({
-        SERVICES: name, NAMESPACE: namespace, TRANSPORTER: run.options.natsUrl, DATABASE_URL: db.url, MIGRATE_ON_START: "false", NODE_ID: `bench-${name}`,
-        ADMIN_API_KEY: adminKey, PORT: String(port), HEALTH_PORT: name === "gateway" ? "0" : String(probePort),
-      }), [], run.nodeArgs);
+        ...layout.environment,
+        SERVICES: service, NAMESPACE: namespace, TRANSPORTER: run.options.natsUrl, DATABASE_URL: db.url, MIGRATE_ON_START: "false", NODE_ID: `bench-${name}`,
+        ADMIN_API_KEY: adminKey, PORT: String(port), HEALTH_PORT: service === "gateway" ? "0" : String(probePort),
+      }), [], [SERVICE_NODE_OPTIONS, ...run.nodeArgs]); // the heap cap the image and start:cluster use
       members.push(member);
       await waitUntilReady(member, `http://127.0.0.1:${probePort}/readyz`);
     };
     try {
-      await Promise.all(BACKEND_SERVICES.map(startMember));
-      await startMember("gateway", -1);
+      await Promise.all(backends.map(({ service, name }, i) => startMember(service, name, probePorts[i])));
+      await startMember("gateway", "gateway", port);
       const baseUrl = `http://127.0.0.1:${port}`;
       const processes = [...members];
       return {
-        baseUrl, processes, databaseName: db.name, natsPort: new URL(run.options.natsUrl).port || "4222",
+        baseUrl, processes, databaseName: db.name, natsPort: new URL(run.options.natsUrl).port || "4222", adminKey, namespace,
         partner: await seedThroughApi(baseUrl, adminKey),
         async tearDown() {
           // The gateway first: it drains the requests still in flight, which need every service.
@@ -182,7 +222,14 @@ const distributed: TargetSpec = {
       await deleteNamespaceStreams(run.options.natsUrl, namespace);
       throw withOutputOf(members, err);
     }
-  }),
+  });
+}
+
+const distributed: TargetSpec = {
+  id: "distributed",
+  label: "(b) distributed, NATS + PostgreSQL",
+  description: "The gateway and each service (clients, crm, catalogue, references, orders, webhooks) in its own process (SERVICES=<name>), over the machine's NATS in a namespace of the run's own, on the local PostgreSQL; migrations run once before (dist/shared/runtime/migrate.js).",
+  deploy: (run) => deployDistributed(run),
 };
 
 const baseline: TargetSpec = {

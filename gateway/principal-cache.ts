@@ -5,34 +5,27 @@
  */
 import { createHash } from "node:crypto";
 import type { Principal } from "../shared/auth";
+import { ExpiringCache } from "../shared/expiring-cache";
 
 const TTL_MS = 30_000;
 const MAX_ENTRIES = 10_000;
 
 export class PrincipalCache {
-  private readonly entries = new Map<string, { principal: Principal; expires: number }>();
+  private readonly cache = new ExpiringCache<string, Principal>(TTL_MS, MAX_ENTRIES);
 
   static keyOf(apiKey: string): string {
     return createHash("sha256").update(apiKey).digest("hex");
   }
 
   get(apiKey: string): Principal | undefined {
-    const k = PrincipalCache.keyOf(apiKey);
-    const hit = this.entries.get(k);
-    if (!hit) return undefined;
-    if (hit.expires < Date.now()) {
-      this.entries.delete(k);
-      return undefined;
-    }
-    return hit.principal;
+    return this.cache.get(PrincipalCache.keyOf(apiKey));
   }
 
   set(apiKey: string, principal: Principal): void {
-    if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-    this.entries.set(PrincipalCache.keyOf(apiKey), { principal, expires: Date.now() + TTL_MS });
+    this.cache.set(PrincipalCache.keyOf(apiKey), principal);
   }
 
   clear(): void {
-    this.entries.clear();
+    this.cache.clear();
   }
 }

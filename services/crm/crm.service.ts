@@ -18,6 +18,9 @@ import { presentContact, presentCustomer, type Contact } from "./crm.representat
 import { migrations } from "./migrations";
 
 
+/** Broadcast when contacts change, with their ids. */
+export const CONTACTS_CHANGED_EVENT = "crm.contactsChanged";
+
 const crmService: DbServiceSchema<{ contactById(id: number): Promise<Contact> }> = {
   name: "crm",
   mixins: [databaseMixin("crm", migrations)],
@@ -124,6 +127,8 @@ const crmService: DbServiceSchema<{ contactById(id: number): Promise<Contact> }>
           const customerId = await repo.upsertCustomerByName(trx, p.customerName);
           return repo.upsertContact(trx, { customerId, firstName: p.firstName, lastName: p.lastName, email: p.email });
         });
+        // Services that keep copies of contacts (references) drop this one.
+        ctx.broadcast(CONTACTS_CHANGED_EVENT, { ids: [id] });
         return this.contactById(id);
       },
     },

@@ -1,7 +1,8 @@
 /**
  * Taking an order, as a story: read how the contact and items are named, check the caller may
- * name them so, refuse a duplicate, resolve everything to snapshots, then write the order, its
- * items and its `sales_order_created` event in one transaction. Nothing is written unless all
+ * name them so, resolve everything to snapshots, then write the order, its items and its
+ * `sales_order_created` event in one transaction (where a duplicate externalId is refused by
+ * its unique index, with no query of its own). Nothing is written unless all
  * of it is; a repeated Idempotency-Key replays the first answer.
  */
 import type { Knex } from "knex";
@@ -11,11 +12,13 @@ import { ConflictError, ForbiddenError, IdempotencyKeyReusedError } from "../../
 import { appendEvent } from "../../shared/outbox";
 import { codeDay, orderCode } from "./orders.code";
 import { contactModeOf, itemModesOf, scopesNeeded, type ContactMode, type ItemMode } from "./orders.identify";
+
+type InlineMode = Extract<ContactMode, { kind: "inline" }>;
 import { requestHash } from "./orders.idempotency";
 import type { CreateOrderParams } from "./orders.params";
 import * as repo from "./orders.repository";
 import { presentOrder, type Order } from "./orders.representation";
-import { allResolved, resolveContact, resolveItems, type Call } from "./orders.resolve";
+import { registerInlineContact, resolveOrder, type Call } from "./orders.resolve";
 
 export interface Intake {
   db: Knex;
@@ -38,14 +41,11 @@ export async function placeOrder(intake: Intake, order: CreateOrderParams): Prom
   const contactMode = contactModeOf(order);
   const itemModes = itemModesOf(order.items);
   checkScopes(client, contactMode, itemModes);
-  if (order.externalId) await refuseDuplicate(db, client.clientId, order.externalId);
 
-  // Items first: a partner's inline contact is only registered for an order that can be taken.
-  const [items, namedContact] = await allResolved([
-    resolveItems(intake.call, client.clientId, order.items, itemModes),
-    contactMode.kind === "inline" ? Promise.resolve(null) : resolveContact(intake.call, client.clientId, contactMode),
-  ] as const);
-  const { contact, customer } = namedContact ?? (await resolveContact(intake.call, client.clientId, contactMode));
+  const resolved = await resolveOrder(intake.call, client.clientId, order.items, contactMode, itemModes);
+  const items = resolved.items;
+  // A partner's inline contact is only registered for an order that can be taken.
+  const { contact, customer } = resolved.contact ?? (await registerInlineContact(intake.call, client.clientId, contactMode as InlineMode));
 
   const day = codeDay(new Date());
   const code = orderCode(day, await repo.nextCodeNumber(db, day));

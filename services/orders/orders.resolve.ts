@@ -1,7 +1,9 @@
 /**
- * Turns identification modes into snapshots by asking crm, catalogue and references.
- * Whatever the number of items: one catalogue call, one references call, one contact call.
- * Every unknown or unusable reference is reported at once, each with its field path.
+ * Turns identification modes into snapshots by asking references, catalogue and crm, in as few
+ * calls as the modes allow: a partner naming its contact by reference gets the contact and
+ * every packaging reference from one references call; catalogue ids add one catalogue call
+ * beside it; a CRM contact one crm call. Whatever the number of items. Every unknown or
+ * unusable reference is reported at once, each with its field path.
  */
 import { InvalidInputError, unknownReference, unknownReferenceField, type FieldError } from "../../shared/errors";
 import type { ContactMode, ItemMode, ReferenceLookup } from "./orders.identify";
@@ -40,31 +42,35 @@ export interface ResolvedContact {
   customer: { id: number; name: string };
 }
 
+type InlineMode = Extract<ContactMode, { kind: "inline" }>;
+
 function fromReference(ref: ContactReference): ResolvedContact {
   const { id, firstName, lastName, email } = ref.contact;
   return { contact: { id, firstName, lastName, email, reference: { id: ref.id, externalReference: ref.externalReference } }, customer: ref.customer };
 }
 
-export async function resolveContact(call: Call, clientId: number, mode: ContactMode): Promise<ResolvedContact> {
-  switch (mode.kind) {
-    case "crm": {
-      const [found] = await call<CrmContact[]>("crm.contactsByIds", { ids: [mode.id] });
-      if (!found) throw unknownReference("contact.id", "contact", mode.id);
-      const { id, firstName, lastName, email } = found;
-      return { contact: { id, firstName, lastName, email, reference: null }, customer: found.customer };
-    }
-    case "reference": {
-      const found = await call<ContactReference | null>("references.resolveContact", { clientId, by: mode.ref.by, value: mode.ref.value });
-      if (!found) throw unknownReference(mode.ref.path, "contact reference", mode.ref.value);
-      return fromReference(found);
-    }
-    case "inline": {
-      const { reference } = await call<{ reference: ContactReference }>("references.upsertContactReference", {
-        clientId, contact: mode.contact, customer: mode.customer,
-      });
-      return fromReference(reference);
-    }
-  }
+function fromCrm(found: CrmContact): ResolvedContact {
+  const { id, firstName, lastName, email } = found;
+  return { contact: { id, firstName, lastName, email, reference: null }, customer: found.customer };
+}
+
+async function crmContact(call: Call, id: number): Promise<ResolvedContact> {
+  const [found] = await call<CrmContact[]>("crm.contactsByIds", { ids: [id] });
+  if (!found) throw unknownReference("contact.id", "contact", id);
+  return fromCrm(found);
+}
+
+function referencedContact(found: ContactReference | null, ref: ReferenceLookup): ResolvedContact {
+  if (!found) throw unknownReference(ref.path, "contact reference", ref.value);
+  return fromReference(found);
+}
+
+/** The inline mode: the partner's contact is registered (or refreshed) as its reference. */
+export async function registerInlineContact(call: Call, clientId: number, mode: InlineMode): Promise<ResolvedContact> {
+  const { reference } = await call<{ reference: ContactReference }>("references.upsertContactReference", {
+    clientId, contact: mode.contact, customer: mode.customer,
+  });
+  return fromReference(reference);
 }
 
 async function packagingsById(call: Call, modes: ItemMode[]): Promise<Map<number, PackagingSnapshot>> {
@@ -74,12 +80,14 @@ async function packagingsById(call: Call, modes: ItemMode[]): Promise<Map<number
   return new Map(found.map((p) => [p.id, p]));
 }
 
+function referenceLookups(modes: ItemMode[]): { by: ReferenceLookup["by"]; value: string }[] {
+  return modes.flatMap((m) => (m.kind === "reference" ? [{ by: m.ref.by, value: m.ref.value }] : []));
+}
+
 async function packagingReferences(call: Call, clientId: number, modes: ItemMode[]): Promise<(PackagingReference | null)[]> {
-  const refs: ReferenceLookup[] = modes.flatMap((m) => (m.kind === "reference" ? [m.ref] : []));
+  const refs = referenceLookups(modes);
   if (refs.length === 0) return [];
-  return call<(PackagingReference | null)[]>("references.resolvePackagings", {
-    clientId, refs: refs.map(({ by, value }) => ({ by, value })),
-  });
+  return call<(PackagingReference | null)[]>("references.resolvePackagings", { clientId, refs });
 }
 
 /**
@@ -95,8 +103,33 @@ export async function allResolved<T extends readonly unknown[]>(work: { [K in ke
   throw failures[0];
 }
 
-export async function resolveItems(call: Call, clientId: number, items: ItemInput[], modes: ItemMode[]): Promise<NewItem[]> {
-  const [catalogue, references] = await Promise.all([packagingsById(call, modes), packagingReferences(call, clientId, modes)]);
+export interface Resolved {
+  /** Null for the inline mode: that contact is registered only once the rest is known good. */
+  contact: ResolvedContact | null;
+  items: NewItem[];
+}
+
+export async function resolveOrder(call: Call, clientId: number, items: ItemInput[], contact: ContactMode, modes: ItemMode[]): Promise<Resolved> {
+  let contactWork: Promise<ResolvedContact | null>;
+  let referencesWork: Promise<(PackagingReference | null)[]>;
+  if (contact.kind === "reference") {
+    const both = call<{ contact: ContactReference | null; packagings: (PackagingReference | null)[] }>("references.resolveOrder", {
+      clientId, contact: { by: contact.ref.by, value: contact.ref.value }, refs: referenceLookups(modes),
+    });
+    contactWork = both.then((r) => referencedContact(r.contact, contact.ref));
+    referencesWork = both.then((r) => r.packagings);
+  } else {
+    contactWork = contact.kind === "crm" ? crmContact(call, contact.id) : Promise.resolve(null);
+    referencesWork = packagingReferences(call, clientId, modes);
+  }
+  const itemsWork = Promise.all([packagingsById(call, modes), referencesWork]).then(([catalogue, references]) =>
+    itemsFrom(items, modes, catalogue, references),
+  );
+  const [resolvedItems, resolvedContact] = await allResolved<[NewItem[], ResolvedContact | null]>([itemsWork, contactWork]);
+  return { contact: resolvedContact, items: resolvedItems };
+}
+
+function itemsFrom(items: ItemInput[], modes: ItemMode[], catalogue: Map<number, PackagingSnapshot>, references: (PackagingReference | null)[]): NewItem[] {
   const errors: FieldError[] = [];
   let nextReference = 0;
   const resolved = modes.map((mode, i): NewItem | null => {

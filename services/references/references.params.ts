@@ -69,12 +69,21 @@ export interface ResolveContactParams extends ReferenceLookup {
   clientId: number;
 }
 
+const lookups = { type: "array", max: 1000, items: { type: "object", props: { by: lookupBy, value: lookupValue } } } as const;
+
 /** Orders carry at most 1,000 items. */
-export const resolvePackagingsParams = {
-  clientId: bodyId,
-  refs: { type: "array", max: 1000, items: { type: "object", props: { by: lookupBy, value: lookupValue } } },
-} as const;
+export const resolvePackagingsParams = { clientId: bodyId, refs: lookups } as const;
 export interface ResolvePackagingsParams {
   clientId: number;
   refs: ReferenceLookup[];
+}
+
+/** A partner's whole order in one call: its contact reference and its packaging references. */
+export const resolveOrderParams = {
+  clientId: bodyId,
+  contact: { type: "object", props: { by: lookupBy, value: lookupValue } },
+  refs: lookups,
+} as const;
+export interface ResolveOrderParams extends ResolvePackagingsParams {
+  contact: ReferenceLookup;
 }

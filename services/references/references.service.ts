@@ -9,6 +9,7 @@ import type { Context } from "moleculer";
 import { callerOf, type RequestContext, type RequestMeta } from "../../shared/auth";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
 import { uniqueViolation } from "../../shared/db";
+import { ExpiringCache } from "../../shared/expiring-cache";
 import { ConflictError, NotFoundError, unknownReference } from "../../shared/errors";
 import { appendEvent } from "../../shared/outbox";
 import { outboxRelayMixin } from "../../shared/outbox-relay.mixin";
@@ -17,9 +18,10 @@ import { respondCreated } from "../../shared/responses";
 import { candidateKeys, indexCandidates, pick } from "./references.lookup";
 import {
   createContactReferenceParams, createPackagingReferenceParams, idParams, listParams, resolveContactParams,
-  resolvePackagingsParams, upsertContactReferenceParams,
+  resolveOrderParams, resolvePackagingsParams, upsertContactReferenceParams,
   type ContactReferenceInput, type CreateContactReferenceParams, type CreatePackagingReferenceParams, type IdParams,
-  type ListParams, type ResolveContactParams, type ResolvePackagingsParams, type UpsertContactReferenceParams,
+  type ListParams, type ReferenceLookup, type ResolveContactParams, type ResolveOrderParams, type ResolvePackagingsParams,
+  type UpsertContactReferenceParams,
 } from "./references.params";
 import * as repo from "./references.repository";
 import {
@@ -41,6 +43,19 @@ interface ReferencesMethods {
   contactReferencesOf(ctx: Ctx, rows: repo.ContactReferenceRow[]): Promise<ContactReference[]>;
   packagingReferencesOf(ctx: Ctx, rows: repo.PackagingReferenceRow[]): Promise<PackagingReference[]>;
   upsertContactReference(ctx: Ctx, clientId: number, input: ContactReferenceInput): Promise<UpsertedContactReference>;
+  resolveContact(ctx: Ctx, clientId: number, lookup: ReferenceLookup): Promise<ContactReference | null>;
+  resolvePackagings(ctx: Ctx, clientId: number, refs: ReferenceLookup[]): Promise<(PackagingReference | null)[]>;
+}
+
+/**
+ * What references keeps of other services' data, to save a call per order. Packagings are
+ * immutable (catalogue creates, never updates: a change would have to broadcast
+ * `catalogue.changed`); contacts change through crm.upsertContact, which broadcasts
+ * `crm.contactsChanged`. The time-outs are a safety net, not the mechanism.
+ */
+interface UpstreamCaches {
+  packagings: ExpiringCache<number, CataloguePackaging>;
+  contacts: ExpiringCache<number, CrmContact>;
 }
 
 /**
@@ -58,9 +73,8 @@ function withUpstream<R, U extends { id: number }, O>(
   });
 }
 
-const uniqueIds = (ids: number[]) => [...new Set(ids)];
 
-const referencesService: DbServiceSchema<ReferencesMethods> = {
+const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
   name: "references",
   mixins: [databaseMixin(SCHEMA, migrations), outboxRelayMixin(SCHEMA)],
 
@@ -155,14 +169,9 @@ const referencesService: DbServiceSchema<ReferencesMethods> = {
     resolveContact: {
       visibility: "public",
       params: resolveContactParams,
-      async handler(ctx: RequestContext<ResolveContactParams>): Promise<ContactReference | null> {
+      handler(ctx: RequestContext<ResolveContactParams>): Promise<ContactReference | null> {
         const { clientId, by, value } = ctx.params;
-        const lookup = { by, value };
-        const rows = await repo.findMatchingContactReferences(this.db, clientId, candidateKeys([lookup]));
-        const row = pick(indexCandidates(rows), lookup);
-        if (!row) return null;
-        const [reference] = await this.contactReferencesOf(ctx, [row]);
-        return reference ?? null;
+        return this.resolveContact(ctx, clientId, { by, value });
       },
     },
 
@@ -173,14 +182,22 @@ const referencesService: DbServiceSchema<ReferencesMethods> = {
     resolvePackagings: {
       visibility: "public",
       params: resolvePackagingsParams,
-      async handler(ctx: RequestContext<ResolvePackagingsParams>): Promise<(PackagingReference | null)[]> {
-        const { clientId, refs } = ctx.params;
-        const rows = await repo.findMatchingPackagingReferences(this.db, clientId, candidateKeys(refs));
-        const index = indexCandidates(rows);
-        const picked = refs.map((ref) => pick(index, ref));
-        const usedRows = [...new Map(picked.flatMap((r) => (r ? [[r.id, r] as const] : []))).values()];
-        const presented = new Map((await this.packagingReferencesOf(ctx, usedRows)).map((p) => [p.id, p]));
-        return picked.map((r) => (r ? (presented.get(r.id) ?? null) : null));
+      handler(ctx: RequestContext<ResolvePackagingsParams>): Promise<(PackagingReference | null)[]> {
+        return this.resolvePackagings(ctx, ctx.params.clientId, ctx.params.refs);
+      },
+    },
+
+    /** Internal: resolveContact and resolvePackagings of one order, in one call. */
+    resolveOrder: {
+      visibility: "public",
+      params: resolveOrderParams,
+      async handler(ctx: RequestContext<ResolveOrderParams>) {
+        const { clientId, contact, refs } = ctx.params;
+        const [resolvedContact, packagings] = await Promise.all([
+          this.resolveContact(ctx, clientId, contact),
+          refs.length > 0 ? this.resolvePackagings(ctx, clientId, refs) : Promise.resolve([]),
+        ]);
+        return { contact: resolvedContact, packagings };
       },
     },
 
@@ -195,19 +212,56 @@ const referencesService: DbServiceSchema<ReferencesMethods> = {
     },
   },
 
+  events: {
+    "crm.contactsChanged"(ctx: Context<{ ids: number[] }>) {
+      for (const id of ctx.params.ids) this.contacts.delete(id);
+    },
+    "catalogue.changed"() {
+      this.packagings.clear();
+    },
+  },
+
+  created() {
+    this.packagings = new ExpiringCache(10 * 60_000, 10_000);
+    this.contacts = new ExpiringCache(60_000, 10_000);
+  },
+
   methods: {
     async contactReferencesOf(ctx: Ctx, rows: repo.ContactReferenceRow[]): Promise<ContactReference[]> {
       if (rows.length === 0) return [];
-      const contacts = await ctx.call<CrmContact[], { ids: number[] }>("crm.contactsByIds", { ids: uniqueIds(rows.map((r) => r.contact_id)) });
+      const contacts = await this.contacts.getMany(
+        rows.map((r) => r.contact_id),
+        (ids) => ctx.call<CrmContact[], { ids: number[] }>("crm.contactsByIds", { ids }),
+        (c) => c.id,
+      );
       return withUpstream(rows, contacts, (r) => r.contact_id, presentContactReference, "contact");
     },
 
     async packagingReferencesOf(ctx: Ctx, rows: repo.PackagingReferenceRow[]): Promise<PackagingReference[]> {
       if (rows.length === 0) return [];
-      const packagings = await ctx.call<CataloguePackaging[], { ids: number[] }>("catalogue.packagingsByIds", {
-        ids: uniqueIds(rows.map((r) => r.packaging_id)),
-      });
+      const packagings = await this.packagings.getMany(
+        rows.map((r) => r.packaging_id),
+        (ids) => ctx.call<CataloguePackaging[], { ids: number[] }>("catalogue.packagingsByIds", { ids }),
+        (p) => p.id,
+      );
       return withUpstream(rows, packagings, (r) => r.packaging_id, presentPackagingReference, "packaging");
+    },
+
+    async resolveContact(ctx: Ctx, clientId: number, lookup: ReferenceLookup): Promise<ContactReference | null> {
+      const rows = await repo.findMatchingContactReferences(this.db, clientId, candidateKeys([lookup]));
+      const row = pick(indexCandidates(rows), lookup);
+      if (!row) return null;
+      const [reference] = await this.contactReferencesOf(ctx, [row]);
+      return reference ?? null;
+    },
+
+    async resolvePackagings(ctx: Ctx, clientId: number, refs: ReferenceLookup[]): Promise<(PackagingReference | null)[]> {
+      const rows = await repo.findMatchingPackagingReferences(this.db, clientId, candidateKeys(refs));
+      const index = indexCandidates(rows);
+      const picked = refs.map((ref) => pick(index, ref));
+      const usedRows = [...new Map(picked.flatMap((r) => (r ? [[r.id, r] as const] : []))).values()];
+      const presented = new Map((await this.packagingReferencesOf(ctx, usedRows)).map((p) => [p.id, p]));
+      return picked.map((r) => (r ? (presented.get(r.id) ?? null) : null));
     },
 
     /**
@@ -219,6 +273,8 @@ const referencesService: DbServiceSchema<ReferencesMethods> = {
       const contact = await ctx.call<CrmContact, { firstName: string; lastName: string; email: string; customerName: string }>(
         "crm.upsertContact", { firstName, lastName, email, customerName: input.customer.name },
       );
+      // The freshest copy there is: later orders naming this contact see the new names at once.
+      this.contacts.set(contact.id, contact);
       const key = { clientId, externalReference };
       return this.db.transaction(async (trx) => {
         const inserted = await repo.insertContactReference(trx, key, contact.id);

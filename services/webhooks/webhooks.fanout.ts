@@ -26,6 +26,8 @@ export function asDomainEvent(payload: unknown): DomainEvent | null {
 
 /** Creates the deliveries of one event; resolves to how many were new. */
 export async function fanOut(db: Knex, event: DomainEvent): Promise<number> {
+  // Most events concern no subscriber: a plain read settles them without a transaction.
+  if ((await repo.matchingSubscriptionIds(db, event)).length === 0) return 0;
   return db.transaction(async (trx) => {
     const subscriptionIds = await repo.matchingSubscriptionIds(trx, event);
     if (subscriptionIds.length === 0) return 0;

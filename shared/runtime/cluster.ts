@@ -8,6 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { connect } from "nats";
 import { ConfigError, environmentWith, loadConfig, type Config, type ServiceName } from "../config";
+import { SERVICE_NODE_OPTIONS } from "./process-limits";
 import { closeDatabase, openDatabase } from "../db";
 import { describeDatabaseUrl, ensurePostgresDatabase } from "./database-setup";
 import { errorText } from "./error-text";
@@ -60,14 +61,17 @@ function childSpecs(cfg: Config): ChildSpec[] {
       name,
       command: process.execPath,
       args: [entry],
-      env: environmentWith({
-        SERVICES: name,
-        MIGRATE_ON_START: "false",
-        TRANSPORTER: cfg.transporter ?? "",
-        DATABASE_URL: cfg.databaseUrl,
-        NODE_ID: `${cfg.nodeId || os.hostname()}-${name}`,
-        HEALTH_PORT: String(healthPort),
-      }),
+      env: {
+        ...environmentWith({
+          SERVICES: name,
+          MIGRATE_ON_START: "false",
+          TRANSPORTER: cfg.transporter ?? "",
+          DATABASE_URL: cfg.databaseUrl,
+          NODE_ID: `${cfg.nodeId || os.hostname()}-${name}`,
+          HEALTH_PORT: String(healthPort),
+        }),
+        NODE_OPTIONS: SERVICE_NODE_OPTIONS,
+      },
     };
   });
 }

@@ -77,6 +77,21 @@ describe("when a partner names everything by its own references", () => {
   });
 });
 
+describe("when a contact's names change after references cached it", () => {
+  it("then the next order naming it by reference snapshots the new names", async () => {
+    const inline = (lastName: string) => ({
+      ...partnerOrder(f),
+      contact: { externalReference: "CACHED-1", firstName: "Kathleen", lastName, email: "kathleen@booth.test" },
+      customer: { name: "Booth Ltd" },
+    });
+    const byReference = { ...partnerOrder(f), contact: { externalReferenceId: "CACHED-1" } };
+    await create(inline("Britten"));
+    expect((await create(byReference)).contact.lastName).toBe("Britten");
+    await create(inline("Booth"));
+    expect((await create(byReference)).contact.lastName).toBe("Booth");
+  });
+});
+
 describe("when a back-office client names everything by CRM and catalogue ids", () => {
   it("then the order snapshots the CRM contact, its customer and the packagings", async () => {
     const order = await create(backofficeOrder(f), f.backoffice);

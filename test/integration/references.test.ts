@@ -237,7 +237,22 @@ describe("references service", () => {
         t.call<(PackagingReferenceJson | null)[]>("references.resolvePackagings", { clientId: partner.clientId, refs }, null));
       expect(result.slice(0, 20).map((r) => r?.id)).toEqual(made.map((m) => m.id));
       expect(result.slice(20).every((r) => r === null)).toBe(true);
-      expect(queries).toBe(3);
+      // One query for the references, and at most the two of catalogue.packagingsByIds.
+      expect(queries).toBeLessThanOrEqual(3);
+    });
+
+    it("when the same packagings are resolved again, then catalogue is not asked again", async () => {
+      const partner = principal("partner", ["partner"]);
+      await createPackagingReference({ clientId: partner.clientId, externalReference: "AGAIN-1", packagingId: oil.id });
+      await createPackagingReference({ clientId: partner.clientId, externalReference: "AGAIN-2", packagingId: soap.id });
+      const refs = [{ by: "external", value: "AGAIN-1" }, { by: "external", value: "AGAIN-2" }];
+      const resolve = () => t.call<(PackagingReferenceJson | null)[]>("references.resolvePackagings", { clientId: partner.clientId, refs }, null);
+      const first = await resolve();
+      expect(first.map((r) => r?.packaging.id)).toEqual([oil.id, soap.id]);
+      const again = await countQueries(t, resolve);
+      expect(again.result).toEqual(first);
+      // The references query only: the packagings came from the cache.
+      expect(again.queries).toBe(1);
     });
 
     it("when resolving no lookups, then the answer is empty", async () => {

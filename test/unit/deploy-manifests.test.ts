@@ -11,6 +11,7 @@ import {
   ofKind, readKustomization, resolvePort, ROOT, variableNamesSetIn, yamlFilesIn,
   type Container, type Manifest,
 } from "../helpers/manifests";
+import { SERVICE_NODE_OPTIONS } from "../../shared/runtime/process-limits";
 
 const manifests = baseManifests();
 const deployments = ofKind(manifests, "Deployment");
@@ -205,6 +206,8 @@ describe("Dockerfile", () => {
     const exposed = (/^EXPOSE (.+)$/m.exec(dockerfile)?.[1] ?? "").split(/\s+/).map(Number);
     expect(exposed.sort()).toEqual([cfg.port, cfg.healthPort].sort());
     expect(dockerfile).toMatch(/^HEALTHCHECK [\s\S]*?CMD \["node", "dist\/shared\/runtime\/healthcheck.js"\]/m);
+    // The image caps the heap as start:cluster and the benchmark do.
+    expect(env.NODE_OPTIONS).toBe(SERVICE_NODE_OPTIONS);
     // The Kubernetes ConfigMap and the image agree on the health port.
     expect(loadConfig(containerEnv(containerOf(deploymentFor("orders")!), manifests)).healthPort).toBe(cfg.healthPort);
   });
