@@ -2,13 +2,14 @@
  * The SQL the services run for one partner-reference order, statement for statement, as knex
  * sends it (captured with DEBUG=knex:query from the embedded mode on PostgreSQL):
  *
- *  orders      findOrderByExternalId          select … from orders.orders where client_id, external_id
  *  references  findMatchingPackagingReferences select … from references.packaging_references
- *  catalogue   findPackagings, findProductTaxes two selects (packagings ⋈ products, product_taxes ⋈ taxes)
  *  references  findMatchingContactReferences  select … from references.contact_references
- *  crm         findContacts                   select … from crm.contacts ⋈ customers
  *  orders      nextCodeNumber                 insert … on conflict do update (autocommit)
  *  orders      one transaction                insert orders, insert order_items, insert outbox
+ *
+ * and, the first time a packaging or contact is seen only (both sides keep them in memory
+ * afterwards): catalogue findPackagings + findProductTaxes, crm findContacts. A duplicate
+ * externalId is refused by the unique index on insert, on both sides.
  *
  * Here they are plain `pg` calls: no knex, no Moleculer, no validation. Row types are the
  * repositories' own (type-only imports: nothing of those modules is loaded).
@@ -23,12 +24,6 @@ type Queryable = Pool | PoolClient;
 
 /** `$from, $from+1, …` for a list of n values. */
 const placeholders = (n: number, from: number) => Array.from({ length: n }, (_, i) => `$${from + i}`).join(", ");
-
-export async function findOrderByExternalId(db: Queryable, clientId: number, externalId: string): Promise<OrderRow | undefined> {
-  const { rows } = await db.query<OrderRow>(
-    `select * from "orders"."orders" where "client_id" = $1 and "external_id" = $2 limit $3`, [clientId, externalId, 1]);
-  return rows[0];
-}
 
 export async function findPackagingReferences(db: Queryable, clientId: number, codes: string[]): Promise<PackagingReferenceRow[]> {
   const { rows } = await db.query<PackagingReferenceRow>(
