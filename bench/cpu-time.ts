@@ -135,3 +135,25 @@ export class CpuWindow {
     return shares;
   }
 }
+
+/**
+ * What a deployment is made of, for a CpuWindow: each of its processes, PostgreSQL's backends
+ * for its database, the NATS server (which may be shared: another deployment's traffic would be
+ * counted too), and this process (the load generator).
+ */
+export function deploymentGroups(deployment: { processes: { name: string; pid: number }[]; databaseName?: string; natsPort?: string }, postgresUrl: string): Measured[] {
+  const groups: Measured[] = deployment.processes.map((p) => ({ name: p.name, pids: async () => [p.pid] }));
+  const database = deployment.databaseName;
+  if (database) groups.push({ name: "postgres", pids: () => backendPids(postgresUrl, database) });
+  const natsPort = deployment.natsPort;
+  if (natsPort) groups.push({ name: "nats-server", pids: () => pidsOfCommand("nats-server", natsPort) });
+  groups.push({ name: "load generator", pids: async () => [process.pid] });
+  return groups;
+}
+
+/** Each share as ms of CPU per unit of work (an order, a delivery) and as cores busy on average over `wallMs`. */
+export function perUnit(shares: CpuShare[], units: number, wallMs: number): { name: string; msPerUnit: number; cores: number }[] {
+  const n = Math.max(1, units);
+  const wall = Math.max(1, wallMs);
+  return shares.map((s) => ({ name: s.name, msPerUnit: Math.round((s.cpuMs / n) * 100) / 100, cores: Math.round((s.cpuMs / wall) * 100) / 100 }));
+}

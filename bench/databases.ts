@@ -24,16 +24,19 @@ export async function createFreshDatabase(serverUrl: string, name: string): Prom
   return {
     name,
     url,
-    async drop() {
-      const client = new pg.Client({ connectionString: onServer(serverUrl, "postgres") });
-      await client.connect();
-      try {
-        await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
-      } finally {
-        await client.end();
-      }
-    },
+    drop: () => dropDatabase(serverUrl, name),
   };
+}
+
+/** Drops a database the benchmark made, even with connections left open (an interrupted run). */
+export async function dropDatabase(serverUrl: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: onServer(serverUrl, "postgres") });
+  await client.connect();
+  try {
+    await client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`);
+  } finally {
+    await client.end();
+  }
 }
 
 /** `PostgreSQL 15.x` as the server reports it, for the results' machine section. */

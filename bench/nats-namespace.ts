@@ -6,7 +6,8 @@
  */
 import { connect } from "nats";
 
-export const benchNamespace = (runId: string) => `orders-bench-${runId}`;
+/** `orders-bench-<run>`, `webhooks-bench-<run>`: which benchmark, which run. */
+export const benchNamespace = (runId: string, bench = "orders") => `${bench}-bench-${runId}`;
 
 /** Deletes the JetStream streams of a namespace; resolves to their names. */
 export async function deleteNamespaceStreams(natsUrl: string, namespace: string): Promise<string[]> {

@@ -29,9 +29,9 @@ export interface BenchOptions {
 export class UsageError extends Error {}
 
 /** The benchmark only ever talks to this machine. */
-const LOOPBACK = "127.0.0.1";
+export const LOOPBACK = "127.0.0.1";
 
-function loopbackUrl(flag: string, text: string, protocols: string[]): string {
+export function loopbackUrl(flag: string, text: string, protocols: string[]): string {
   let url: URL;
   try {
     url = new URL(text);
@@ -43,7 +43,7 @@ function loopbackUrl(flag: string, text: string, protocols: string[]): string {
   return text;
 }
 
-function positiveInteger(flag: string, text: string, min: number): number {
+export function positiveInteger(flag: string, text: string, min: number): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < min) throw new UsageError(`--${flag} must be a whole number of at least ${min}, got ${text}`);
   return n;

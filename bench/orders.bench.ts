@@ -5,21 +5,19 @@
  * storage. Writes bench/results/orders-<timestamp>.json and the table in bench/README.md.
  * Figures, not a test: nothing here fails because a figure is poor.
  */
-import { execFileSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { randomBytes } from "node:crypto";
-import { serverVersion } from "./databases";
 import { DatabaseWindow } from "./database-activity";
-import { backendPids, CpuWindow, pidsOfCommand, type CpuShare, type Measured } from "./cpu-time";
+import { codeVersion, describeMachine, type MachineDescription } from "./environment";
+import { CpuWindow, deploymentGroups, perUnit, type CpuShare } from "./cpu-time";
 import { postOrders, type LoadFigures, type LoadSettings } from "./load";
-import { natsServerVersion } from "./nats-namespace";
 import { ITEMS_PER_ORDER } from "./order-payload";
 import { parseOptions, UsageError, type BenchOptions } from "./options";
 import { PeakRss } from "./peak-rss";
 import { profileReport, summarizeProfiles } from "./profile-summary";
-import { ROOT, stopAll } from "./processes";
+import { stopAll } from "./processes";
 import { checkGoal, cpuTable, goalTable, resultsTable, workOutside, writeResults, type BenchResults, type TargetResult } from "./report";
 import { placeOneOrder } from "./seed";
 import { TARGETS, type Deployment, type RunContext, type TargetSpec } from "./targets";
@@ -67,7 +65,7 @@ async function loadAndMeasure(spec: TargetSpec, deployment: Deployment, run: Run
   }
   log(`${spec.label}: ${settings.durationSeconds} s at ${settings.connections} connections`);
   const database = deployment.databaseName ? await DatabaseWindow.start(run.options.postgresUrl, deployment.databaseName) : null;
-  const cpu = CpuWindow.start(cpuGroups(deployment, run.options.postgresUrl));
+  const cpu = CpuWindow.start(deploymentGroups(deployment, run.options.postgresUrl));
   const figures = await postOrders(deployment.baseUrl, deployment.partner, settings.connections, settings.durationSeconds);
   result.cpu = perRequest(await cpu.finish(), figures);
   result.figures = figures;
@@ -92,45 +90,15 @@ function reportProcesses(spec: TargetSpec, deployment: Deployment, run: RunConte
   }
 }
 
-/** Each process of the target, PostgreSQL's backends for its database, and this process (autocannon). */
-function cpuGroups(deployment: Deployment, postgresUrl: string): Measured[] {
-  const groups: Measured[] = deployment.processes.map((p) => ({ name: p.name, pids: async () => [p.pid] }));
-  const database = deployment.databaseName;
-  if (database) groups.push({ name: "postgres", pids: () => backendPids(postgresUrl, database) });
-  const natsPort = deployment.natsPort;
-  // The machine's NATS server may be shared: another deployment's traffic would be counted too.
-  if (natsPort) groups.push({ name: "nats-server", pids: () => pidsOfCommand("nats-server", natsPort) });
-  groups.push({ name: "load generator", pids: async () => [process.pid] });
-  return groups;
-}
-
 function perRequest(shares: CpuShare[], figures: LoadFigures): TargetResult["cpu"] {
-  const requests = Math.max(1, figures.requests);
-  const wallMs = figures.durationSeconds * 1000;
-  return shares.map((s) => ({ name: s.name, msPerRequest: Math.round((s.cpuMs / requests) * 100) / 100, cores: Math.round((s.cpuMs / wallMs) * 100) / 100 }));
+  return perUnit(shares, figures.requests, figures.durationSeconds * 1000).map(({ name, msPerUnit, cores }) => ({ name, msPerRequest: msPerUnit, cores }));
 }
 
-function codeVersion(): BenchResults["code"] {
-  const git = (...args: string[]) => execFileSync("git", args, { cwd: ROOT, encoding: "utf8" }).trim();
-  try {
-    return { commit: git("rev-parse", "--short", "HEAD"), uncommittedChanges: git("status", "--porcelain").length > 0 };
-  } catch {
-    return { commit: "unknown", uncommittedChanges: true };
-  }
-}
-
-async function machine(options: BenchOptions): Promise<BenchResults["machine"]> {
-  const cpus = os.cpus();
-  const needsPostgres = options.targets.some((t) => t !== "embedded");
-  return {
-    cores: cpus.length,
-    cpus: `${cpus.length} × ${cpus[0]?.model.trim() ?? "unknown CPU"}`,
-    memoryGB: Math.round(os.totalmem() / 2 ** 30),
-    os: `${os.type()} ${os.release()}`,
-    node: process.versions.node,
-    postgres: needsPostgres ? await serverVersion(options.postgresUrl) : "not used",
-    nats: options.targets.includes("distributed") ? await natsServerVersion(options.natsUrl) : "not used",
-  };
+function machine(options: BenchOptions): Promise<MachineDescription> {
+  return describeMachine({
+    postgresUrl: options.targets.some((t) => t !== "embedded") ? options.postgresUrl : undefined,
+    natsUrl: options.targets.includes("distributed") ? options.natsUrl : undefined,
+  });
 }
 
 async function main(): Promise<void> {

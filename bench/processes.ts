@@ -21,6 +21,7 @@ export class BenchProcess {
   /** Every line written, for "it logged N lines at warn or worse". */
   linesWritten = 0;
   private readonly exited: Promise<void>;
+  private readonly lineListeners = new Set<(line: string) => void>();
 
   private constructor(readonly name: string, private readonly child: ChildProcess) {
     for (const stream of [child.stdout, child.stderr]) {
@@ -29,6 +30,7 @@ export class BenchProcess {
         this.linesWritten++;
         this.lines.push(line);
         if (this.lines.length > KEPT_LINES) this.lines.shift();
+        for (const listener of this.lineListeners) listener(line);
       });
     }
     this.exited = new Promise((resolve) => child.once("exit", () => resolve()));
@@ -60,6 +62,28 @@ export class BenchProcess {
   async finished(): Promise<void> {
     await this.exited;
     if (this.child.exitCode !== 0) throw new Error(`${this.name} exited with ${this.child.exitCode ?? this.child.signalCode}:\n${this.output()}`);
+  }
+
+  /** The next line the process writes that passes `test`; rejects if it exits or `timeoutMs` passes first. */
+  waitForLine(test: (line: string) => boolean, timeoutMs: number): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const done = (settle: () => void) => {
+        this.lineListeners.delete(listener);
+        clearTimeout(timer);
+        settle();
+      };
+      const listener = (line: string) => {
+        if (test(line)) done(() => resolve(line));
+      };
+      const timer = setTimeout(() => done(() => reject(new Error(`${this.name} did not write the awaited line within ${timeoutMs} ms:\n${this.output()}`))), timeoutMs);
+      this.lineListeners.add(listener);
+      void this.exited.then(() => done(() => reject(new Error(`${this.name} exited before writing the awaited line:\n${this.output()}`))));
+    });
+  }
+
+  /** A signal the script itself understands (e.g. "go" for a load client). */
+  signal(signal: NodeJS.Signals): void {
+    if (this.alive) this.child.kill(signal);
   }
 
   /** SIGTERM (the services drain in-flight work), SIGKILL if it is still there after the grace. */

@@ -9,6 +9,7 @@ import type { LoadFigures, LoadSettings } from "./load";
 import type { TargetId } from "./options";
 import { OTHER_PREFIX, WHOLE_MACHINE } from "./cpu-time";
 import type { DatabaseCounters } from "./database-activity";
+import type { CodeVersion, MachineDescription } from "./environment";
 import type { ProcessMemory } from "./peak-rss";
 import type { ProcessProfile } from "./profile-summary";
 import { ROOT } from "./processes";
@@ -47,8 +48,8 @@ export interface BenchResults {
   benchmark: "orders";
   startedAt: string;
   finishedAt: string;
-  code: { commit: string; uncommittedChanges: boolean };
-  machine: { cores: number; cpus: string; memoryGB: number; os: string; node: string; postgres: string; nats: string };
+  code: CodeVersion;
+  machine: MachineDescription;
   settings: LoadSettings & { request: string };
   targets: TargetResult[];
   goal: GoalCheck[];
@@ -96,7 +97,7 @@ function ratio(a: number, b: number): string {
   return b > 0 ? (a / b).toFixed(2) : "n/a";
 }
 
-const verdict = (met: boolean | null) => (met === null ? "not measured" : met ? "**met**" : "**not met**");
+export const verdict = (met: boolean | null) => (met === null ? "not measured" : met ? "**met**" : "**not met**");
 
 export function resultsTable(results: BenchResults): string {
   const rows = results.targets.map((t) => {
@@ -130,13 +131,19 @@ export function cpuTable(results: BenchResults): string {
   ].join("\n");
 }
 
+/** A CPU share as the tables use it: who, and how many cores it kept busy on average. */
+export interface CoresBusy {
+  name: string;
+  cores: number;
+}
+
 /** Cores busy outside the measured processes above which a run is said to be disturbed. */
 const OUTSIDE_WORK_NOTED = 0.25;
 /** Other processes below this are not worth naming. */
-const NOTABLE_CORES = 0.02;
+export const NOTABLE_CORES = 0.02;
 
 /** Cores busy, on average, outside the target's own processes (and the load generator) during the window. */
-export function coresOutside(cpu: TargetResult["cpu"]): number | null {
+export function coresOutside(cpu: CoresBusy[]): number | null {
   const machine = cpu.find((c) => c.name === WHOLE_MACHINE);
   if (!machine) return null;
   const measured = cpu.filter((c) => c.name !== WHOLE_MACHINE && !c.name.startsWith(OTHER_PREFIX)).reduce((sum, c) => sum + c.cores, 0);
@@ -147,7 +154,7 @@ export function coresOutside(cpu: TargetResult["cpu"]): number | null {
  * A remark when the machine was busy with more than the target during the measured window
  * (NATS counts here too, for the distributed target): its figures are then pessimistic.
  */
-export function workOutside(cpu: TargetResult["cpu"]): string | null {
+export function workOutside(cpu: CoresBusy[]): string | null {
   const outside = coresOutside(cpu);
   if (outside === null || outside < OUTSIDE_WORK_NOTED) return null;
   const busiest = cpu.filter((c) => c.name.startsWith(OTHER_PREFIX) && c.cores >= NOTABLE_CORES).map((c) => `${c.name.slice(OTHER_PREFIX.length)} ${c.cores}`);
@@ -176,8 +183,8 @@ export function goalTable(goal: GoalCheck[]): string {
 }
 
 /** `orders-20261122T003000Z.json` (ISO 8601, basic format: no colons in a file name). */
-export function resultsFileName(startedAt: string): string {
-  return `orders-${startedAt.replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z")}.json`;
+export function resultsFileName(startedAt: string, benchmark = "orders"): string {
+  return `${benchmark}-${startedAt.replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z")}.json`;
 }
 
 function generatedSection(results: BenchResults, file: string): string {
@@ -213,16 +220,26 @@ const END_MARK = "<!-- results:end -->";
 
 /** Writes the JSON and refreshes the README's generated section; returns the JSON's path. */
 export function writeResults(results: BenchResults): string {
+  const written = writeResultsFile(results.benchmark, results.startedAt, results);
+  replaceReadmeSection(START_MARK, END_MARK, generatedSection(results, written.file));
+  return written.path;
+}
+
+/** bench/results/<benchmark>-<start time>.json; returns its file name and path. */
+export function writeResultsFile(benchmark: string, startedAt: string, results: unknown): { file: string; path: string } {
   const dir = path.join(ROOT, "bench/results");
   mkdirSync(dir, { recursive: true });
-  const file = resultsFileName(results.startedAt);
+  const file = resultsFileName(startedAt, benchmark);
   writeFileSync(path.join(dir, file), JSON.stringify(results, null, 2) + "\n");
+  return { file, path: path.join(dir, file) };
+}
 
+/** Replaces what lies between two markers of bench/README.md (the rest is written by hand and kept). */
+export function replaceReadmeSection(startMark: string, endMark: string, text: string): void {
   const readmePath = path.join(ROOT, "bench/README.md");
   const readme = readFileSync(readmePath, "utf8");
-  const start = readme.indexOf(START_MARK);
-  const end = readme.indexOf(END_MARK);
-  if (start < 0 || end < start) throw new Error(`${readmePath} lacks the markers ${START_MARK} … ${END_MARK}`);
-  writeFileSync(readmePath, readme.slice(0, start + START_MARK.length) + "\n" + generatedSection(results, file) + "\n" + readme.slice(end));
-  return path.join(dir, file);
+  const start = readme.indexOf(startMark);
+  const end = readme.indexOf(endMark);
+  if (start < 0 || end < start) throw new Error(`${readmePath} lacks the markers ${startMark} … ${endMark}`);
+  writeFileSync(readmePath, readme.slice(0, start + startMark.length) + "\n" + text + "\n" + readme.slice(end));
 }

@@ -15,21 +15,25 @@ export interface SeededPartner {
 const NOT_DISCOVERED_YET = /Service '[^']+' is not (found|available)/;
 const DISCOVERY_WAIT_MS = 15_000;
 
-async function post<T>(baseUrl: string, key: string, path: string, body: unknown, expected: number[] = [201]): Promise<T> {
+/** One API call with a JSON body, retried while the gateway has not discovered the service yet. */
+export async function callApi<T>(baseUrl: string, key: string, method: "POST" | "PUT", path: string, body: unknown, expected: number[] = [201]): Promise<T> {
   const deadline = Date.now() + DISCOVERY_WAIT_MS;
   for (;;) {
     const res = await fetch(`${baseUrl}/api/v1${path}`, {
-      method: "POST",
+      method,
       headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
       body: typeof body === "string" ? body : JSON.stringify(body),
     });
     const text = await res.text();
     if (expected.includes(res.status)) return JSON.parse(text) as T;
     const retry = (res.status === 503 || (res.status === 404 && NOT_DISCOVERED_YET.test(text))) && Date.now() < deadline;
-    if (!retry) throw new Error(`POST ${path} answered ${res.status} (expected ${expected.join(" or ")}): ${text}`);
+    if (!retry) throw new Error(`${method} ${path} answered ${res.status} (expected ${expected.join(" or ")}): ${text}`);
     await new Promise((r) => setTimeout(r, 200));
   }
 }
+
+const post = <T>(baseUrl: string, key: string, path: string, body: unknown, expected: number[] = [201]): Promise<T> =>
+  callApi<T>(baseUrl, key, "POST", path, body, expected);
 
 const PRODUCTS = [
   { code: "BENCH-OIL", label: "Olive oil", taxes: [{ name: "VAT", rate: 20, vat: true }, { name: "Eco-fee", rate: 0.5, vat: false }] },

@@ -1,0 +1,95 @@
+/**
+ * The driver's handle on the webhook receiver (webhook-sink.ts), which runs in a process of its
+ * own so that receiving never waits for the load driver's event loop (nor the reverse). Its
+ * records are read over HTTP between phases, never during the measured work.
+ */
+import { BenchProcess, dist, freePort, waitUntilReady } from "./processes";
+
+/** What the receiver recorded, one entry per request, column by column (a compact JSON). */
+export interface SinkRecords {
+  /** Arrival of the request (its headers), ms since the epoch on the machine's clock. */
+  at: number[];
+  path: string[];
+  /** X-WEBHOOK-EVENT, "" when absent. */
+  event: string[];
+  /** webhook-id, "" when absent. */
+  webhookId: string[];
+  /** The `code` of the order in the body, "" when the body had none. */
+  code: string[];
+}
+
+export interface SinkCount {
+  requests: number;
+  distinctIds: number;
+}
+
+export interface ReceivedRequest {
+  at: number;
+  path: string;
+  event: string;
+  webhookId: string;
+  code: string;
+}
+
+/** The receiver's own routes; every other path is a webhook target. */
+export const CONTROL_PREFIX = "/_sink/";
+
+const POLL_MS = 100;
+
+export class WebhookSink {
+  private constructor(readonly process: BenchProcess, readonly url: string) {}
+
+  static async start(nodeArgs: string[] = []): Promise<WebhookSink> {
+    const port = await freePort();
+    const sink = BenchProcess.start("receiver", dist("bench/webhook-sink.js"), process.env, ["--port", String(port)], nodeArgs);
+    const url = `http://127.0.0.1:${port}`;
+    try {
+      await waitUntilReady(sink, `${url}${CONTROL_PREFIX}count`);
+    } catch (err) {
+      await sink.stop();
+      throw err;
+    }
+    return new WebhookSink(sink, url);
+  }
+
+  async count(): Promise<SinkCount> {
+    const res = await fetch(`${this.url}${CONTROL_PREFIX}count`);
+    return (await res.json()) as SinkCount;
+  }
+
+  async records(): Promise<ReceivedRequest[]> {
+    const res = await fetch(`${this.url}${CONTROL_PREFIX}records`);
+    const r = (await res.json()) as SinkRecords;
+    return r.at.map((at, i) => ({ at, path: r.path[i], event: r.event[i], webhookId: r.webhookId[i], code: r.code[i] }));
+  }
+
+  /** Forgets every record: the next phase starts from nothing. */
+  async clear(): Promise<void> {
+    await fetch(`${this.url}${CONTROL_PREFIX}records`, { method: "DELETE" });
+  }
+
+  /**
+   * Waits until `expected` distinct webhook-ids have arrived. Gives up once nothing new arrived
+   * for `idleTimeoutMs` (a delivery that failed is retried after 5 s; a lost one never comes):
+   * resolves to whether all arrived.
+   */
+  async waitForDistinct(expected: number, idleTimeoutMs: number): Promise<boolean> {
+    let last = -1;
+    let lastProgress = Date.now();
+    for (;;) {
+      const { distinctIds } = await this.count();
+      if (distinctIds >= expected) return true;
+      if (distinctIds !== last) {
+        last = distinctIds;
+        lastProgress = Date.now();
+      } else if (Date.now() - lastProgress > idleTimeoutMs) {
+        return false;
+      }
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+  }
+
+  stop(): Promise<void> {
+    return this.process.stop();
+  }
+}

@@ -1,0 +1,62 @@
+/**
+ * The webhooks benchmark's command line. The defaults are the issue's protocol: 10 subscriptions,
+ * 2,000 validated orders in a burst (20,000 deliveries), then 1,000 at a steady 200 per second,
+ * two webhooks processes; smaller runs are for trying it out and write nothing unless asked.
+ *
+ *   node dist/bench/webhooks.bench.js [--subscriptions 10] [--orders 2000] [--connections 50]
+ *     [--steady-rate 200] [--steady-orders 1000] [--warmup-orders 200] [--webhooks-processes 2]
+ *     [--postgres URL] [--nats URL] [--no-write] [--cpu-prof]
+ */
+import { parseArgs } from "node:util";
+import { LOOPBACK, loopbackUrl, positiveInteger } from "./options";
+
+export interface WebhooksBenchOptions {
+  subscriptions: number;
+  /** Orders validated in the burst. */
+  burstOrders: number;
+  /** Validations in flight during the burst. */
+  connections: number;
+  steadyRate: number;
+  steadyOrders: number;
+  /** Validated (and delivered) before the burst, unmeasured: JIT, pools, connections. */
+  warmupOrders: number;
+  webhooksProcesses: number;
+  postgresUrl: string;
+  natsUrl: string;
+  write: boolean;
+  cpuProfile: boolean;
+}
+
+export function parseWebhooksOptions(argv: string[]): WebhooksBenchOptions {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      subscriptions: { type: "string", default: "10" },
+      orders: { type: "string", default: "2000" },
+      connections: { type: "string", default: "50" },
+      "steady-rate": { type: "string", default: "200" },
+      "steady-orders": { type: "string", default: "1000" },
+      "warmup-orders": { type: "string", default: "200" },
+      "webhooks-processes": { type: "string", default: "2" },
+      postgres: { type: "string", default: `postgres://postgres@${LOOPBACK}:5432/postgres` },
+      nats: { type: "string", default: `nats://${LOOPBACK}:4222` },
+      "no-write": { type: "boolean", default: false },
+      "cpu-prof": { type: "boolean", default: false },
+    },
+    strict: true,
+  });
+  return {
+    subscriptions: positiveInteger("subscriptions", values.subscriptions, 1),
+    burstOrders: positiveInteger("orders", values.orders, 1),
+    connections: positiveInteger("connections", values.connections, 1),
+    steadyRate: positiveInteger("steady-rate", values["steady-rate"], 1),
+    steadyOrders: positiveInteger("steady-orders", values["steady-orders"], 1),
+    warmupOrders: positiveInteger("warmup-orders", values["warmup-orders"], 1),
+    webhooksProcesses: positiveInteger("webhooks-processes", values["webhooks-processes"], 1),
+    postgresUrl: loopbackUrl("postgres", values.postgres, ["postgres:", "postgresql:"]),
+    natsUrl: loopbackUrl("nats", values.nats, ["nats:"]),
+    // Profiled figures are slower than real ones: a profiled run writes nothing.
+    write: !values["no-write"] && !values["cpu-prof"],
+    cpuProfile: values["cpu-prof"],
+  };
+}

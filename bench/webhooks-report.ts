@@ -1,0 +1,230 @@
+/**
+ * What a webhooks benchmark run leaves behind: bench/results/webhooks-<start time>.json, and in
+ * bench/README.md, between its own markers, the tables and the verdict against the issue's
+ * targets (at least 0.5 × the baseline's deliveries per second; p50 latency under 50 ms at
+ * 200 events per second).
+ */
+import type { CpuShare } from "./cpu-time";
+import { OTHER_PREFIX, perUnit, WHOLE_MACHINE } from "./cpu-time";
+import type { DatabaseCounters } from "./database-activity";
+import type { CodeVersion, MachineDescription } from "./environment";
+import type { ProcessMemory } from "./peak-rss";
+import type { ProcessProfile } from "./profile-summary";
+import { coresOutside, goalTable, NOTABLE_CORES, replaceReadmeSection, writeResultsFile, type GoalCheck } from "./report";
+import type { DeliveryFigures, Percentiles } from "./webhooks-figures";
+
+export type PhaseId = "burst" | "steady" | "baseline";
+
+export interface ValidationFigures {
+  sent: number;
+  /** Answered 2xx: each one raises an event. */
+  succeeded: number;
+  statusCodes: Record<string, number>;
+  /** Validations sent per second, first to last send (the offered load). */
+  sentPerSecond: number;
+  /** Validation round trips as the driver saw them. */
+  answerMs: Percentiles;
+}
+
+export interface CpuPerDelivery {
+  name: string;
+  msPerDelivery: number;
+  cores: number;
+}
+
+export interface PhaseResult {
+  id: PhaseId;
+  label: string;
+  description: string;
+  deliveries: DeliveryFigures | null;
+  validations?: ValidationFigures;
+  /** The baseline's senders: what they got back. */
+  senders?: { sent: number; succeeded: number; statusCodes: Record<string, number> };
+  /** The run database's counters during the phase, per delivery received (the service's phases). */
+  databasePerDelivery?: DatabaseCounters;
+  /** CPU time during the phase (from its first request to its last receipt), per delivery received. */
+  cpu: CpuPerDelivery[];
+  windowMs: number;
+  remarks: string[];
+  error?: string;
+}
+
+export interface WebhooksBenchResults {
+  benchmark: "webhooks";
+  startedAt: string;
+  finishedAt: string;
+  code: CodeVersion;
+  machine: MachineDescription;
+  settings: {
+    subscriptions: number;
+    warmupOrders: number;
+    burstOrders: number;
+    burstConnections: number;
+    steadyRate: number;
+    steadyOrders: number;
+    webhooksProcesses: number;
+    dispatchBatch: number;
+    dispatchIntervalMs: number;
+    baselineSenders: number;
+    baselineInFlightPerSender: number;
+  };
+  /** Peak RSS of every process: the deployment's, the receiver's, the baseline's senders'. */
+  processes: ProcessMemory[];
+  phases: PhaseResult[];
+  goal: GoalCheck[];
+  /** With --cpu-prof: where each process's CPU went. */
+  profile?: ProcessProfile[];
+  remarks: string[];
+  error?: string;
+}
+
+/** The issue's targets. */
+export const WEBHOOK_GOAL = { minRateRatio: 0.5, maxP50Ms: 50 } as const;
+
+/** The processes that do the receiving and the driving, not the sending: left out of "sending side" totals. */
+export const NOT_SENDING = new Set(["receiver", "load generator"]);
+
+export function cpuPerDelivery(shares: CpuShare[], deliveries: number, windowMs: number): CpuPerDelivery[] {
+  return perUnit(shares, deliveries, windowMs).map(({ name, msPerUnit, cores }) => ({ name, msPerDelivery: msPerUnit, cores }));
+}
+
+const isOther = (c: { name: string }) => c.name.startsWith(OTHER_PREFIX);
+const measuredParts = (cpu: CpuPerDelivery[]) => cpu.filter((c) => c.name !== WHOLE_MACHINE && !isOther(c));
+
+/** CPU per delivery of the sending side: the service's processes, PostgreSQL and NATS — or the baseline's senders. */
+export function sendingSideMs(cpu: CpuPerDelivery[]): number {
+  return Math.round(measuredParts(cpu).filter((c) => !NOT_SENDING.has(c.name)).reduce((sum, c) => sum + c.msPerDelivery, 0) * 100) / 100;
+}
+
+const round = (n: number) => Math.round(n * 10) / 10;
+
+export function checkWebhookGoal(phases: PhaseResult[], steadyRate: number): GoalCheck[] {
+  const byId = (id: PhaseId) => phases.find((p) => p.id === id)?.deliveries ?? null;
+  const burst = byId("burst");
+  const steady = byId("steady");
+  const baseline = byId("baseline");
+  const steadyPhase = phases.find((p) => p.id === "steady");
+  const offered = steadyPhase?.validations?.sentPerSecond;
+  const perValidation = steady && steadyPhase?.validations ? steady.expected / Math.max(1, steadyPhase.validations.succeeded) : null;
+  const offeredDeliveries = offered !== undefined && perValidation !== null ? round(offered * perValidation) : null;
+  const rates = burst && baseline && baseline.perSecond > 0;
+  const serviceDeliveries = [burst, steady].filter((d): d is DeliveryFigures => d !== null);
+  return [
+    {
+      criterion: `burst: deliveries/s ≥ ${WEBHOOK_GOAL.minRateRatio} × the baseline's`,
+      measured: rates
+        ? `${burst.perSecond} vs ${WEBHOOK_GOAL.minRateRatio} × ${baseline.perSecond} = ${round(WEBHOOK_GOAL.minRateRatio * baseline.perSecond)} (ratio ${(burst.perSecond / baseline.perSecond).toFixed(2)})`
+        : "not measured",
+      met: rates ? burst.perSecond >= WEBHOOK_GOAL.minRateRatio * baseline.perSecond : null,
+    },
+    {
+      criterion: `steady: p50 event-to-receipt latency < ${WEBHOOK_GOAL.maxP50Ms} ms at ${steadyRate} validated orders/s`,
+      measured: steady?.latencyMs
+        ? `p50 ${steady.latencyMs.p50} ms (p99 ${steady.latencyMs.p99} ms); validations sent at ${offered ?? "?"}/s, so ${offeredDeliveries ?? "?"} deliveries/s offered, ${steady.perSecond}/s delivered`
+        : "not measured",
+      met: steady?.latencyMs ? steady.latencyMs.p50 < WEBHOOK_GOAL.maxP50Ms : null,
+    },
+    {
+      criterion: "every expected delivery arrived (burst and steady)",
+      measured: serviceDeliveries.length === 2
+        ? `missing: burst ${burst?.missing}, steady ${steady?.missing}; duplicates (same webhook-id again, allowed by at-least-once): burst ${burst?.duplicates}, steady ${steady?.duplicates}`
+        : "not measured",
+      met: serviceDeliveries.length === 2 ? serviceDeliveries.every((d) => d.missing === 0) : null,
+    },
+  ];
+}
+
+function validationCell(v: ValidationFigures | undefined): string {
+  if (!v) return "–";
+  const failed = v.sent - v.succeeded;
+  return `${v.sentPerSecond}/s sent; answer p50 ${v.answerMs.p50}, p99 ${v.answerMs.p99} ms${failed > 0 ? `; ${failed} failed` : ""}`;
+}
+
+export function phasesTable(phases: PhaseResult[]): string {
+  const rows = phases.map((p) => {
+    const d = p.deliveries;
+    if (!d) return `| ${p.label} | failed: ${p.error ?? "no figures"} | | | | | | | | |`;
+    const l = d.latencyMs;
+    const latency = l ? `${l.p50} | ${l.p99} | ${l.max}` : "– | – | –";
+    return `| ${p.label} | ${d.received} / ${d.expected} | ${d.perSecond} (${(d.firstToLastMs / 1000).toFixed(2)} s) | ${latency} | ${d.duplicates} | ${d.missing} | ${validationCell(p.validations)} | ${sendingSideMs(p.cpu)} |`;
+  });
+  return [
+    "| phase | deliveries received / expected | deliveries/s (first to last receipt, in s) | latency p50 (ms) | p99 (ms) | max (ms) | duplicates | missing | validations | CPU ms per delivery, sending side |",
+    "|---|---:|---:|---:|---:|---:|---:|---:|---|---:|",
+    ...rows,
+  ].join("\n");
+}
+
+export function cpuDetailTable(phases: PhaseResult[], cores: number): string {
+  const rows = phases.filter((p) => p.cpu.length > 0).map((p) => {
+    const parts = measuredParts(p.cpu).map((c) => `${c.name} ${c.msPerDelivery} (${c.cores})`).join(", ");
+    const machine = p.cpu.find((c) => c.name === WHOLE_MACHINE);
+    const others = p.cpu.filter((c) => isOther(c) && c.cores >= NOTABLE_CORES).map((c) => `${c.name.slice(OTHER_PREFIX.length)} ${c.cores}`).join(", ") || "–";
+    return `| ${p.label} | ${parts} | ${machine ? `${machine.cores} of ${cores}` : "–"} | ${coresOutside(p.cpu) ?? "?"} | ${others} |`;
+  });
+  return [
+    "| phase | per process: CPU ms per delivery (cores busy) | whole machine: cores busy | cores busy outside the measured processes | busiest other processes: cores |",
+    "|---|---|---:|---:|---|",
+    ...rows,
+  ].join("\n");
+}
+
+export function databaseTable(phases: PhaseResult[]): string {
+  const rows = phases.flatMap((p) => {
+    const d = p.databasePerDelivery;
+    return d ? [`| ${p.label} | ${d.commits} | ${d.rowsInserted} | ${d.rowsUpdated} | ${d.rowsFetched} |`] : [];
+  });
+  return [
+    "| phase | transactions per delivery | rows inserted | rows updated | rows fetched |",
+    "|---|---:|---:|---:|---:|",
+    ...rows,
+  ].join("\n");
+}
+
+function generatedSection(r: WebhooksBenchResults, file: string): string {
+  const m = r.machine;
+  const s = r.settings;
+  const remarks = [...r.remarks, ...r.phases.flatMap((p) => p.remarks.map((x) => `${p.label}: ${x}`))];
+  const memory = r.processes.map((p) => `${p.name} ${p.peakRssMB}`).join(", ") || "–";
+  return [
+    `Run of ${r.startedAt} — [\`results/${file}\`](results/${file}), code at \`${r.code.commit}\`${r.code.uncommittedChanges ? " with uncommitted changes" : ""}.`,
+    "",
+    `Machine: ${m.cpus}, ${m.memoryGB} GB RAM, ${m.os}, Node ${m.node}, ${m.postgres}, ${m.nats}; the driver and the receiver run on the same machine.`,
+    `Protocol: ${s.webhooksProcesses} webhooks processes (WEBHOOK_DISPATCH_BATCH=${s.dispatchBatch}, WEBHOOK_DISPATCH_INTERVAL_MS=${s.dispatchIntervalMs}), ${s.subscriptions} subscriptions to \`sales_order_validated\`; ` +
+      `${s.warmupOrders} validations to warm up; burst: ${s.burstOrders} validations over ${s.burstConnections} connections; steady: ${s.steadyOrders} validations at ${s.steadyRate}/s; ` +
+      `baseline: ${s.baselineSenders} sender processes × ${s.baselineInFlightPerSender} requests in flight.`,
+    ...(r.error ? ["", `**The run failed:** ${r.error}`] : []),
+    "",
+    phasesTable(r.phases),
+    "",
+    "Where the CPU went in each phase (user + system time from /proc, divided by the deliveries received; \"postgres\" is the backends serving the run's database, \"load generator\" the driver):",
+    "",
+    cpuDetailTable(r.phases, m.cores),
+    "",
+    "What PostgreSQL did per delivery (pg_stat_database of the run's database, over the phase; the validations' own transactions included):",
+    "",
+    databaseTable(r.phases),
+    "",
+    `Peak RSS per process (MB, whole life): ${memory}.`,
+    "",
+    "Against the targets:",
+    "",
+    goalTable(r.goal),
+    ...(remarks.length > 0 ? ["", "Remarks:", "", ...remarks.map((x) => `- ${x}`)] : []),
+  ].join("\n");
+}
+
+const START_MARK = "<!-- webhooks-results:start (generated by npm run bench:webhooks) -->";
+const END_MARK = "<!-- webhooks-results:end -->";
+
+/** Writes the JSON and refreshes the README's webhooks section; returns the JSON's path. */
+export function writeWebhookResults(results: WebhooksBenchResults): string {
+  const written = writeResultsFile("webhooks", results.startedAt, results);
+  replaceReadmeSection(START_MARK, END_MARK, generatedSection(results, written.file));
+  return written.path;
+}
+
+/** The console's summary: the same tables. */
+export function consoleSummary(results: WebhooksBenchResults): string {
+  return [phasesTable(results.phases), cpuDetailTable(results.phases, results.machine.cores), databaseTable(results.phases), goalTable(results.goal)].join("\n\n");
+}

@@ -1,0 +1,307 @@
+/**
+ * `npm run bench:webhooks`: webhook delivery in the distributed mode, with two webhooks
+ * processes, to a local receiver that answers 200 at once. In one run:
+ *
+ *  burst     2,000 orders (created beforehand, not timed) validated as fast as 50 connections
+ *            go, with 10 subscriptions: 20,000 deliveries; deliveries/s, event-to-receipt latency
+ *  steady    1,000 validations paced at 200/s: the latency at that load
+ *  baseline  a bare loop POSTing the same bodies to the same receiver at the dispatchers'
+ *            concurrency (processes × WEBHOOK_DISPATCH_BATCH in flight): deliveries/s
+ *
+ * with the peak RSS of every process and the CPU per delivery. Writes
+ * bench/results/webhooks-<timestamp>.json and its section of bench/README.md.
+ * Figures, not a test: nothing here fails because a figure is poor.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { config } from "../shared/config";
+import { CpuWindow, deploymentGroups, type Measured } from "./cpu-time";
+import { DatabaseWindow } from "./database-activity";
+import { dropDatabase } from "./databases";
+import { codeVersion, describeMachine } from "./environment";
+import { benchNamespace, deleteNamespaceStreams } from "./nats-namespace";
+import { UsageError } from "./options";
+import { PeakRss } from "./peak-rss";
+import { BenchProcess, dist, stopAll } from "./processes";
+import { profileReport, summarizeProfiles } from "./profile-summary";
+import { workOutside } from "./report";
+import { benchDatabaseName, deployDistributed, distributedDatabaseSuffix, type DistributedDeployment, type DistributedRun } from "./targets";
+import { WebhookSink } from "./webhook-sink-client";
+import type { BaselineSenderReport } from "./webhook-baseline-client";
+import { deliveryFigures, percentiles } from "./webhooks-figures";
+import {
+  createBackOffice, createOrders, subscribeReceiver, validateAll, validatePaced, type ApiClient, type ValidationAnswer,
+} from "./webhooks-load";
+import { parseWebhooksOptions, type WebhooksBenchOptions } from "./webhooks-options";
+import {
+  checkWebhookGoal, consoleSummary, cpuPerDelivery, writeWebhookResults,
+  type PhaseId, type PhaseResult, type ValidationFigures, type WebhooksBenchResults,
+} from "./webhooks-report";
+
+const BENCH = "webhooks";
+/** Orders created at once beforehand (not timed). */
+const CREATE_CONCURRENCY = 20;
+/** Validations in flight during the warm-up. */
+const WARMUP_CONNECTIONS = 10;
+/** A phase gives up waiting once no new delivery arrived for this long (the first retry comes after 5 s + jitter). */
+const IDLE_TIMEOUT_MS = 30_000;
+/** Between phases: the last attempts are recorded, the pools and queues are idle. */
+const SETTLE_MS = 2_000;
+/** Requests each baseline sender sends to /warmup/... before the measured ones. */
+const BASELINE_WARMUP = 500;
+const BASELINE_READY_MS = 60_000;
+const BASELINE_DONE_MS = 10 * 60_000;
+
+const log = (line: string) => console.log(`[bench:webhooks] ${line}`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const errorText = (err: unknown) => (err instanceof Error ? err.message : String(err));
+
+interface Stage {
+  run: DistributedRun;
+  options: WebhooksBenchOptions;
+  sink: WebhookSink;
+  /** Every process whose CPU profile (with --cpu-prof) is worth a summary, by pid. */
+  names: Map<number, string>;
+}
+
+const PHASES: Record<PhaseId, { label: string; description: string }> = {
+  burst: { label: "burst", description: "Orders validated as fast as the connections go; every validation makes one delivery per subscription." },
+  steady: { label: "steady", description: "Validations paced at a steady rate (open loop): the latency at that load." },
+  baseline: { label: "baseline", description: "A bare node:http loop POSTing the burst's bodies to the same receiver paths at the dispatchers' concurrency: no database, no claim, no signing." },
+};
+
+function newPhase(id: PhaseId): PhaseResult {
+  return { id, ...PHASES[id], deliveries: null, cpu: [], windowMs: 0, remarks: [] };
+}
+
+function validationFigures(answers: ValidationAnswer[]): ValidationFigures {
+  const statusCodes: Record<string, number> = {};
+  for (const a of answers) statusCodes[a.status] = (statusCodes[a.status] ?? 0) + 1;
+  const sends = answers.map((a) => a.sentAt);
+  const span = Math.max(...sends) - Math.min(...sends);
+  return {
+    sent: answers.length,
+    succeeded: answers.filter((a) => a.code !== null).length,
+    statusCodes,
+    sentPerSecond: span > 0 ? Math.round(((answers.length - 1) / span) * 1000 * 10) / 10 : 0,
+    answerMs: percentiles(answers.map((a) => a.answeredAt - a.sentAt)),
+  };
+}
+
+/** The deployment's processes and the receiver, PostgreSQL's backends, NATS and the driver. */
+function serviceGroups(stage: Stage, deployment: DistributedDeployment): Measured[] {
+  return deploymentGroups({ ...deployment, processes: [...deployment.processes, stage.sink.process] }, stage.run.options.postgresUrl);
+}
+
+/**
+ * One measured phase of the service: validations (`validate`), then waiting for every delivery
+ * they make; CPU is measured from the first validation to the last receipt.
+ */
+async function deliveryPhase(stage: Stage, deployment: DistributedDeployment, paths: string[], phase: PhaseResult,
+  validate: () => Promise<ValidationAnswer[]>): Promise<ValidationAnswer[]> {
+  await stage.sink.clear();
+  const database = deployment.databaseName ? await DatabaseWindow.start(stage.run.options.postgresUrl, deployment.databaseName) : null;
+  const cpu = CpuWindow.start(serviceGroups(stage, deployment));
+  const started = Date.now();
+  const answers = await validate();
+  const validated = answers.filter((a): a is ValidationAnswer & { code: string } => a.code !== null);
+  log(`${phase.label}: ${validated.length} of ${answers.length} validations answered 2xx; waiting for ${validated.length * paths.length} deliveries`);
+  const complete = await stage.sink.waitForDistinct(validated.length * paths.length, IDLE_TIMEOUT_MS);
+  const shares = await cpu.finish();
+  phase.windowMs = Date.now() - started;
+  phase.validations = validationFigures(answers);
+  phase.deliveries = deliveryFigures(new Map(validated.map((a) => [a.code, a.answeredAt])), paths, await stage.sink.records());
+  phase.cpu = cpuPerDelivery(shares, phase.deliveries.received, phase.windowMs);
+  // The last attempts are recorded, and PostgreSQL has flushed its counters, before they are read.
+  await sleep(SETTLE_MS);
+  if (database) phase.databasePerDelivery = await database.perRequest(phase.deliveries.received);
+  if (!complete) phase.remarks.push(`gave up waiting after ${IDLE_TIMEOUT_MS / 1000} s without a new delivery; missing e.g. ${phase.deliveries.missingExamples.join(", ")}`);
+  if (validated.length < answers.length) phase.remarks.push(`${answers.length - validated.length} validations did not answer 2xx: ${JSON.stringify(phase.validations.statusCodes)}`);
+  const outside = workOutside(phase.cpu);
+  if (outside) phase.remarks.push(outside);
+  const d = phase.deliveries;
+  log(`${phase.label}: ${d.received}/${d.expected} deliveries, ${d.perSecond}/s, latency p50 ${d.latencyMs?.p50} ms, p99 ${d.latencyMs?.p99} ms, duplicates ${d.duplicates}, missing ${d.missing}`);
+  return answers;
+}
+
+/** Unmeasured: proves the whole path (every service found, the receiver reached) and warms it. */
+async function warmUp(stage: Stage, deployment: DistributedDeployment, office: ApiClient, orderIds: number[], paths: string[]): Promise<void> {
+  await stage.sink.clear();
+  const answers = await validateAll(deployment.baseUrl, office, orderIds, WARMUP_CONNECTIONS);
+  const failed = answers.filter((a) => a.code === null);
+  if (failed.length > 0) throw new Error(`warm-up: ${failed.length} validations failed, e.g. ${failed[0].status} ${failed[0].body}`);
+  if (!(await stage.sink.waitForDistinct(answers.length * paths.length, IDLE_TIMEOUT_MS))) {
+    throw new Error(`warm-up: only ${(await stage.sink.count()).distinctIds} of ${answers.length * paths.length} deliveries arrived`);
+  }
+}
+
+/**
+ * The distributed mode with several webhooks processes: subscriptions, orders, warm-up, then the
+ * burst and the steady phases. Resolves to the burst's validations (the baseline sends their
+ * bodies) and the subscribed paths.
+ */
+async function measureService(stage: Stage, results: WebhooksBenchResults): Promise<{ burstAnswers: ValidationAnswer[]; paths: string[] }> {
+  const { options } = stage;
+  log(`deploying the distributed mode (${options.webhooksProcesses} webhooks processes)`);
+  const deployment = await deployDistributed(stage.run, {
+    bench: BENCH,
+    replicas: { webhooks: options.webhooksProcesses },
+    environment: { WEBHOOK_ALLOW_INSECURE_TARGETS: "true" },
+  });
+  for (const p of deployment.processes) stage.names.set(p.pid, p.name);
+  const rss = new PeakRss([...deployment.processes, stage.sink.process]);
+  const burst = newPhase("burst");
+  const steady = newPhase("steady");
+  results.phases.push(burst, steady);
+  try {
+    const office = await createBackOffice(deployment.baseUrl, deployment.adminKey);
+    const paths = await subscribeReceiver(deployment.baseUrl, office, stage.sink.url, options.subscriptions);
+    const total = options.warmupOrders + options.burstOrders + options.steadyOrders;
+    log(`creating ${total} orders (not timed)`);
+    const ids = await createOrders(deployment.baseUrl, deployment.partner, total, CREATE_CONCURRENCY, `webhooks-bench-${stage.run.runId}`);
+    const warmupIds = ids.slice(0, options.warmupOrders);
+    const burstIds = ids.slice(options.warmupOrders, options.warmupOrders + options.burstOrders);
+    const steadyIds = ids.slice(options.warmupOrders + options.burstOrders);
+    await sleep(SETTLE_MS);
+
+    log(`warm-up: ${warmupIds.length} validations, ${warmupIds.length * paths.length} deliveries`);
+    await warmUp(stage, deployment, office, warmupIds, paths);
+    await sleep(SETTLE_MS);
+
+    log(`burst: ${burstIds.length} validations over ${options.connections} connections`);
+    const burstAnswers = await deliveryPhase(stage, deployment, paths, burst, () => validateAll(deployment.baseUrl, office, burstIds, options.connections));
+
+    log(`steady: ${steadyIds.length} validations at ${options.steadyRate}/s`);
+    await deliveryPhase(stage, deployment, paths, steady, () => validatePaced(deployment.baseUrl, office, steadyIds, options.steadyRate));
+    return { burstAnswers, paths };
+  } catch (err) {
+    for (const phase of [burst, steady]) if (!phase.deliveries) phase.error = errorText(err);
+    throw err;
+  } finally {
+    results.processes.push(...rss.finish());
+    await deployment.tearDown();
+    // LOG_LEVEL=warn: anything a process printed is a warning or an error worth a look.
+    for (const p of [...deployment.processes, stage.sink.process].filter((p) => p.linesWritten > 0)) {
+      results.remarks.push(`${p.name} logged ${p.linesWritten} line(s) at warn or above`);
+      console.error(`--- last lines of ${p.name} ---\n${p.output()}`);
+    }
+  }
+}
+
+/** The same bodies to the same receiver paths, from `senders` bare processes with `inFlight` requests each. */
+async function measureBaseline(stage: Stage, answers: ValidationAnswer[], paths: string[], senders: number, inFlight: number, results: WebhooksBenchResults): Promise<void> {
+  const phase = newPhase("baseline");
+  results.phases.push(phase);
+  const validated = answers.filter((a): a is ValidationAnswer & { code: string } => a.code !== null);
+  const folder = mkdtempSync(path.join(os.tmpdir(), "webhooks-bench-"));
+  const bodiesFile = path.join(folder, "bodies.json");
+  writeFileSync(bodiesFile, JSON.stringify(validated.map((a) => a.body)));
+  const clients = Array.from({ length: senders }, (_, k) => BenchProcess.start(`baseline-sender-${k + 1}`, dist("bench/webhook-baseline-client.js"), process.env, [
+    "--url", stage.sink.url, "--bodies", bodiesFile, "--paths", String(paths.length), "--in-flight", String(inFlight),
+    "--share", `${k}/${senders}`, "--warmup", String(BASELINE_WARMUP),
+  ], stage.run.nodeArgs));
+  for (const c of clients) stage.names.set(c.pid, c.name);
+  const rss = new PeakRss(clients);
+  try {
+    await Promise.all(clients.map((c) => c.waitForLine((line) => line.includes('"ready":true'), BASELINE_READY_MS)));
+    await stage.sink.clear();
+    const groups: Measured[] = [...clients, stage.sink.process].map((p) => ({ name: p.name, pids: async () => [p.pid] }));
+    const cpu = CpuWindow.start([...groups, { name: "load generator", pids: async () => [process.pid] }]);
+    const started = Date.now();
+    const done = clients.map((c) => c.waitForLine((line) => line.startsWith('{"done":true'), BASELINE_DONE_MS));
+    for (const c of clients) c.signal("SIGUSR2");
+    const reports = (await Promise.all(done)).map((line) => JSON.parse(line) as BaselineSenderReport);
+    const shares = await cpu.finish();
+    phase.windowMs = Date.now() - started;
+    phase.senders = {
+      sent: reports.reduce((s, r) => s + r.sent, 0),
+      succeeded: reports.reduce((s, r) => s + r.succeeded, 0),
+      statusCodes: reports.reduce<Record<string, number>>((all, r) => {
+        for (const [code, n] of Object.entries(r.statusCodes)) all[code] = (all[code] ?? 0) + n;
+        return all;
+      }, {}),
+    };
+    phase.deliveries = deliveryFigures(new Map(validated.map((a) => [a.code, null])), paths, await stage.sink.records());
+    phase.cpu = cpuPerDelivery(shares, phase.deliveries.received, phase.windowMs);
+    const outside = workOutside(phase.cpu);
+    if (outside) phase.remarks.push(outside);
+    const d = phase.deliveries;
+    log(`baseline: ${d.received}/${d.expected} requests received, ${d.perSecond}/s, senders got ${phase.senders.succeeded} 2xx of ${phase.senders.sent}`);
+  } catch (err) {
+    phase.error = errorText(err);
+    throw err;
+  } finally {
+    results.processes.push(...rss.finish());
+    await stopAll(clients);
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+/** After Ctrl-C: every process stopped, the namespace's streams and the run's database gone. */
+async function cleanUpInterrupted(run: DistributedRun): Promise<void> {
+  await stopAll();
+  await deleteNamespaceStreams(run.options.natsUrl, benchNamespace(run.runId, BENCH)).catch(() => undefined);
+  await dropDatabase(run.options.postgresUrl, benchDatabaseName(run.runId, distributedDatabaseSuffix(BENCH))).catch(() => undefined);
+}
+
+async function main(): Promise<void> {
+  const options = parseWebhooksOptions(process.argv.slice(2));
+  const startedAt = new Date().toISOString();
+  const profileDir = options.cpuProfile ? mkdtempSync(path.join(os.tmpdir(), "webhooks-bench-profiles-")) : undefined;
+  const run: DistributedRun = {
+    runId: `${startedAt.slice(0, 10).replace(/-/g, "")}_${randomBytes(3).toString("hex")}`,
+    nodeArgs: profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
+    options: { postgresUrl: options.postgresUrl, natsUrl: options.natsUrl },
+  };
+  process.once("SIGINT", () => {
+    log("interrupted: stopping every process started, deleting the run's streams and database");
+    void cleanUpInterrupted(run).then(() => process.exit(130));
+  });
+  // The services read the same environment: the dispatchers' batch is the baseline's concurrency.
+  const dispatch = config().webhooks;
+  const results: WebhooksBenchResults = {
+    benchmark: "webhooks",
+    startedAt,
+    finishedAt: "",
+    code: codeVersion(),
+    machine: await describeMachine({ postgresUrl: options.postgresUrl, natsUrl: options.natsUrl }),
+    settings: {
+      subscriptions: options.subscriptions, warmupOrders: options.warmupOrders, burstOrders: options.burstOrders, burstConnections: options.connections,
+      steadyRate: options.steadyRate, steadyOrders: options.steadyOrders, webhooksProcesses: options.webhooksProcesses,
+      dispatchBatch: dispatch.dispatchBatch, dispatchIntervalMs: dispatch.dispatchIntervalMs,
+      baselineSenders: options.webhooksProcesses, baselineInFlightPerSender: dispatch.dispatchBatch,
+    },
+    processes: [], phases: [], goal: [], remarks: [],
+  };
+
+  const sink = await WebhookSink.start(run.nodeArgs);
+  const stage: Stage = { run, options, sink, names: new Map([[sink.process.pid, sink.process.name]]) };
+  try {
+    const { burstAnswers, paths } = await measureService(stage, results);
+    log(`baseline: ${options.webhooksProcesses} senders × ${dispatch.dispatchBatch} in flight`);
+    await measureBaseline(stage, burstAnswers, paths, options.webhooksProcesses, dispatch.dispatchBatch, results);
+  } catch (err) {
+    results.error = errorText(err);
+    log(`failed: ${results.error}`);
+  } finally {
+    await sink.stop();
+  }
+  results.finishedAt = new Date().toISOString();
+  results.goal = checkWebhookGoal(results.phases, options.steadyRate);
+  if (profileDir) {
+    results.profile = summarizeProfiles(profileDir, stage.names);
+    console.log(`\nCPU profile of each process (share of its busy samples):\n\n${profileReport(results.profile)}\n`);
+  }
+  console.log(`\n${consoleSummary(results)}\n`);
+  if (options.write) log(`results written to ${writeWebhookResults(results)} and bench/README.md`);
+  else log("--no-write (or --cpu-prof): nothing written");
+  if (results.error) process.exitCode = 1;
+}
+
+main().catch(async (err: unknown) => {
+  console.error(err instanceof UsageError ? err.message : err);
+  await stopAll();
+  process.exit(err instanceof UsageError ? 2 : 1);
+});
