@@ -232,18 +232,20 @@ export interface DeliveryUpdate {
  * when the subscription was deleted.
  */
 export async function recordAttempt(db: Knex, claim: ClaimedDelivery, attempt: AttemptRecord, next: DeliveryUpdate): Promise<void> {
-  await db.transaction(async (trx) => {
-    await trx.withSchema(S).table("deliveries").where({ id: claim.id, claim_token: claim.claim_token }).update({
-      status: next.status,
-      attempt_count: claim.attempt_count + 1,
-      next_attempt_at: next.retryInMs === null ? null : trx.raw("now() + ? * interval '1 millisecond'", [next.retryInMs]),
-      claim_token: null,
-      updated_at: trx.fn.now(),
-    });
-    await trx.raw(
-      `INSERT INTO ??.attempts (delivery_id, attempted_at, status_code, error, duration_ms)
-       SELECT id, ?, ?, ?, ? FROM ??.deliveries WHERE id = ?`,
-      [S, attempt.attemptedAt, attempt.statusCode, attempt.error, attempt.durationMs, S, claim.id],
-    );
-  });
+  // One statement, so atomic on its own: a round trip per attempt instead of four
+  // (BEGIN, UPDATE, INSERT, COMMIT) at the dispatcher's busiest.
+  await db.raw(
+    `WITH updated AS (
+       UPDATE ??.deliveries
+          SET status = ?, attempt_count = ?, claim_token = NULL, updated_at = now(),
+              next_attempt_at = CASE WHEN ?::bigint IS NULL THEN NULL ELSE now() + ?::bigint * interval '1 millisecond' END
+        WHERE id = ? AND claim_token = ?
+     )
+     INSERT INTO ??.attempts (delivery_id, attempted_at, status_code, error, duration_ms)
+     SELECT id, ?, ?, ?, ? FROM ??.deliveries WHERE id = ?`,
+    [
+      S, next.status, claim.attempt_count + 1, next.retryInMs, next.retryInMs, claim.id, claim.claim_token,
+      S, attempt.attemptedAt, attempt.statusCode, attempt.error, attempt.durationMs, S, claim.id,
+    ],
+  );
 }
