@@ -79,6 +79,9 @@ export class HttpObserver {
   async drain(deadline: number): Promise<void> {
     this.draining = true;
     for (const res of this.inFlight) if (!res.headersSent) res.setHeader("Connection", "close");
+    // Connections the kernel has completed but the event loop has not yet accepted would be reset
+    // when the listener closes: let one poll phase accept them first (setImmediate runs after it).
+    await new Promise((resolve) => setImmediate(resolve));
     // net.Server#close only stops listening. http.Server#close would also drop idle kept-alive
     // connections at once, resetting a request a client (or a proxy) is sending on one right now.
     if (this.server.listening) net.Server.prototype.close.call(this.server);

@@ -2,8 +2,11 @@
  * Runs one service's migrations up, down and up again on a database of its own, and reports
  * the tables of the service's schema after each step.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { closeDatabase, migrateDown, migrateUp, openDatabase, type Migration } from "../../shared/db";
-import { createTestDatabase } from "./database";
+import { createTestDatabase, type TestDatabase } from "./database";
 
 export interface RoundTrip {
   afterUp: string[];
@@ -14,8 +17,16 @@ export interface RoundTrip {
 /** knex keeps its own bookkeeping tables in the schema; they are not the service's tables. */
 const KNEX_TABLES = new Set(["knex_migrations", "knex_migrations_lock"]);
 
-export async function migrationRoundTrip(schema: string, migrations: Migration[]): Promise<RoundTrip> {
+/** A database for this round trip only: on the PGlite fallback, a PGlite folder of its own. */
+async function ownDatabase(): Promise<TestDatabase> {
   const database = await createTestDatabase();
+  if (database.kind !== "pglite") return database;
+  const folder = mkdtempSync(path.join(os.tmpdir(), "oi-migrations-"));
+  return { url: `pglite://${folder}`, kind: "pglite", drop: async () => rmSync(folder, { recursive: true, force: true }) };
+}
+
+export async function migrationRoundTrip(schema: string, migrations: Migration[]): Promise<RoundTrip> {
+  const database = await ownDatabase();
   const db = openDatabase(database.url, 1);
   const tables = async () => {
     const rows = (await db("information_schema.tables").where("table_schema", schema).select("table_name")) as { table_name: string }[];
@@ -29,11 +40,7 @@ export async function migrationRoundTrip(schema: string, migrations: Migration[]
     await migrateUp(db, schema, migrations);
     return { afterUp, afterDown, afterUpAgain: await tables() };
   } finally {
-    // The in-memory PGlite fallback has one URL for every test database: the handle is the
-    // running broker's too, so only a database of its own is closed and dropped here.
-    if (database.kind !== "pglite") {
-      await closeDatabase(database.url);
-      await database.drop();
-    }
+    await closeDatabase(database.url);
+    await database.drop();
   }
 }

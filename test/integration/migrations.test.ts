@@ -3,12 +3,8 @@
  * behind on the way down. (catalogue and references also check their exact tables in their
  * own test files.)
  */
-import { closeDatabase } from "../../shared/db";
 import { SCHEMA_MIGRATIONS } from "../../shared/runtime/migrations";
 import { migrationRoundTrip } from "../helpers/migration-roundtrip";
-
-// On the PGlite fallback the round trips share one in-memory database, left open for the next.
-afterAll(() => closeDatabase());
 
 describe.each(SCHEMA_MIGRATIONS.map(([schema, migrations]) => [schema, migrations] as const))("the %s migrations", (schema, migrations) => {
   it("when run up, down and up again, then the tables come, go, and come back the same", async () => {
