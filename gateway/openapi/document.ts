@@ -8,7 +8,7 @@ import { actionDefinition, type ActionDefinition } from "./actions";
 import { ERROR_RESPONSES, HEADERS, PARAMETERS, SCHEMAS, ref, responseComponents, type ErrorStatus } from "./components";
 import { convertParams, type JsonSchema } from "./fastest-to-json-schema";
 import { OUTCOMES, type Outcome, type Success } from "./outcomes";
-import { packageInfo } from "./package-info";
+import { product } from "../../shared/product";
 import { webhookOperations } from "./webhooks";
 
 export const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
@@ -167,7 +167,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
     openapi: "3.1.0",
     info: {
       title: "Order intake API",
-      version: packageInfo().version,
+      version: product().version,
       description: DESCRIPTION,
     },
     tags: [

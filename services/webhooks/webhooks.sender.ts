@@ -6,7 +6,7 @@
 import http from "node:http";
 import https from "node:https";
 import axios, { type AxiosError, type AxiosRequestConfig } from "axios";
-import { productUserAgent } from "./webhooks.product";
+import { productUserAgent } from "../../shared/product";
 import { sign } from "./webhooks.signing";
 import { checkTarget, type ResolvedAddress } from "./webhooks.url-policy";
 

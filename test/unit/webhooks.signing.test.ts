@@ -1,8 +1,12 @@
 import { Webhook } from "standardwebhooks";
 import { webhookHeaders } from "../../services/webhooks/webhooks.sender";
 import { generateKey, generateSecret, sign } from "../../services/webhooks/webhooks.signing";
-import { productUserAgent } from "../../services/webhooks/webhooks.product";
-import pkg from "../../package.json";
+import { productUserAgent } from "../../shared/product";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+
+// Read, not imported: a JSON import would copy package.json into dist/.
+const pkg = JSON.parse(readFileSync(path.join(__dirname, "../../package.json"), "utf8")) as { name: string; version: string };
 
 const body = JSON.stringify({ id: 7, code: "ORD-20261121-000007", note: "ünïcödé ✓" });
 
