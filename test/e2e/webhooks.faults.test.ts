@@ -34,7 +34,11 @@ const serversMissing = [
   ...(process.env.TEST_DATABASE_URL ? [] : ["TEST_DATABASE_URL (a PostgreSQL server)"]),
   ...(natsServerAvailable() ? [] : ["the nats-server binary"]),
 ];
-if (serversMissing.length > 0) console.log(`[e2e] webhook fault tests skipped: they need ${serversMissing.join(" and ")}`);
+if (serversMissing.length > 0) {
+  // CI has every server: a missing one there is a broken machine, never a reason to skip quietly.
+  if (process.env.CI) throw new Error(`[e2e] webhook fault tests need ${serversMissing.join(" and ")}; CI must provide them.`);
+  console.log(`[e2e] webhook fault tests skipped: they need ${serversMissing.join(" and ")}`);
+}
 const describeWithServers = serversMissing.length === 0 ? describe : describe.skip;
 
 describeWithServers("webhooks under faults (real processes, NATS JetStream, PostgreSQL)", () => {

@@ -11,7 +11,18 @@ import os from "node:os";
 import path from "node:path";
 import { freePort, LOG_DIR } from "./processes";
 
-export const NATS_SERVER_BINARY = process.env.NATS_SERVER_BINARY ?? "/usr/sbin/nats-server";
+/** NATS_SERVER_BINARY, else the first `nats-server` on PATH or in the sbin folders Debian uses. */
+function findNatsServer(): string | null {
+  if (process.env.NATS_SERVER_BINARY) return process.env.NATS_SERVER_BINARY;
+  const folders = [...(process.env.PATH ?? "").split(path.delimiter), "/usr/local/sbin", "/usr/sbin", "/sbin"];
+  for (const folder of folders.filter(Boolean)) {
+    const candidate = path.join(folder, "nats-server");
+    if (existsSync(candidate)) return candidate;
+  }
+  return null;
+}
+
+export const NATS_SERVER_BINARY = findNatsServer() ?? "nats-server";
 
 export function natsServerAvailable(): boolean {
   return existsSync(NATS_SERVER_BINARY);
