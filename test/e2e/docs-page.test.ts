@@ -4,7 +4,7 @@
  * endpoints are listed, and screenshots are kept in test/artifacts/ (ignored by git): docs.png
  * (the page) and docs-create-order.png (POST /api/v1/orders opened).
  */
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { chromium, type Browser, type Request } from "playwright-core";
 import { startEmbedded, type EmbeddedProcess } from "../helpers/embedded-process";
@@ -15,7 +15,13 @@ const ARTIFACTS = path.resolve(__dirname, "../artifacts");
 let server: EmbeddedProcess;
 let browser: Browser;
 
+// CI installs chromium (.ci/run): there a missing browser is a failure; elsewhere the test says why it skips.
+const browserMissing = !existsSync(CHROMIUM) && !process.env.CI;
+if (browserMissing) console.log(`[e2e] API reference browser test skipped: it needs Debian's chromium at ${CHROMIUM} (apt-get install chromium)`);
+const itWithBrowser = browserMissing ? it.skip : it;
+
 beforeAll(async () => {
+  if (browserMissing) return;
   server = await startEmbedded();
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -28,7 +34,7 @@ afterAll(async () => {
   await server?.stop();
 }, 30_000);
 
-it("when /docs is opened in a browser, then Swagger UI lists the endpoints from our own server only, and a screenshot is saved", async () => {
+itWithBrowser("when /docs is opened in a browser, then Swagger UI lists the endpoints from our own server only, and a screenshot is saved", async () => {
   const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
   const origins = new Set<string>();
   const failed: string[] = [];
