@@ -1,8 +1,10 @@
 /**
  * Where webhooks may be sent. A subscriber's URL must be `https://` and its host must resolve
- * only to public addresses: never loopback, private (RFC 1918, fc00::/7), link-local, CGNAT,
- * multicast, unspecified, reserved or cloud metadata addresses. Otherwise anyone able to
- * subscribe could make the service call its own network (SSRF).
+ * only to plain public unicast addresses: never loopback, private (RFC 1918, fc00::/7),
+ * link-local, CGNAT, multicast, unspecified, reserved or cloud metadata addresses, however they
+ * are spelled (an IPv6 form carrying one of them included). Otherwise anyone able to subscribe
+ * could make the service call its own network (SSRF, OWASP API7). The ranges are ipaddr.js's:
+ * a maintained table beats a hand-written one.
  *
  * The check runs when subscribing and again before each delivery, because what a name resolves
  * to can change; the delivery then connects to the very addresses that were checked.
@@ -10,6 +12,7 @@
  */
 import dns from "node:dns/promises";
 import net from "node:net";
+import ipaddr from "ipaddr.js";
 
 export interface ResolvedAddress {
   address: string;
@@ -29,72 +32,63 @@ export function useResolver(next: Resolver | null): void {
   resolver = next ?? systemResolver;
 }
 
-const FORBIDDEN_V4: [string, number][] = [
-  ["0.0.0.0", 8], // "this network", unspecified
-  ["10.0.0.0", 8], // private
-  ["100.64.0.0", 10], // CGNAT (also Alibaba's metadata 100.100.100.200)
-  ["127.0.0.0", 8], // loopback
-  ["169.254.0.0", 16], // link-local (AWS, GCP, Azure metadata 169.254.169.254)
-  ["172.16.0.0", 12], // private
-  ["192.0.0.0", 24], // IETF protocol assignments
-  ["192.0.2.0", 24], // documentation
-  ["192.88.99.0", 24], // 6to4 relay anycast
-  ["192.168.0.0", 16], // private
-  ["198.18.0.0", 15], // benchmarking
-  ["198.51.100.0", 24], // documentation
-  ["203.0.113.0", 24], // documentation
-  ["224.0.0.0", 4], // multicast
-  ["240.0.0.0", 4], // reserved, broadcast
-  ["168.63.129.16", 32], // Azure platform endpoint (metadata, DNS) on a public address
-];
+/**
+ * Addresses that are public unicast by their range yet answer as a cloud's own service:
+ * Azure's platform endpoint (metadata, DNS, health) sits on a public address. The other
+ * clouds' metadata addresses (169.254.169.254, 100.100.100.200, fd00:ec2::254) fall in
+ * link-local, CGNAT and unique-local ranges that are refused anyway.
+ */
+const METADATA_ON_PUBLIC_RANGES = new Set(["168.63.129.16"]);
 
-const FORBIDDEN_V6: [string, number][] = [
-  ["::", 128], // unspecified
-  ["::1", 128], // loopback
-  ["64:ff9b:1::", 48], // local-use NAT64
-  ["100::", 64], // discard
-  ["2001::", 32], // Teredo: hides an arbitrary IPv4 address
-  ["2001:db8::", 32], // documentation
-  ["fc00::", 7], // unique local (AWS metadata fd00:ec2::254)
-  ["fe80::", 10], // link-local
-  ["fec0::", 10], // site-local (deprecated)
-  ["ff00::", 8], // multicast
-];
+/** IPv6 ranges whose last 32 bits are an IPv4 address the packet reaches (mapped, SIIT, NAT64). */
+const CARRIES_IPV4_IN_LAST_32_BITS = new Set(["ipv4Mapped", "rfc6145"]);
+/** The well-known NAT64 prefix (RFC 6052); the local-use one (64:ff9b:1::/48, RFC 8215) is refused whole. */
+const WELL_KNOWN_NAT64 = ipaddr.IPv6.parseCIDR("64:ff9b::/96");
+/** IPv4-compatible addresses (::a.b.c.d, deprecated by RFC 4291): no public host uses one. */
+const IPV4_COMPATIBLE = ipaddr.IPv6.parseCIDR("::/96");
 
-const forbidden = new net.BlockList();
-for (const [prefix, bits] of FORBIDDEN_V4) forbidden.addSubnet(prefix, bits, "ipv4");
-for (const [prefix, bits] of FORBIDDEN_V6) forbidden.addSubnet(prefix, bits, "ipv6");
-// IPv4-mapped addresses (::ffff:a.b.c.d) are matched against the IPv4 rules by BlockList itself.
-
-/** The IPv4 address NAT64 (64:ff9b::/96) or 6to4 (2002::/16) carries inside an IPv6 one. */
-function embeddedIpv4(address: string): string | null {
-  const words = expandIpv6(address);
-  if (!words) return null;
-  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-  const isNat64 = words[0] === 0x64 && words[1] === 0xff9b && words.slice(2, 6).every((w) => w === 0);
-  if (isNat64) return v4(words[6], words[7]);
-  if (words[0] === 0x2002) return v4(words[1], words[2]);
-  return null;
+function lastIpv4Of(v6: ipaddr.IPv6): ipaddr.IPv4 {
+  const b = v6.toByteArray();
+  return new ipaddr.IPv4(b.slice(12, 16));
 }
 
-function expandIpv6(address: string): number[] | null {
-  if (net.isIPv6(address) === false || address.includes(".")) return null;
-  const [head, tail] = address.split("::");
-  const part = (s: string | undefined) => (s ? s.split(":").map((w) => Number.parseInt(w, 16)) : []);
-  const left = part(head);
-  const right = part(tail);
-  const zeros = tail === undefined ? [] : new Array<number>(8 - left.length - right.length).fill(0);
-  const words = [...left, ...zeros, ...right];
-  return words.length === 8 ? words : null;
+function isPublicIpv4(v4: ipaddr.IPv4): boolean {
+  return v4.range() === "unicast" && !METADATA_ON_PUBLIC_RANGES.has(v4.toString());
 }
 
-/** True when no webhook may be sent to this IP address. */
+/**
+ * Allows only plain public unicast: every other range ipaddr.js knows (loopback, private,
+ * linkLocal, carrierGradeNat, multicast, unspecified, broadcast, reserved, uniqueLocal, teredo,
+ * benchmarking, as112, amt, orchid, discard, deprecated site-local...) is refused, so a range
+ * added by a later ipaddr.js is refused too. IPv6 forms that carry an IPv4 address (mapped,
+ * translated, NAT64, 6to4) are judged by that IPv4 address.
+ */
+function isPublicAddress(addr: ipaddr.IPv4 | ipaddr.IPv6): boolean {
+  if (addr instanceof ipaddr.IPv4) return isPublicIpv4(addr);
+  const v6 = addr;
+  const range: string = v6.range();
+  if (CARRIES_IPV4_IN_LAST_32_BITS.has(range)) return isPublicIpv4(lastIpv4Of(v6));
+  if (range === "rfc6052") return v6.match(WELL_KNOWN_NAT64) && isPublicIpv4(lastIpv4Of(v6));
+  if (range === "6to4") return isPublicIpv4(new ipaddr.IPv4(v6.toByteArray().slice(2, 6)));
+  if (v6.match(IPV4_COMPATIBLE)) return false;
+  return range === "unicast";
+}
+
+/** True when no webhook may be sent to this IP address (any spelling ipaddr.js parses; anything else is refused). */
 export function isForbiddenAddress(address: string): boolean {
-  const family = net.isIP(address);
-  if (family === 0) return true;
-  if (forbidden.check(address, family === 4 ? "ipv4" : "ipv6")) return true;
-  const inner = family === 6 ? embeddedIpv4(address) : null;
-  return inner !== null && forbidden.check(inner, "ipv4");
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    parsed = ipaddr.parse(address.replace(/^\[(.*)\]$/, "$1"));
+  } catch {
+    return true;
+  }
+  return !isPublicAddress(parsed);
+}
+
+/** Names that are the local machine by definition (RFC 6761), whatever a resolver says. */
+function isLocalhostName(host: string): boolean {
+  const name = host.toLowerCase().replace(/\.+$/, "");
+  return name === "localhost" || name.endsWith(".localhost");
 }
 
 export type TargetVerdict =
@@ -131,6 +125,9 @@ export async function checkTarget(text: string, opts: UrlPolicyOptions): Promise
   if (!parsed.ok) return { ok: false, kind: "invalid", reason: parsed.reason };
   const host = hostOf(parsed.url);
   const literal = net.isIP(host);
+  if (!opts.allowInsecure && isLocalhostName(host)) {
+    return { ok: false, kind: "refused", reason: `The host ${host} is the local machine.` };
+  }
   let addresses: ResolvedAddress[];
   if (literal !== 0) {
     addresses = [{ address: host, family: literal === 6 ? 6 : 4 }];
