@@ -8,7 +8,11 @@
  *
  * Sanitisers (`trim`, `normalize`, `convert`, `lowercase` ...) change the value before it is
  * checked; JSON Schema has no such notion, so they are left out and the schema describes the
- * value as sent by a well-behaved client.
+ * value as sent by a well-behaved client (a trimmed string that must not be empty says so with
+ * the pattern `\S`).
+ *
+ * Rules checked by code say what they accept themselves (shared/params.ts): `jsonSchema`
+ * replaces the conversion, `jsonSchemaAlso` adds the rules across fields to it.
  */
 
 export type JsonSchema = { [keyword: string]: unknown };
@@ -31,7 +35,7 @@ export class UnsupportedRuleError extends Error {
 
 /** Options that never change which values are valid, or change them before the check. */
 const IGNORED = new Set([
-  "type", "optional", "nullable", "default", "label", "messages", "convert", "custom", "$$async",
+  "type", "optional", "nullable", "default", "label", "messages", "convert", "custom", "$$async", "jsonSchemaAlso",
   "trim", "trimLeft", "trimRight", "lowercase", "uppercase", "localeCompare", "normalize", "mode",
 ]);
 
@@ -116,6 +120,8 @@ const CONVERTERS: Record<string, Converter> = {
       rule.alphanum ? "^[a-zA-Z0-9]+$" : null,
       rule.alphadash ? "^[a-zA-Z0-9_-]+$" : null,
       rule.hex ? "^[0-9a-fA-F]+$" : null,
+      // Trimmed first: only spaces would be empty.
+      rule.trim === true && min !== undefined && Number(min) >= 1 ? "\\S" : null,
     ].filter((p): p is string => p !== null);
     if (patterns.length === 1) s.pattern = patterns[0];
     if (patterns.length > 1) s.allOf = patterns.map((pattern) => ({ pattern }));
@@ -240,9 +246,17 @@ function isOptional(rule: FvRule): boolean {
 /** One rule → its JSON Schema. `path` names the field in error messages. */
 export function convertRule(rule: FvRule, path = ""): JsonSchema {
   const r = resolve(rule);
-  const convert = CONVERTERS[r.type ?? ""];
-  if (!convert) throw new UnsupportedRuleError(path, `type "${String(r.type)}"`);
-  let schema = convert(r, path);
+  let schema: JsonSchema;
+  if (r.jsonSchema !== undefined) {
+    // A rule checked by code (`type: "any"` with `custom`) that states what it accepts.
+    if (r.type !== "any") throw new UnsupportedRuleError(path, `jsonSchema on a rule of type "${String(r.type)}"`);
+    schema = { ...(r.jsonSchema as JsonSchema) };
+  } else {
+    const convert = CONVERTERS[r.type ?? ""];
+    if (!convert) throw new UnsupportedRuleError(path, `type "${String(r.type)}"`);
+    schema = convert(r, path);
+  }
+  if (r.jsonSchemaAlso !== undefined) schema = { ...schema, ...(r.jsonSchemaAlso as JsonSchema) };
   if (r.default !== undefined && typeof r.default !== "function") schema = { ...schema, default: r.default };
   // fastest-validator also lets `null` through for an optional field; the document only says
   // "may be left out" there, and keeps `null` for fields that give it a meaning (`nullable`).

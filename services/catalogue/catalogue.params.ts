@@ -1,14 +1,13 @@
 import { pageParams, type PageQuery } from "../../shared/paging";
+import { bodyId, idList, optional, pathId } from "../../shared/params";
 
 const text = { type: "string", trim: true, min: 1, max: 200 } as const;
-const id = { type: "number", integer: true, positive: true, convert: true } as const;
-/** Ids sent in a JSON body are numbers already: no conversion from strings there. */
-const bodyId = { ...id, convert: false } as const;
 
 export const listParams = { $$strict: true, ...pageParams } as const;
 export type ListParams = PageQuery;
 
-export const idParams = { $$strict: true, id } as const;
+/** A product or packaging in the path. */
+export const idParams = { $$strict: true, id: pathId("record") } as const;
 export interface IdParams {
   id: number;
 }
@@ -34,7 +33,7 @@ export const createProductParams = {
   $$strict: true,
   code: { type: "string", trim: true, min: 1, max: 100 },
   label: text,
-  taxes: { type: "array", optional: true, max: 20, items: taxRule },
+  taxes: optional({ type: "array", max: 20, items: taxRule }),
 } as const;
 export interface CreateProductParams {
   code: string;
@@ -44,7 +43,7 @@ export interface CreateProductParams {
 
 export const createPackagingParams = {
   $$strict: true,
-  productId: bodyId,
+  productId: bodyId(),
   name: text,
   unit: { type: "string", trim: true, min: 1, max: 50 },
   unit_factor: { type: "number", positive: true, max: 1_000_000 },
@@ -58,7 +57,7 @@ export interface CreatePackagingParams {
 
 /** Orders carry at most 1,000 items, hence at most 1,000 distinct packagings per call. */
 export const packagingsByIdsParams = {
-  ids: { type: "array", max: 1000, items: { type: "number", integer: true } },
+  ids: idList(1000),
 } as const;
 export interface PackagingsByIdsParams {
   ids: number[];

@@ -1,13 +1,14 @@
 import { pageParams, type PageQuery } from "../../shared/paging";
+import { bodyId, idList, pathId } from "../../shared/params";
 
 const name = { type: "string", trim: true, min: 1, max: 200 } as const;
 const email = { type: "email", max: 254, normalize: true } as const;
-const id = { type: "number", integer: true, positive: true, convert: true } as const;
 
 export const listParams = { $$strict: true, ...pageParams } as const;
 export type ListParams = PageQuery;
 
-export const idParams = { $$strict: true, id } as const;
+/** A contact or customer in the path. */
+export const idParams = { $$strict: true, id: pathId("record") } as const;
 export interface IdParams {
   id: number;
 }
@@ -19,7 +20,7 @@ export interface CreateCustomerParams {
 
 export const createContactParams = {
   $$strict: true,
-  customerId: { ...id, convert: false },
+  customerId: bodyId(),
   firstName: name,
   lastName: name,
   email,
@@ -31,7 +32,7 @@ export interface CreateContactParams {
   email: string;
 }
 
-export const contactsByIdsParams = { ids: { type: "array", items: { type: "number", integer: true }, max: 1000 } } as const;
+export const contactsByIdsParams = { ids: idList(1000) } as const;
 export interface ContactsByIdsParams {
   ids: number[];
 }

@@ -52,7 +52,7 @@ const item = {
   type: "object",
   required: ["position", "orderedQuantity", "packaging", "packagingReference"],
   properties: {
-    position: { type: "integer", description: "Index of the line in the order's `items`, from 0." },
+    position: { type: "integer", minimum: 1, description: "Number of the line: its place in the order's `items`, counted from 1." },
     orderedQuantity: { type: "number", exclusiveMinimum: 0 },
     packaging: packagingSnapshot,
     packagingReference: {

@@ -5,15 +5,16 @@
  * "exactly one mode" is a rule across fields that a schema cannot say clearly.
  */
 import { pageParams, type PageQuery } from "../../shared/paging";
+import { bodyId, exactlyOneMode, optional, pathId } from "../../shared/params";
 
 export const MAX_ITEMS = 1000;
 export const ORDER_STATUSES = ["pending", "validated", "cancelled"] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
 const text = (max: number) => ({ type: "string", trim: true, min: 1, max }) as const;
-const optionalText = (max: number) => ({ ...text(max), optional: true }) as const;
-const referenceId = { type: "string", trim: true, min: 1, max: 100, convert: true, optional: true } as const;
-const id = { type: "number", integer: true, positive: true, convert: true } as const;
+const optionalText = (max: number) => optional(text(max));
+/** A partner's reference: its own code, or the record's id (a JSON number is taken as its digits). */
+const referenceId = optional({ type: "string", trim: true, min: 1, max: 100, convert: true });
 
 /** At most three decimals, checked on the decimal text so that 0.1 + 0.2 style floats pass. */
 function threeDecimalsAtMost(value: number, errors: { type: string; actual: unknown }[]): number {
@@ -29,7 +30,8 @@ const address = {
     street: text(300),
     zipCode: text(20),
     city: text(100),
-    country: { type: "string", trim: true, uppercase: true, pattern: /^[A-Z]{2}$/, messages: { stringPattern: "The '{field}' field must be a two-letter country code (ISO 3166-1 alpha-2)." } },
+    // Upper-cased before the check: "fr" is FR.
+    country: { type: "string", trim: true, uppercase: true, pattern: /^[A-Za-z]{2}$/, messages: { stringPattern: "The '{field}' field must be a two-letter country code (ISO 3166-1 alpha-2)." } },
   },
 } as const;
 
@@ -41,16 +43,23 @@ export const createOrderParams = {
     type: "object",
     strict: true,
     props: {
-      id: { ...id, convert: false, optional: true },
+      id: optional(bodyId()),
       externalReferenceId: referenceId,
       internalReferenceId: referenceId,
       externalReference: optionalText(100),
       firstName: optionalText(200),
       lastName: optionalText(200),
-      email: { type: "email", max: 254, normalize: true, optional: true },
+      email: optional({ type: "email", max: 254, normalize: true }),
     },
+    // Checked in orders.identify.ts; written here so that the document says it (DECISIONS).
+    jsonSchemaAlso: exactlyOneMode([
+      { requires: ["id"] },
+      { requires: ["externalReferenceId"] },
+      { requires: ["internalReferenceId"] },
+      { requires: ["externalReference", "firstName", "lastName", "email"] },
+    ]),
   },
-  customer: { type: "object", strict: true, optional: true, props: { name: text(200) } },
+  customer: optional({ type: "object", strict: true, props: { name: text(200) } }),
   invoicingAddress: address,
   deliveryAddress: address,
   items: {
@@ -60,13 +69,15 @@ export const createOrderParams = {
     items: {
       type: "object",
       strict: true,
+      jsonSchemaAlso: exactlyOneMode([{ requires: ["packaging"] }, { requires: ["externalReferenceId"] }, { requires: ["internalReferenceId"] }]),
       props: {
-        packaging: { ...id, convert: false, optional: true },
+        packaging: optional(bodyId()),
         externalReferenceId: referenceId,
         internalReferenceId: referenceId,
         orderedQuantity: {
           type: "number", positive: true, max: 1_000_000_000,
           custom: threeDecimalsAtMost,
+          jsonSchemaAlso: { multipleOf: 0.001, description: "At most 3 decimal places." },
           messages: { quantityDecimals: "The '{field}' field must have at most 3 decimals." },
         },
       },
@@ -109,7 +120,7 @@ export interface CreateOrderParams {
   items: ItemInput[];
 }
 
-export const orderIdParams = { $$strict: true, id } as const;
+export const orderIdParams = { $$strict: true, id: pathId("order") } as const;
 export interface OrderIdParams {
   id: number;
 }
@@ -117,7 +128,7 @@ export interface OrderIdParams {
 export const listOrdersParams = {
   $$strict: true,
   ...pageParams,
-  status: { type: "enum", values: [...ORDER_STATUSES], optional: true },
+  status: optional({ type: "enum", values: [...ORDER_STATUSES] }),
 } as const;
 export interface ListOrdersParams extends PageQuery {
   status?: OrderStatus;

@@ -5,20 +5,17 @@
  * both one record's external reference and another's id, the partner's own code wins.
  * Pure functions, so one query can fetch every candidate of a whole order at once.
  */
+import { parseId } from "../../shared/params";
 import type { ReferenceLookup } from "./references.params";
-
-const INT4_MAX = 2_147_483_647;
 
 export interface LookupRow {
   id: number;
   external_reference: string;
 }
 
-/** The record id a value names, or null when it cannot be one (not digits, out of range). */
+/** The record id a value names, or null when it cannot be one (shared/params.ts: the id grammar). */
 export function asRecordId(value: string): number | null {
-  if (!/^\d{1,10}$/.test(value)) return null;
-  const id = Number(value);
-  return id >= 1 && id <= INT4_MAX ? id : null;
+  return parseId(value);
 }
 
 /** Every id and external reference any of these lookups could match: one query's filter. */

@@ -1,10 +1,9 @@
 import { pageParams, type PageQuery } from "../../shared/paging";
+import { bodyId, optional, pathId } from "../../shared/params";
 
 const name = { type: "string", trim: true, min: 1, max: 200 } as const;
 const email = { type: "email", max: 254, normalize: true } as const;
-const id = { type: "number", integer: true, positive: true, convert: true } as const;
-/** Ids sent in a JSON body are numbers already: no conversion from strings there. */
-const bodyId = { ...id, convert: false } as const;
+const id = bodyId();
 const externalReference = { type: "string", trim: true, min: 1, max: 200 } as const;
 /** How a partner names one of its references (DECISIONS: identifying the contact / packagings). */
 const lookupBy = { type: "enum", values: ["internal", "external"] } as const;
@@ -14,7 +13,8 @@ const lookupValue = { type: "string", convert: true, trim: true, min: 1, max: 20
 export const listParams = { $$strict: true, ...pageParams } as const;
 export type ListParams = PageQuery;
 
-export const idParams = { $$strict: true, id } as const;
+/** A contact or packaging reference in the path. */
+export const idParams = { $$strict: true, id: pathId("record") } as const;
 export interface IdParams {
   id: number;
 }
@@ -37,18 +37,18 @@ export interface ContactReferenceInput {
 export const createContactReferenceParams = { $$strict: true, ...contactReferenceBody } as const;
 export type CreateContactReferenceParams = ContactReferenceInput;
 
-export const upsertContactReferenceParams = { $$strict: true, clientId: bodyId, ...contactReferenceBody } as const;
+export const upsertContactReferenceParams = { $$strict: true, clientId: id, ...contactReferenceBody } as const;
 export interface UpsertContactReferenceParams extends ContactReferenceInput {
   clientId: number;
 }
 
 export const createPackagingReferenceParams = {
   $$strict: true,
-  clientId: bodyId,
+  clientId: id,
   externalReference,
-  packagingId: bodyId,
-  label: { ...name, optional: true },
-  active: { type: "boolean", optional: true },
+  packagingId: id,
+  label: optional(name),
+  active: optional({ type: "boolean" }),
 } as const;
 export interface CreatePackagingReferenceParams {
   clientId: number;
@@ -64,7 +64,7 @@ export interface ReferenceLookup {
   value: string;
 }
 
-export const resolveContactParams = { clientId: bodyId, by: lookupBy, value: lookupValue } as const;
+export const resolveContactParams = { clientId: id, by: lookupBy, value: lookupValue } as const;
 export interface ResolveContactParams extends ReferenceLookup {
   clientId: number;
 }
@@ -72,7 +72,7 @@ export interface ResolveContactParams extends ReferenceLookup {
 const lookups = { type: "array", max: 1000, items: { type: "object", props: { by: lookupBy, value: lookupValue } } } as const;
 
 /** Orders carry at most 1,000 items. */
-export const resolvePackagingsParams = { clientId: bodyId, refs: lookups } as const;
+export const resolvePackagingsParams = { clientId: id, refs: lookups } as const;
 export interface ResolvePackagingsParams {
   clientId: number;
   refs: ReferenceLookup[];
@@ -80,7 +80,7 @@ export interface ResolvePackagingsParams {
 
 /** A partner's whole order in one call: its contact reference and its packaging references. */
 export const resolveOrderParams = {
-  clientId: bodyId,
+  clientId: id,
   contact: { type: "object", props: { by: lookupBy, value: lookupValue } },
   refs: lookups,
 } as const;

@@ -6,11 +6,11 @@
  * them in one call per request, whatever the number of references.
  */
 import type { Context } from "moleculer";
-import { callerOf, type RequestContext, type RequestMeta } from "../../shared/auth";
+import { callerOf, type Principal, type RequestContext, type RequestMeta } from "../../shared/auth";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
 import { uniqueViolation } from "../../shared/db";
 import { ExpiringCache } from "../../shared/expiring-cache";
-import { ConflictError, NotFoundError, unknownReference } from "../../shared/errors";
+import { ConflictError, InvalidInputError, NotFoundError, unknownReferenceField, type FieldError } from "../../shared/errors";
 import { appendEvent } from "../../shared/outbox";
 import { outboxRelayMixin } from "../../shared/outbox-relay.mixin";
 import { toPage } from "../../shared/paging";
@@ -146,8 +146,15 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
       params: createPackagingReferenceParams,
       async handler(ctx: RequestContext<CreatePackagingReferenceParams>) {
         const p = ctx.params;
-        const [packaging] = await ctx.call<CataloguePackaging[], { ids: number[] }>("catalogue.packagingsByIds", { ids: [p.packagingId] });
-        if (!packaging) throw unknownReference("packagingId", "packaging", p.packagingId);
+        // Both named records are checked, and both reported, before anything is written.
+        const [[client], [packaging]] = await Promise.all([
+          ctx.call<Principal[], { ids: number[] }>("clients.principals", { ids: [p.clientId] }),
+          ctx.call<CataloguePackaging[], { ids: number[] }>("catalogue.packagingsByIds", { ids: [p.packagingId] }),
+        ]);
+        const errors: FieldError[] = [];
+        if (!client?.scopes.includes("partner")) errors.push({ path: "clientId", message: `No active partner client (scope \`partner\`) has id ${p.clientId}.` });
+        if (!packaging) errors.push(unknownReferenceField("packagingId", "packaging", p.packagingId));
+        if (errors.length > 0 || !packaging) throw new InvalidInputError(errors);
         const row = await repo.insertPackagingReference(this.db, {
           clientId: p.clientId,
           externalReference: p.externalReference,

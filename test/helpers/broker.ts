@@ -38,6 +38,7 @@ export async function startTestBroker(opts: TestBrokerOptions): Promise<TestBrok
     ...opts.env,
   });
   const broker = createBroker(cfg, { logger: false });
+  if (!cfg.transporter && !opts.services.includes("clients")) broker.createService(CLIENTS_STAND_IN);
   await broker.start();
   return {
     broker,
@@ -52,10 +53,27 @@ export async function startTestBroker(opts: TestBrokerOptions): Promise<TestBrok
 }
 
 let nextId = 10_000;
+const principals = new Map<number, Principal>();
 
 /** A principal as the gateway would put in ctx.meta.client. */
 export function principal(kind: Principal["kind"], scopes: Scope[], clientId = nextId++): Principal {
-  return { clientId, name: `${kind}-${clientId}`, kind, scopes, webhookEvents: [] };
+  const made: Principal = { clientId, name: `${kind}-${clientId}`, kind, scopes, webhookEvents: [] };
+  principals.set(clientId, made);
+  return made;
 }
+
+/**
+ * Where a test runs without the clients service: answers `clients.principals` (how other
+ * services check that a client they are told about exists) for the principals made above.
+ */
+const CLIENTS_STAND_IN = {
+  name: "clients",
+  actions: {
+    principals: {
+      visibility: "public" as const,
+      handler: (ctx: { params: { ids: number[] } }) => ctx.params.ids.flatMap((id) => principals.get(id) ?? []),
+    },
+  },
+};
 
 export const ADMIN: Principal = { clientId: 1, name: "test admin", kind: "admin", scopes: [...SCOPES], webhookEvents: [] };

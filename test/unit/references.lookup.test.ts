@@ -3,7 +3,7 @@ import { asRecordId, candidateKeys, indexCandidates, pick } from "../../services
 describe("reference lookups", () => {
   it("when a value is digits within the id range, then it names a record id; otherwise it does not", () => {
     expect(asRecordId("42")).toBe(42);
-    expect(asRecordId("0042")).toBe(42);
+    expect(asRecordId("0042")).toBeNull();
     expect(asRecordId("0")).toBeNull();
     expect(asRecordId("2147483648")).toBeNull();
     expect(asRecordId("4.2")).toBeNull();
