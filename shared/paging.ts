@@ -9,6 +9,8 @@ import { BIGINT_ID_MAX, INT_ID_MAX, optional, parseId, queryInteger } from "./pa
 
 export const DEFAULT_LIMIT = 50;
 export const MAX_LIMIT = 500;
+/** Half of NATS's default 1 MB message limit: room for moleculer's envelope around a page. */
+export const MAX_PAGE_BYTES = 512 * 1024;
 
 /** fastest-validator rules for the paging query parameters; spread into a list action's params. */
 export const pageParams = {
