@@ -5,6 +5,7 @@ import type { Knex } from "knex";
 import type { Db } from "../../shared/db";
 import type { DomainEvent, EventName } from "../../shared/outbox";
 import { fetchPage, type PageQuery } from "../../shared/paging";
+import { BIGINT_ID_MAX } from "../../shared/params";
 import type { DeliveryStatus } from "./webhooks.params";
 
 const S = "webhooks";
@@ -149,7 +150,7 @@ function deliveriesQuery(db: Db) {
 export async function listDeliveries(db: Db, subscriptionId: number, page: PageQuery, status?: DeliveryStatus) {
   const query = deliveriesQuery(db).where("d.subscription_id", subscriptionId);
   if (status) query.where("d.status", status);
-  return fetchPage<DeliveryRow & Record<string, unknown>>(query, page, "d.id", (r) => r.id);
+  return fetchPage<DeliveryRow & Record<string, unknown>>(query, page, "d.id", (r) => r.id, BIGINT_ID_MAX);
 }
 
 export async function findDelivery(db: Db, subscriptionId: number, id: number): Promise<DeliveryRow | undefined> {

@@ -9,7 +9,7 @@ import { ALL_CHANNELS, NEVER_GIVE_UP } from "../../shared/channels";
 import { config } from "../../shared/config";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
 import { ForbiddenError, InvalidInputError, NotFoundError } from "../../shared/errors";
-import { toPage } from "../../shared/paging";
+import { MAX_PAGE_BYTES, toPage, toSizeBoundedPage } from "../../shared/paging";
 import { withRequestId } from "../../shared/request-context";
 import { Dispatcher } from "./webhooks.dispatcher";
 import { onShutdown } from "../../shared/runtime/shutdown";
@@ -159,7 +159,9 @@ const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher }> = {
         const subscription = await this.ownSubscription(ctx, id);
         const { rows, nextCursor } = await repo.listDeliveries(this.db, subscription.id, page, status);
         const attempts = await repo.attemptsOf(this.db, rows.map((r) => r.id));
-        return toPage(rows.map((r) => presentDelivery(r, attempts.get(r.id) ?? [])), nextCursor);
+        // Each delivery carries its body: a page also stops at MAX_PAGE_BYTES (docs/webhooks.md).
+        const deliveries = rows.map((r) => presentDelivery(r, attempts.get(r.id) ?? []));
+        return toSizeBoundedPage(deliveries, nextCursor, (d) => d.id, MAX_PAGE_BYTES);
       },
     },
 
