@@ -95,7 +95,7 @@ export function toPage<T>(items: T[], nextCursor: string | null): Page<T> {
  * transporter message (NATS: 1 MB).
  */
 export function toSizeBoundedPage<T>(items: T[], nextCursor: string | null, idOf: (item: T) => number, maxBytes: number): Page<T> {
-  let bytes = 2;
+  let bytes = 1; // "[", then each item with its "," or the closing "]": exactly JSON.stringify(kept items)
   let kept = 0;
   for (const item of items) {
     bytes += Buffer.byteLength(JSON.stringify(item)) + 1;
