@@ -50,6 +50,8 @@ export const VARIABLES = {
   WEBHOOK_RETRY_SCHEDULE: { type: "list", default: "5,30,120,600,1800,3600,7200,14400,28800,28800",
     description: "Seconds to wait before each retry (jitter of up to 20% is added); the number of entries is the number of retries." },
   WEBHOOK_DISPATCH_BATCH: { type: "integer", default: "50", description: "Deliveries one dispatcher claims at a time.", rule: { min: 1, max: 1000 } },
+  WEBHOOK_ENDPOINT_CONCURRENCY: { type: "integer", default: "10",
+    description: "Attempts one dispatcher has in flight to one endpoint (URL origin) at most; 1 while that endpoint's last attempt timed out.", rule: { min: 1, max: 1000 } },
   WEBHOOK_DISPATCH_INTERVAL_MS: { type: "integer", default: "250", description: "How often an idle dispatcher looks for due deliveries.", rule: { min: 10 } },
 } as const satisfies Record<string, Variable>;
 
@@ -80,6 +82,7 @@ export interface Config {
     timeoutMs: number;
     retryScheduleSeconds: number[];
     dispatchBatch: number;
+    endpointConcurrency: number;
     dispatchIntervalMs: number;
   };
 }
@@ -175,6 +178,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, defaults: Parti
       timeoutMs: raw.WEBHOOK_TIMEOUT_MS as number,
       retryScheduleSeconds: schedule,
       dispatchBatch: raw.WEBHOOK_DISPATCH_BATCH as number,
+      endpointConcurrency: raw.WEBHOOK_ENDPOINT_CONCURRENCY as number,
       dispatchIntervalMs: raw.WEBHOOK_DISPATCH_INTERVAL_MS as number,
     },
   };

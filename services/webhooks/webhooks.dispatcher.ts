@@ -1,15 +1,19 @@
 /**
- * The dispatcher: keeps up to WEBHOOK_DISPATCH_BATCH deliveries in flight. It claims due
- * deliveries (webhooks.repository.ts `claimDue`: SKIP LOCKED and a lease, committed before
- * sending), sends each, records every attempt and schedules the next one in the row. Any
- * number of webhooks processes run one each and share the work; a delivery is never sent by
- * two of them at once, and one whose dispatcher died is sent again once its lease ends.
+ * The dispatcher: keeps up to WEBHOOK_DISPATCH_BATCH deliveries in flight, and at most
+ * WEBHOOK_ENDPOINT_CONCURRENCY of them to one endpoint (one while that endpoint is on probation
+ * after a time-out: webhooks.endpoint-slots.ts), so a hanging subscriber cannot hold the slots
+ * everyone else's deliveries need. It claims due deliveries (webhooks.repository.ts `claimDue`:
+ * fair between endpoints, SKIP LOCKED and a lease, committed before sending), sends each,
+ * records every attempt and schedules the next one in the row. Any number of webhooks
+ * processes run one each and share the work; a delivery is never sent by two of them at once,
+ * and one whose dispatcher died is sent again once its lease ends.
  */
 import type { Knex } from "knex";
 import type { Service } from "moleculer";
 import { observeWebhookAttempt, type WebhookAttemptOutcome } from "../../shared/metrics";
 import { withRequestId } from "../../shared/request-context";
 import { WakeableSleep } from "../../shared/wakeable-sleep";
+import { EndpointSlots } from "./webhooks.endpoint-slots";
 import * as repo from "./webhooks.repository";
 import { retryDelayMs } from "./webhooks.schedule";
 import type { AttemptOutcome, OutgoingWebhook } from "./webhooks.sender";
@@ -19,6 +23,8 @@ export interface DispatcherOptions {
   logger: Service["logger"];
   send(webhook: OutgoingWebhook): Promise<AttemptOutcome>;
   batch: number;
+  /** Attempts in flight to one endpoint (a URL origin) at most. */
+  endpointConcurrency: number;
   intervalMs: number;
   timeoutMs: number;
   retryScheduleSeconds: readonly number[];
@@ -62,10 +68,14 @@ export class Dispatcher {
   private readonly inFlight = new Set<Promise<void>>();
   /** The last claim filled every free slot, so more may be due as soon as slots free up. */
   private moreDue = false;
+  /** Endpoints the claims filled to their cap: more of theirs may be due once their slots free up. */
+  private readonly endpointsWithMore = new Set<string>();
+  private readonly slots: EndpointSlots;
   private readonly leaseMs: number;
 
   constructor(private readonly opts: DispatcherOptions) {
     this.leaseMs = leaseMsFor(opts.timeoutMs);
+    this.slots = new EndpointSlots(opts.endpointConcurrency);
   }
 
   start(): void {
@@ -93,11 +103,14 @@ export class Dispatcher {
       if (free > 0) {
         let claimed: repo.ClaimedDelivery[] = [];
         try {
-          claimed = await repo.claimDue(this.opts.db, free, this.leaseMs);
+          claimed = await repo.claimDue(this.opts.db, free, this.leaseMs, { perEndpoint: this.opts.endpointConcurrency, limits: this.slots.limits() });
         } catch (err) {
           this.opts.logger.warn(`Webhook dispatcher: claiming deliveries failed, will retry: ${(err as Error).message}`);
         }
         for (const delivery of claimed) this.launch(delivery);
+        for (const { endpoint } of claimed) {
+          if (this.slots.free(endpoint) === 0) this.endpointsWithMore.add(endpoint);
+        }
         this.moreDue = claimed.length === free;
       }
       if (this.running) await this.sleep.sleep(this.opts.intervalMs);
@@ -105,16 +118,30 @@ export class Dispatcher {
   }
 
   private launch(delivery: repo.ClaimedDelivery): void {
+    this.slots.take(delivery.endpoint);
     // Log lines of the attempt name the request that raised the event.
-    const attempt = withRequestId(delivery.request_id, () => this.attempt(delivery)).finally(() => {
-      this.inFlight.delete(attempt);
-      // Under load, claim again once half the slots are free: one query per chunk, not per delivery.
-      if (this.moreDue && this.inFlight.size <= this.opts.batch / 2) this.sleep.wake();
-    });
+    const attempt: Promise<void> = withRequestId(delivery.request_id, () => this.attempt(delivery))
+      .catch((): AttemptOutcome["kind"] => "error")
+      .then((outcome) => this.finished(attempt, delivery.endpoint, outcome));
     this.inFlight.add(attempt);
   }
 
-  private async attempt(delivery: repo.ClaimedDelivery): Promise<void> {
+  private finished(attempt: Promise<void>, endpoint: string, outcome: AttemptOutcome["kind"]): void {
+    this.inFlight.delete(attempt);
+    const wasOnProbation = this.slots.onProbation(endpoint);
+    this.slots.release(endpoint, outcome);
+    if (!wasOnProbation && this.slots.onProbation(endpoint)) {
+      this.opts.logger.warn(`Webhook endpoint ${endpoint} timed out: one attempt at a time to it until it answers.`);
+    }
+    // Under load, claim again once half the slots (of all, or of a capped endpoint with more
+    // due) are free: one query per chunk, not per delivery.
+    const batchHalfFree = this.moreDue && this.inFlight.size <= this.opts.batch / 2;
+    const endpointHalfFree = this.endpointsWithMore.has(endpoint) && this.slots.halfFree(endpoint);
+    if (endpointHalfFree) this.endpointsWithMore.delete(endpoint);
+    if (batchHalfFree || endpointHalfFree) this.sleep.wake();
+  }
+
+  private async attempt(delivery: repo.ClaimedDelivery): Promise<AttemptOutcome["kind"]> {
     const attemptedAt = new Date();
     const outcome = await this.opts.send({
       url: delivery.url, event: delivery.event, key: delivery.key, secret: delivery.secret, webhookId: delivery.webhook_id, body: delivery.body,
@@ -139,5 +166,6 @@ export class Dispatcher {
       outcome: outcome.kind, statusCode: record.statusCode, durationMs: outcome.durationMs, next: next.status,
     }, "webhook attempt");
     if (next.status === "failed") this.opts.logger.warn(`Webhook delivery ${delivery.id} (${delivery.webhook_id}) failed for good after ${delivery.attempt_count + 1} attempts.`);
+    return outcome.kind;
   }
 }

@@ -57,6 +57,8 @@ export interface ClaimedDelivery {
   key: string;
   secret: string;
   request_id: string | null;
+  /** Where it goes, as the dispatcher counts its slots: the URL's origin (scheme, host, port). */
+  endpoint: string;
 }
 
 // ---- subscriptions -------------------------------------------------------------------------
@@ -184,20 +186,55 @@ export async function scheduleAgain(db: Db, subscriptionId: number, id: number):
 
 // ---- dispatching ---------------------------------------------------------------------------
 
+/** What the dispatcher still allows an endpoint: `perEndpoint` slots unless listed in `limits`. */
+export interface EndpointAllowance {
+  perEndpoint: number;
+  limits: readonly { endpoint: string; free: number }[];
+}
+
+/**
+ * An endpoint is the origin of a subscription URL (stored normalised by the URL parser, so
+ * always with a path and without credentials): every path and every subscription to one server
+ * share its slots, so subscribing more URLs on a hanging server gains no more of them.
+ */
+const ENDPOINT_OF_URL = `substring(s.url from '^[^:]+://[^/]+')`;
+
 /**
  * Claims up to `limit` due deliveries in one statement: each is held for `leaseMs` (its due
  * time moves past the attempt) under a new claim token, and the statement commits before any
  * request is sent, so no transaction stays open during HTTP. Concurrent dispatchers skip each
  * other's rows (SKIP LOCKED), and a claimed row is no longer due for anyone until the lease
  * ends; if its dispatcher dies, the lease ends and another one sends it.
+ *
+ * Fair between endpoints: each endpoint gets no more rows than it has free slots, and the rows
+ * are taken in turns (every endpoint's oldest due delivery, then every endpoint's second...), so
+ * one endpoint's backlog never fills the batch. Per subscription, an index range scan reads at
+ * most that endpoint's free slots of due rows (deliveries_due_by_subscription); endpoints with
+ * no free slot are not read at all.
  */
-export async function claimDue(db: Knex, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+export async function claimDue(db: Knex, limit: number, leaseMs: number, allowance: EndpointAllowance): Promise<ClaimedDelivery[]> {
   const result = await db.raw(
-    `WITH due AS (
+    `WITH endpoints AS (
+       SELECT s.id AS subscription_id, ${ENDPOINT_OF_URL} AS endpoint, coalesce(l.free, ?) AS free
+         FROM ??.subscriptions s
+         LEFT JOIN jsonb_to_recordset(?::jsonb) AS l(endpoint text, free int) ON l.endpoint = ${ENDPOINT_OF_URL}
+     ), candidates AS (
+       SELECT d.id, d.next_attempt_at, e.endpoint, e.free,
+              row_number() OVER (PARTITION BY e.endpoint ORDER BY d.next_attempt_at, d.id) AS turn
+         FROM endpoints e
+         CROSS JOIN LATERAL (
+           SELECT id, next_attempt_at FROM ??.deliveries
+            WHERE subscription_id = e.subscription_id AND status = 'pending' AND next_attempt_at <= now()
+            ORDER BY next_attempt_at
+            LIMIT e.free
+         ) d
+        WHERE e.free > 0
+     ), fair AS (
+       SELECT id FROM candidates WHERE turn <= free ORDER BY turn, next_attempt_at LIMIT ?
+     ), due AS (
+       -- Checked again once locked: another dispatcher may have claimed it since.
        SELECT id FROM ??.deliveries
-        WHERE status = 'pending' AND next_attempt_at <= now()
-        ORDER BY next_attempt_at
-        LIMIT ?
+        WHERE id IN (SELECT id FROM fair) AND status = 'pending' AND next_attempt_at <= now()
         FOR UPDATE SKIP LOCKED
      ), claimed AS (
        UPDATE ??.deliveries d
@@ -205,11 +242,12 @@ export async function claimDue(db: Knex, limit: number, leaseMs: number): Promis
          FROM due WHERE d.id = due.id
        RETURNING d.id, d.claim_token, d.webhook_id, d.attempt_count, d.subscription_id, d.event_id
      )
-     SELECT c.id, c.claim_token, c.webhook_id, c.attempt_count, e.event, e.body, e.request_id, s.url, s.key, s.secret
+     SELECT c.id, c.claim_token, c.webhook_id, c.attempt_count, e.event, e.body, e.request_id, s.url, s.key, s.secret,
+            ${ENDPOINT_OF_URL} AS endpoint
        FROM claimed c
        JOIN ??.subscriptions s ON s.id = c.subscription_id
        JOIN ??.events e ON e.id = c.event_id`,
-    [S, limit, S, leaseMs, S, S],
+    [allowance.perEndpoint, S, JSON.stringify(allowance.limits), S, limit, S, S, leaseMs, S, S],
   );
   return (result as { rows: ClaimedDelivery[] }).rows;
 }

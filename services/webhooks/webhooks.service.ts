@@ -219,6 +219,7 @@ const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher }> = {
       logger: this.logger,
       send: (webhook) => sendWebhook(webhook, { timeoutMs: cfg.timeoutMs, allowInsecure: cfg.allowInsecureTargets }),
       batch: cfg.dispatchBatch,
+      endpointConcurrency: cfg.endpointConcurrency,
       intervalMs: cfg.dispatchIntervalMs,
       timeoutMs: cfg.timeoutMs,
       retryScheduleSeconds: cfg.retryScheduleSeconds,
