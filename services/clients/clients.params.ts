@@ -1,13 +1,14 @@
 import { CLIENT_KINDS, SCOPES, type ClientKind, type Scope } from "../../shared/auth";
 import { EVENTS, type EventName } from "../../shared/outbox";
 import { pageParams, type PageQuery } from "../../shared/paging";
+import { idList, optional, pathId } from "../../shared/params";
 
 export const createClientParams = {
   $$strict: true,
   name: { type: "string", trim: true, min: 1, max: 200 },
   kind: { type: "enum", values: [...CLIENT_KINDS] },
-  scopes: { type: "array", optional: true, unique: true, max: SCOPES.length, items: { type: "enum", values: [...SCOPES] } },
-  webhookEvents: { type: "array", optional: true, unique: true, max: EVENTS.length, items: { type: "enum", values: [...EVENTS] } },
+  scopes: optional({ type: "array", unique: true, max: SCOPES.length, items: { type: "enum", values: [...SCOPES] } }),
+  webhookEvents: optional({ type: "array", unique: true, max: EVENTS.length, items: { type: "enum", values: [...EVENTS] } }),
 } as const;
 export interface CreateClientParams {
   name: string;
@@ -18,7 +19,7 @@ export interface CreateClientParams {
 
 export const clientIdParams = {
   $$strict: true,
-  id: { type: "number", integer: true, positive: true, convert: true },
+  id: pathId("client"),
 } as const;
 export interface ClientIdParams {
   id: number;
@@ -32,7 +33,7 @@ export interface AuthenticateParams {
   key: string;
 }
 
-export const principalsParams = { ids: { type: "array", items: { type: "number", integer: true }, max: 1000 } } as const;
+export const principalsParams = { ids: idList(1000) } as const;
 export interface PrincipalsParams {
   ids: number[];
 }
