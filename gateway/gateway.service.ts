@@ -9,7 +9,7 @@ import ApiGateway from "moleculer-web";
 import type { ApiSettingsSchema } from "moleculer-web";
 import { requireScope, type Principal, type RequestMeta, type Scope } from "../shared/auth";
 import { config } from "../shared/config";
-import { InvalidInputError, UnauthenticatedError } from "../shared/errors";
+import { InvalidInputError } from "../shared/errors";
 import { isPage } from "../shared/paging";
 import { onShutdown } from "../shared/runtime/shutdown";
 import { HttpObserver } from "./http-observer";
@@ -17,7 +17,9 @@ import { docsRoutes } from "./openapi/docs-routes";
 import { PrincipalCache } from "./principal-cache";
 import { probeRoutes } from "./probe-route";
 import { toProblem } from "./problem";
-import { rateLimitOption, retryAfterSeconds } from "./rate-limit";
+import { Admission } from "./admission";
+import { applyServerLimits } from "./server-limits";
+import { USAGE_EVENT, UsageSharing, type UsageReport } from "./usage-sharing";
 import { API_PREFIX, aliases } from "./routes";
 
 type Req = IncomingMessage & {
@@ -27,7 +29,6 @@ type Req = IncomingMessage & {
   originalUrl?: string;
 };
 
-const BEARER = /^Bearer\s+(\S{1,512})\s*$/i;
 const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
@@ -65,7 +66,6 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
       routes: [
         {
           path: API_PREFIX,
-          ...rateLimitOption(cfg.rateLimitPerMinute),
           aliases: aliases(),
           mappingPolicy: "restrict",
           autoAliases: false,
@@ -96,10 +96,6 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
       onError(req: Req, res: ServerResponse, err: unknown) {
         const problem = toProblem(err, (req.originalUrl ?? req.url ?? "").split("?")[0]);
         if (problem.status >= 500) this.logger.error({ err, url: req.originalUrl, requestId: req.$ctx?.requestID }, "request failed");
-        if (problem.status === 429) {
-          const retryAfter = retryAfterSeconds(res);
-          if (retryAfter !== null) problem.headers["Retry-After"] = String(retryAfter);
-        }
         if (res.headersSent) return;
         const requestId = req.$ctx?.requestID;
         res.writeHead(problem.status, { ...problem.headers, ...(requestId ? { "X-Request-ID": requestId } : {}) });
@@ -108,22 +104,19 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
     },
 
     events: {
+      // Another gateway's rate-limit counts (gateway/usage-sharing.ts); our own broadcast comes back too.
+      [USAGE_EVENT](ctx: Context<UsageReport>) {
+        if (ctx.nodeID !== this.broker.nodeID) return this.usage.apply(ctx.params);
+      },
       "clients.changed"() {
         this.principals.clear();
       },
     },
 
     methods: {
-      async authenticate(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req): Promise<null> {
-        const match = BEARER.exec(req.headers.authorization ?? "");
-        if (!match) throw new UnauthenticatedError();
-        const apiKey = match[1];
-        let principal = this.principals.get(apiKey);
-        if (!principal) {
-          principal = await ctx.call<Principal, { key: string }>("clients.authenticate", { key: apiKey });
-          this.principals.set(apiKey, principal);
-        }
-        ctx.meta.client = principal;
+      // Failed-authentication throttle, key lookup, per-client rate limit (gateway/admission.ts).
+      async authenticate(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req, res: ServerResponse): Promise<null> {
+        ctx.meta.client = await this.admission.admit(req, res, (key: string) => ctx.call<Principal, { key: string }>("clients.authenticate", { key }));
         return null;
       },
 
@@ -138,9 +131,17 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
 
     created() {
       this.principals = new PrincipalCache();
+      this.usage = new UsageSharing(cfg.transporter ? (report) => this.broker.broadcast(USAGE_EVENT, report) : null,
+        (err) => this.logger.warn({ err }, "rate-limit usage report not sent"));
+      this.admission = new Admission(this.principals, this.usage, cfg);
+      applyServerLimits(this.server);
       // On shutdown: stop accepting connections, finish the requests in flight (shared/runtime/shutdown.ts).
       const http = new HttpObserver(this.server, this.logger);
       onShutdown(this.broker, (deadline) => http.drain(deadline));
+    },
+
+    stopped() {
+      this.usage.stop();
     },
   };
 }

@@ -1,35 +1,35 @@
 /**
- * Per-client rate limiting of /api/v1 with moleculer-web's limiter: a fixed one-minute window
- * counted in this gateway's memory, so the limit holds per gateway replica (N replicas let a
- * client make up to N × RATE_LIMIT_PER_MINUTE requests a minute). Probes are not limited.
+ * The per-client rate limit of /api/v1: RATE_LIMIT_PER_MINUTE requests a minute per
+ * authenticated client. It is counted after authentication, by client id — never by the text of
+ * the Authorization header — so spelling the header differently (`bearer`, extra spaces) or
+ * rotating among a client's keys gives no new budget. The window is rate-limiter-flexible's fixed
+ * window, starting with a client's first request; the replicas share their counts
+ * (gateway/usage-sharing.ts). Every answer of an authenticated request carries
+ * `RateLimit-Policy` and `RateLimit` (gateway/rate-limit-fields.ts); over the limit it is 429 with
+ * `Retry-After`. Probes and the API reference are not limited.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
-import type { ApiSettingsSchema } from "moleculer-web";
-import { PrincipalCache } from "./principal-cache";
+import type { ServerResponse } from "node:http";
+import { RateLimitedError } from "../shared/errors";
+import { secondsUntil, setRateLimitFields, type RateLimitPolicy } from "./rate-limit-fields";
+import type { SharedLimiter, UsageSharing } from "./usage-sharing";
 
-const WINDOW_MS = 60_000;
+const WINDOW_SECONDS = 60;
 
-/** The `rateLimit` option of the /api/v1 route, or nothing when the limit is 0 (off). */
-export function rateLimitOption(limitPerMinute: number): Pick<ApiSettingsSchema, "rateLimit"> {
-  if (limitPerMinute <= 0) return {};
-  return {
-    rateLimit: {
-      window: WINDOW_MS,
-      limit: limitPerMinute,
-      // X-Rate-Limit-Limit, X-Rate-Limit-Remaining and X-Rate-Limit-Reset (epoch ms) on every answer.
-      headers: true,
-      // Per API key (its hash: the key itself is a secret), else per address.
-      key: (req: IncomingMessage) => {
-        const auth = req.headers.authorization;
-        return auth ? PrincipalCache.keyOf(auth) : (req.socket.remoteAddress ?? "unknown");
-      },
-    },
-  };
-}
+export class ClientRateLimit {
+  private readonly limiter: SharedLimiter | null;
+  private readonly policy: RateLimitPolicy;
 
-/** Seconds until the current window ends, from the limiter's X-Rate-Limit-Reset; at least 1. */
-export function retryAfterSeconds(res: ServerResponse, now = Date.now()): number | null {
-  const reset = Number(res.getHeader("X-Rate-Limit-Reset"));
-  if (!Number.isFinite(reset) || reset <= 0) return null;
-  return Math.max(1, Math.ceil((reset - now) / 1000));
+  /** `limitPerMinute` 0 turns the limit off. */
+  constructor(sharing: UsageSharing, limitPerMinute: number) {
+    this.policy = { name: "default", quota: limitPerMinute, windowSeconds: WINDOW_SECONDS };
+    this.limiter = limitPerMinute > 0 ? sharing.limiter("requests", limitPerMinute, WINDOW_SECONDS) : null;
+  }
+
+  /** Counts one request of the client; throws RateLimitedError (429) once it is over the limit. */
+  async admit(clientId: number, res: ServerResponse): Promise<void> {
+    if (!this.limiter) return;
+    const state = await this.limiter.consume(String(clientId));
+    setRateLimitFields(res, this.policy, state);
+    if (!state.allowed) throw new RateLimitedError(secondsUntil(state.msBeforeReset));
+  }
 }

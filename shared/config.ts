@@ -5,6 +5,7 @@
  * The deploy manifests test reads `VARIABLES` to prove every variable is set or defaulted.
  */
 import Validator from "fastest-validator";
+import ipaddr from "ipaddr.js";
 
 export const ALL_SERVICES = ["gateway", "clients", "crm", "catalogue", "references", "orders", "webhooks"] as const;
 export type ServiceName = (typeof ALL_SERVICES)[number];
@@ -40,7 +41,13 @@ export const VARIABLES = {
   PORT: { type: "integer", default: "3000", description: "Port of the HTTP API (gateway).", rule: { min: 0, max: 65535 } },
   PUBLIC_BASE_URL: { type: "string", default: "", description: "Base URL used in Location and Link headers; empty for relative links." },
   REQUEST_TIMEOUT_MS: { type: "integer", default: "10000", description: "Timeout of one action call.", rule: { min: 100 } },
-  RATE_LIMIT_PER_MINUTE: { type: "integer", default: "6000", description: "Requests per client per minute, per gateway replica; 0 disables.", rule: { min: 0 } },
+  RATE_LIMIT_PER_MINUTE: { type: "integer", default: "6000",
+    description: "Requests per authenticated client per minute, across all gateway replicas (they share their counts); 0 disables.", rule: { min: 0 } },
+  AUTH_FAILURES_PER_MINUTE: { type: "integer", default: "20",
+    description: "Failed authentications a minute allowed per source address, and per presented key prefix, before the gateway answers 429 without looking keys up; 0 disables.", rule: { min: 0 } },
+  TRUST_PROXY: { type: "list", default: "",
+    description: "Addresses or CIDR ranges of the reverse proxies in front of the gateway; only a request from one of them has its X-Forwarded-For believed. Empty: the socket's address is the client's.",
+    rule: { type: "array", items: { type: "string", custom: (v: string) => (ipaddr.isValid(v) || ipaddr.isValidCIDR(v) ? true : [{ type: "trustProxyEntry" }]) } } },
   SHUTDOWN_TIMEOUT_MS: { type: "integer", default: "10000", description: "How long SIGTERM waits for in-flight work.", rule: { min: 0 } },
   HEALTH_PORT: { type: "integer", default: "0", description: "Port of /healthz, /readyz and /metrics on service processes without the gateway; 0 turns it off.", rule: { min: 0, max: 65535 } },
   OUTBOX_RELAY_INTERVAL_MS: { type: "integer", default: "200", description: "How often each outbox relay looks for unsent events.", rule: { min: 10 } },
@@ -74,6 +81,9 @@ export interface Config {
   publicBaseUrl: string;
   requestTimeoutMs: number;
   rateLimitPerMinute: number;
+  authFailuresPerMinute: number;
+  /** TRUST_PROXY: addresses and CIDR ranges, as written. */
+  trustProxy: string[];
   shutdownTimeoutMs: number;
   healthPort: number;
   outboxRelayIntervalMs: number;
@@ -115,7 +125,10 @@ function parseVariable(name: VariableName, text: string, problems: string[]): st
   }
 }
 
-const validator = new Validator({ messages: { adminKeyLength: "ADMIN_API_KEY must be at least 24 characters long" } });
+const validator = new Validator({ messages: {
+  adminKeyLength: "ADMIN_API_KEY must be at least 24 characters long",
+  trustProxyEntry: "TRUST_PROXY entries must be IP addresses or CIDR ranges (10.0.0.0/8)",
+} });
 
 /** `defaults` replaces VARIABLES' defaults for one runner (start:cluster defaults to local NATS). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, defaults: Partial<Record<VariableName, string>> = {}): Config {
@@ -170,6 +183,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, defaults: Parti
     publicBaseUrl: String(raw.PUBLIC_BASE_URL).replace(/\/$/, ""),
     requestTimeoutMs: raw.REQUEST_TIMEOUT_MS as number,
     rateLimitPerMinute: raw.RATE_LIMIT_PER_MINUTE as number,
+    authFailuresPerMinute: raw.AUTH_FAILURES_PER_MINUTE as number,
+    trustProxy: raw.TRUST_PROXY as string[],
     shutdownTimeoutMs: raw.SHUTDOWN_TIMEOUT_MS as number,
     healthPort: raw.HEALTH_PORT as number,
     outboxRelayIntervalMs: raw.OUTBOX_RELAY_INTERVAL_MS as number,

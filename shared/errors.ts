@@ -89,7 +89,7 @@ export class IdempotencyKeyReusedError extends DomainError {
 }
 
 export class RateLimitedError extends DomainError {
-  constructor(retryAfterSeconds: number) {
-    super("Too many requests for this API key; retry later.", 429, ErrorType.rateLimited, { retryAfterSeconds });
+  constructor(retryAfterSeconds: number, message = "Too many requests for this API key; retry later.") {
+    super(message, 429, ErrorType.rateLimited, { retryAfterSeconds });
   }
 }

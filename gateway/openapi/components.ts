@@ -63,7 +63,7 @@ export const ERROR_RESPONSES = {
   "413": { name: "PayloadTooLarge", description: "The body is over 1 MiB." },
   "415": { name: "UnsupportedEncoding", description: "The body's content encoding or charset is not supported." },
   "422": { name: "ValidationFailed", description: "Invalid input: `errors` names each bad field by its path (`items[2].orderedQuantity`); unknown fields are refused too." },
-  "429": { name: "RateLimited", description: "Too many requests for this API key on this gateway replica; wait `Retry-After` seconds." },
+  "429": { name: "RateLimited", description: "Too many requests by this client (across all gateway replicas), or too many failed authentications from this address or with this key; wait `Retry-After` seconds." },
   "5XX": { name: "ServerError", description: "Something failed on our side, or a service is unavailable or too slow; safe to retry with the same `Idempotency-Key`." },
 } as const;
 export type ErrorStatus = keyof typeof ERROR_RESPONSES;
