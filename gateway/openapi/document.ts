@@ -40,7 +40,7 @@ const DESCRIPTION = `Order intake, reference lookup and webhooks.
 
 **Request ids**: every answer carries \`X-Request-ID\` (yours, when you send \`X-Request-Id\`).
 
-**Rate limits** are per API key and per gateway replica; over the limit, 429 with \`Retry-After\`.`;
+**Rate limits** are per client, for all gateway replicas together, and failed authentications are throttled per address and per key; over a limit, 429 with \`Retry-After\` (see \`RateLimit-Policy\` and \`RateLimit\`).`;
 
 /** `/orders/:id` → `/api/v1/orders/{id}`, and the names of its path parameters. */
 export function openApiPath(path: string): { path: string; names: string[] } {

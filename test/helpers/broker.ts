@@ -31,6 +31,8 @@ export async function startTestBroker(opts: TestBrokerOptions): Promise<TestBrok
     SERVICES: opts.services.join(","),
     DEMO_DATA: "never",
     RATE_LIMIT_PER_MINUTE: "0",
+    // Every test request comes from 127.0.0.1: tests that send bad keys on purpose would block each other.
+    AUTH_FAILURES_PER_MINUTE: "0",
     PORT: "0",
     WEBHOOK_ALLOW_INSECURE_TARGETS: "true",
     // The same namespace as the processes this test file spawns (test/helpers/processes.ts).

@@ -112,6 +112,8 @@ export class ServiceProcess {
       MIGRATE_ON_START: "true",
       LOG_LEVEL: "warn",
       RATE_LIMIT_PER_MINUTE: "0",
+      // Every test request comes from 127.0.0.1: tests that send bad keys on purpose would block each other.
+      AUTH_FAILURES_PER_MINUTE: "0",
       ...o.env,
     };
   }
