@@ -88,7 +88,7 @@ describe("rate limiting per authenticated client (one gateway)", () => {
 /** Calls of clients.authenticate this process's brokers ran, from the action metrics. */
 async function authenticateCalls(): Promise<number> {
   const metric = await registry.getSingleMetric("action_duration_seconds")!.get();
-  return metric.values
+  return (metric.values as { metricName?: string; labels: Record<string, unknown>; value: number }[])
     .filter((v) => v.metricName === "action_duration_seconds_count" && v.labels.action === "clients.authenticate")
     .reduce((sum, v) => sum + v.value, 0);
 }
