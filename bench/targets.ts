@@ -13,6 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { ALL_SERVICES, environmentWith, type ServiceName, type VariableName } from "../shared/config";
 import { SERVICE_NODE_OPTIONS } from "../shared/runtime/process-limits";
+import { newEncryptionKeyEntry } from "../shared/secret-box";
 import { createFreshDatabase, type FreshDatabase } from "./databases";
 import { benchNamespace, deleteNamespaceStreams } from "./nats-namespace";
 import type { BenchOptions, TargetId } from "./options";
@@ -50,6 +51,8 @@ export interface RunContext {
 }
 
 const START = dist("shared/runtime/start.js");
+/** One key for every process of a run: they read each other's stored webhook secrets. */
+const SECRETS_ENCRYPTION_KEYS = newEncryptionKeyEntry("bench");
 
 /** What every process of the services gets: the benchmark's protocol (no rate limit, warn logs). */
 function serviceEnvironment(overrides: Partial<Record<VariableName, string>>): NodeJS.ProcessEnv {
@@ -63,6 +66,7 @@ function serviceEnvironment(overrides: Partial<Record<VariableName, string>>): N
     TRANSPORTER: "",
     SERVICES: ALL_SERVICES.join(","),
     MIGRATE_ON_START: "true",
+    SECRETS_ENCRYPTION_KEYS,
     ...overrides,
   });
 }

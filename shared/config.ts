@@ -5,6 +5,7 @@
  * The deploy manifests test reads `VARIABLES` to prove every variable is set or defaulted.
  */
 import Validator from "fastest-validator";
+import { parseEncryptionKeys, type EncryptionKey } from "./secret-box";
 import ipaddr from "ipaddr.js";
 
 export const ALL_SERVICES = ["gateway", "clients", "crm", "catalogue", "references", "orders", "webhooks"] as const;
@@ -51,6 +52,8 @@ export const VARIABLES = {
   SHUTDOWN_TIMEOUT_MS: { type: "integer", default: "10000", description: "How long SIGTERM waits for in-flight work.", rule: { min: 0 } },
   HEALTH_PORT: { type: "integer", default: "0", description: "Port of /healthz, /readyz and /metrics on service processes without the gateway; 0 turns it off.", rule: { min: 0, max: 65535 } },
   OUTBOX_RELAY_INTERVAL_MS: { type: "integer", default: "200", description: "How often each outbox relay looks for unsent events.", rule: { min: 10 } },
+  SECRETS_ENCRYPTION_KEYS: { type: "list", default: "",
+    description: "Keys that encrypt stored webhook secrets and keys: comma-separated <keyId>:<base64 of 32 bytes>, the first encrypts, all decrypt. Required with a postgres:// DATABASE_URL; embedded, a key is kept in the data folder." },
   WEBHOOK_ALLOW_INSECURE_TARGETS: { type: "boolean", default: "false",
     description: "Development only: allow http:// URLs and loopback/private addresses as webhook targets." },
   WEBHOOK_TIMEOUT_MS: { type: "integer", default: "10000", description: "Time-out of one webhook attempt.", rule: { min: 100 } },
@@ -87,6 +90,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   healthPort: number;
   outboxRelayIntervalMs: number;
+  /** SECRETS_ENCRYPTION_KEYS, parsed; shared/secrets-keyring.ts decides what an empty list means. */
+  secretsEncryptionKeys: EncryptionKey[];
   webhooks: {
     allowInsecureTargets: boolean;
     timeoutMs: number;
@@ -164,6 +169,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, defaults: Parti
   const schedule = (raw.WEBHOOK_RETRY_SCHEDULE as string[]).map(Number);
   if (schedule.some((n) => !Number.isFinite(n) || n < 0)) problems.push("WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of seconds");
 
+  const secrets = parseEncryptionKeys(raw.SECRETS_ENCRYPTION_KEYS as string[], "SECRETS_ENCRYPTION_KEYS");
+  problems.push(...secrets.problems);
+
   if (problems.length > 0) throw new ConfigError(problems);
 
   return {
@@ -188,6 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, defaults: Parti
     shutdownTimeoutMs: raw.SHUTDOWN_TIMEOUT_MS as number,
     healthPort: raw.HEALTH_PORT as number,
     outboxRelayIntervalMs: raw.OUTBOX_RELAY_INTERVAL_MS as number,
+    secretsEncryptionKeys: secrets.keys,
     webhooks: {
       allowInsecureTargets: raw.WEBHOOK_ALLOW_INSECURE_TARGETS as boolean,
       timeoutMs: raw.WEBHOOK_TIMEOUT_MS as number,

@@ -5,6 +5,7 @@ import type { Knex } from "knex";
 import type { Db } from "../../shared/db";
 import type { DomainEvent, EventName } from "../../shared/outbox";
 import { fetchPage, type PageQuery } from "../../shared/paging";
+import { secretBox } from "../../shared/secrets-keyring";
 import { BIGINT_ID_MAX } from "../../shared/params";
 import type { DeliveryStatus } from "./webhooks.params";
 
@@ -15,6 +16,7 @@ export interface SubscriptionRow {
   client_id: number;
   event: EventName;
   url: string;
+  /** Sealed at rest (shared/secret-box.ts); in clear only in what insertSubscription and rotateSecrets return. */
   key: string;
   secret: string;
   all_clients: boolean;
@@ -54,6 +56,7 @@ export interface ClaimedDelivery {
   event: EventName;
   body: string;
   url: string;
+  /** As stored, sealed: the sender opens them just before signing. */
   key: string;
   secret: string;
   request_id: string | null;
@@ -67,11 +70,12 @@ export async function insertSubscription(
   db: Db,
   s: { clientId: number; event: EventName; url: string; key: string; secret: string; allClients: boolean },
 ): Promise<SubscriptionRow | null> {
+  const box = secretBox();
   const rows = (await db.withSchema(S).table("subscriptions")
-    .insert({ client_id: s.clientId, event: s.event, url: s.url, key: s.key, secret: s.secret, all_clients: s.allClients })
+    .insert({ client_id: s.clientId, event: s.event, url: s.url, key: box.seal(s.key), secret: box.seal(s.secret), all_clients: s.allClients })
     .onConflict(["client_id", "event", "url"]).ignore()
     .returning("*")) as SubscriptionRow[];
-  return rows[0] ?? null;
+  return rows[0] ? { ...rows[0], key: s.key, secret: s.secret } : null;
 }
 
 export async function findSubscriptionByTarget(db: Db, clientId: number, event: EventName, url: string): Promise<SubscriptionRow | undefined> {
@@ -101,9 +105,10 @@ export async function deleteSubscription(db: Db, clientId: number, id: number): 
 }
 
 export async function rotateSecrets(db: Db, clientId: number, id: number, key: string, secret: string): Promise<SubscriptionRow | undefined> {
+  const box = secretBox();
   const [row] = (await db.withSchema(S).table("subscriptions").where({ id, client_id: clientId })
-    .update({ key, secret, rotated_at: db.fn.now() }).returning("*")) as SubscriptionRow[];
-  return row;
+    .update({ key: box.seal(key), secret: box.seal(secret), rotated_at: db.fn.now() }).returning("*")) as SubscriptionRow[];
+  return row && { ...row, key, secret };
 }
 
 // ---- fan-out -------------------------------------------------------------------------------

@@ -1,18 +1,20 @@
 /**
  * One webhook request: checks the target again (DNS can change since subscribing), then POSTs
- * the event's JSON with the X-WEBHOOK-* and Standard Webhooks headers to the very addresses
- * that were checked, and says what happened. It never throws.
+ * the event's JSON with the X-WEBHOOK-* and Standard Webhooks headers to the very address that
+ * was checked (webhooks.pinned-agents.ts), and says what happened. The time-out covers the
+ * whole attempt, DNS included: a resolver that hangs ends as a `timeout`. It never throws.
  */
-import http from "node:http";
-import https from "node:https";
-import axios, { type AxiosError, type AxiosRequestConfig } from "axios";
+import axios, { type AxiosError } from "axios";
 import { productUserAgent } from "../../shared/product";
+import type { SecretBox } from "../../shared/secret-box";
+import { agentsFor } from "./webhooks.pinned-agents";
 import { sign } from "./webhooks.signing";
-import { checkTarget, type ResolvedAddress } from "./webhooks.url-policy";
+import { checkTarget } from "./webhooks.url-policy";
 
 export interface OutgoingWebhook {
   url: string;
   event: string;
+  /** The X-WEBHOOK-KEY value and the signing secret as stored: sealed (shared/secret-box.ts). */
   key: string;
   secret: string;
   webhookId: string;
@@ -23,6 +25,11 @@ export interface OutgoingWebhook {
 export interface SenderOptions {
   timeoutMs: number;
   allowInsecure: boolean;
+  /**
+   * Opens the stored key and secret, just before signing: one that cannot be opened (its
+   * encryption key is gone) is an `error` attempt, retried like any other, not a stalled queue.
+   */
+  secrets: Pick<SecretBox, "open">;
 }
 
 export type AttemptOutcome =
@@ -37,16 +44,7 @@ export type AttemptOutcome =
   /** Not sent: the URL now leads to a forbidden address (or is no longer acceptable). */
   | { kind: "refused"; error: string; durationMs: number };
 
-// Connections are reused across deliveries: most subscribers receive many.
-const httpAgent = new http.Agent({ keepAlive: true });
-const httpsAgent = new https.Agent({ keepAlive: true });
-
-/** Connects to a checked address only, whatever the name resolves to by then. */
-function pinnedLookup(addresses: ResolvedAddress[]): AxiosRequestConfig["lookup"] {
-  const [first] = addresses;
-  return async () => ({ address: first.address, family: first.family });
-}
-
+/** `key` and `secret` here are the opened (clear) values. */
 export function webhookHeaders(w: OutgoingWebhook, now: Date = new Date()): Record<string, string> {
   const timestamp = Math.floor(now.getTime() / 1000);
   return {
@@ -69,10 +67,34 @@ function failureOf(err: unknown, timeoutMs: number, durationMs: number): Attempt
   return { kind: "error", error: code ? `${code}: ${e.message}` : (e.message ?? String(err)), durationMs };
 }
 
-export async function sendWebhook(w: OutgoingWebhook, opts: SenderOptions): Promise<AttemptOutcome> {
+const TIMED_OUT = Symbol("timed out");
+
+/** `work`'s result, or TIMED_OUT once `deadline` fires first (the work itself is left to finish). */
+function beforeDeadline<T>(work: Promise<T>, deadline: AbortSignal): Promise<T | typeof TIMED_OUT> {
+  if (deadline.aborted) return Promise.resolve(TIMED_OUT);
+  return new Promise((resolve, reject) => {
+    const onTimeout = () => resolve(TIMED_OUT);
+    deadline.addEventListener("abort", onTimeout, { once: true });
+    work.then(resolve, reject).finally(() => deadline.removeEventListener("abort", onTimeout));
+  });
+}
+
+function opened(w: OutgoingWebhook, secrets: SenderOptions["secrets"]): OutgoingWebhook | { error: string } {
+  try {
+    return { ...w, key: secrets.open(w.key), secret: secrets.open(w.secret) };
+  } catch (err) {
+    return { error: (err as Error).message };
+  }
+}
+
+export async function sendWebhook(stored: OutgoingWebhook, opts: SenderOptions): Promise<AttemptOutcome> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
-  const target = await checkTarget(w.url, { allowInsecure: opts.allowInsecure });
+  const w = opened(stored, opts.secrets);
+  if ("error" in w) return { kind: "error", error: w.error, durationMs: elapsed() };
+  const deadline = AbortSignal.timeout(opts.timeoutMs);
+  const target = await beforeDeadline(checkTarget(w.url, { allowInsecure: opts.allowInsecure }), deadline);
+  if (target === TIMED_OUT) return { kind: "timeout", error: `The host did not resolve within ${opts.timeoutMs} ms.`, durationMs: elapsed() };
   if (!target.ok) {
     return target.kind === "unresolved"
       ? { kind: "error", error: target.reason, durationMs: elapsed() }
@@ -87,11 +109,11 @@ export async function sendWebhook(w: OutgoingWebhook, opts: SenderOptions): Prom
       // A redirect could lead anywhere, past the address check: it counts as a failure.
       maxRedirects: 0,
       validateStatus: () => true,
-      timeout: opts.timeoutMs,
-      signal: AbortSignal.timeout(opts.timeoutMs),
-      lookup: pinnedLookup(target.addresses),
-      httpAgent,
-      httpsAgent,
+      // What is left of the attempt's time-out after the check.
+      timeout: Math.max(1, opts.timeoutMs - elapsed()),
+      signal: deadline,
+      // Pooled per checked address; the agents' own lookup answers that address only.
+      ...agentsFor(target.addresses[0]),
       proxy: false,
     });
     // Only the status matters; the body is discarded so the connection can be reused.

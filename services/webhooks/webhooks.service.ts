@@ -11,6 +11,7 @@ import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin
 import { ForbiddenError, InvalidInputError, NotFoundError } from "../../shared/errors";
 import { MAX_PAGE_BYTES, toPage, toSizeBoundedPage } from "../../shared/paging";
 import { withRequestId } from "../../shared/request-context";
+import { secretBox } from "../../shared/secrets-keyring";
 import { Dispatcher } from "./webhooks.dispatcher";
 import { onShutdown } from "../../shared/runtime/shutdown";
 import { availableEvents, EVENT_DESCRIPTIONS, seesAllClients } from "./webhooks.events";
@@ -214,10 +215,12 @@ const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher }> = {
 
   started() {
     const cfg = config().webhooks;
+    // Resolved at start: without its keys (postgres://) the process refuses to start.
+    const secrets = secretBox((line) => this.logger.warn(line));
     this.dispatcher = new Dispatcher({
       db: this.db,
       logger: this.logger,
-      send: (webhook) => sendWebhook(webhook, { timeoutMs: cfg.timeoutMs, allowInsecure: cfg.allowInsecureTargets }),
+      send: (webhook) => sendWebhook(webhook, { timeoutMs: cfg.timeoutMs, allowInsecure: cfg.allowInsecureTargets, secrets }),
       batch: cfg.dispatchBatch,
       endpointConcurrency: cfg.endpointConcurrency,
       intervalMs: cfg.dispatchIntervalMs,

@@ -18,6 +18,9 @@ import {
 import { variablesTable } from "./config-table";
 import { describeDatabaseUrl } from "./database-setup";
 import { errorText } from "./error-text";
+import { closeDatabase, openDatabase } from "../db";
+import { secretBoxFor } from "../secrets-keyring";
+import { rewriteStoredSecrets } from "../../services/webhooks/webhooks.secrets-at-rest";
 
 const USAGE = `Usage: npm run -s cli -- <command> [options]
 
@@ -32,6 +35,10 @@ API clients (on DATABASE_URL):
 Configuration:
   config variables         print the table of every configuration variable (Markdown)
   config check             validate this environment and print the configuration it gives
+
+Secrets at rest (on DATABASE_URL):
+  secrets reencrypt        re-encrypt every stored webhook key and secret with the first key
+                           of SECRETS_ENCRYPTION_KEYS (after adding a new key in front)
 
 Scopes:  ${SCOPES.join(", ")}
 Events:  ${EVENTS.join(", ")}
@@ -93,8 +100,24 @@ function printClient(c: ClientView, json: boolean): void {
 }
 
 /** The configuration as the processes would see it, with secrets hidden. */
-function printableConfig(cfg: Config): Config {
-  return { ...cfg, databaseUrl: describeDatabaseUrl(cfg.databaseUrl), adminApiKey: cfg.adminApiKey ? "(set)" : null };
+function printableConfig(cfg: Config): Omit<Config, "secretsEncryptionKeys"> & { secretsEncryptionKeys: string[] } {
+  return {
+    ...cfg, databaseUrl: describeDatabaseUrl(cfg.databaseUrl), adminApiKey: cfg.adminApiKey ? "(set)" : null,
+    secretsEncryptionKeys: cfg.secretsEncryptionKeys.map((k) => `${k.id}:(set)`),
+  };
+}
+
+/** Re-encrypts every stored webhook key and secret with the current (first) key; prints how many rows changed. */
+async function reencryptSecrets(): Promise<void> {
+  const cfg = loadConfig(environmentWith({ TRANSPORTER: "" }));
+  const box = secretBoxFor(cfg);
+  const db = openDatabase(cfg.databaseUrl, 1);
+  try {
+    const changed = await rewriteStoredSecrets(db, (stored) => box.reseal(stored));
+    console.log(`Re-encrypted ${changed} webhook subscription(s) with the key "${box.currentKeyId}".`);
+  } finally {
+    await closeDatabase();
+  }
 }
 
 const COMMANDS: Record<string, Command> = {
@@ -128,6 +151,11 @@ const COMMANDS: Record<string, Command> = {
     options: [],
     positionals: [],
     run: async () => console.log(variablesTable()),
+  },
+  "secrets reencrypt": {
+    options: [],
+    positionals: [],
+    run: reencryptSecrets,
   },
   "config check": {
     options: [],

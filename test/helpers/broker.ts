@@ -7,7 +7,7 @@ import { SCOPES, type Principal, type RequestMeta, type Scope } from "../../shar
 import { loadConfig, type ServiceName } from "../../shared/config";
 import { createBroker, stopBroker } from "../../shared/runtime/broker";
 import { createTestDatabase, type TestDatabase } from "./database";
-import { TEST_NAMESPACE } from "./processes";
+import { TEST_NAMESPACE, TEST_SECRETS_ENCRYPTION_KEYS } from "./processes";
 
 export interface TestBroker {
   broker: ServiceBroker;
@@ -37,6 +37,7 @@ export async function startTestBroker(opts: TestBrokerOptions): Promise<TestBrok
     WEBHOOK_ALLOW_INSECURE_TARGETS: "true",
     // The same namespace as the processes this test file spawns (test/helpers/processes.ts).
     NAMESPACE: TEST_NAMESPACE,
+    SECRETS_ENCRYPTION_KEYS: TEST_SECRETS_ENCRYPTION_KEYS,
     ...opts.env,
   });
   const broker = createBroker(cfg, { logger: false });

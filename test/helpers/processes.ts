@@ -18,6 +18,7 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync, type WriteStrea
 import net from "node:net";
 import path from "node:path";
 import type { ServiceName } from "../../shared/config";
+import { newEncryptionKeyEntry } from "../../shared/secret-box";
 
 export const ROOT = path.resolve(__dirname, "../..");
 const START = path.join(ROOT, "dist/shared/runtime/start.js");
@@ -30,6 +31,12 @@ export const LOG_DIR = path.join(ROOT, "test/artifacts/logs");
  * the same NATS server.
  */
 export const TEST_NAMESPACE = `oi-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+
+/**
+ * The keys that encrypt stored webhook secrets (SECRETS_ENCRYPTION_KEYS, required on PostgreSQL),
+ * one per test file: its in-process brokers and the processes it spawns read the same rows.
+ */
+export const TEST_SECRETS_ENCRYPTION_KEYS = newEncryptionKeyEntry("test");
 
 export interface ServiceProcessOptions {
   /** Names the process in its NODE_ID, its log file and error messages. */
@@ -114,6 +121,7 @@ export class ServiceProcess {
       RATE_LIMIT_PER_MINUTE: "0",
       // Every test request comes from 127.0.0.1: tests that send bad keys on purpose would block each other.
       AUTH_FAILURES_PER_MINUTE: "0",
+      SECRETS_ENCRYPTION_KEYS: TEST_SECRETS_ENCRYPTION_KEYS,
       ...o.env,
     };
   }
