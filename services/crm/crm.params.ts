@@ -1,5 +1,5 @@
 import { pageParams, type PageQuery } from "../../shared/paging";
-import { bodyId, idList, pathId } from "../../shared/params";
+import { bodyId, idList, optional, pathId } from "../../shared/params";
 
 const name = { type: "string", trim: true, min: 1, max: 200 } as const;
 const email = { type: "email", max: 254, normalize: true } as const;
@@ -37,8 +37,10 @@ export interface ContactsByIdsParams {
   ids: number[];
 }
 
-export const upsertContactParams = { firstName: name, lastName: name, email, customerName: name } as const;
+/** `ownerClientId`: the partner it is done for; absent for the instance's own records (the demo). */
+export const upsertContactParams = { $$strict: true, ownerClientId: optional(bodyId()), firstName: name, lastName: name, email, customerName: name } as const;
 export interface UpsertContactParams {
+  ownerClientId?: number;
   firstName: string;
   lastName: string;
   email: string;

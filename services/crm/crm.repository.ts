@@ -6,9 +6,13 @@ import { fetchPage, type PageQuery } from "../../shared/paging";
 
 const S = "crm";
 
+/** The client a record was created for; null for the instance's own (admins, the demo). */
+export type Owner = number | null;
+
 export interface CustomerRow {
   id: number;
   name: string;
+  owner_client_id: Owner;
   created_at: Date;
 }
 
@@ -21,11 +25,13 @@ export interface ContactRow {
   created_at: Date;
   updated_at: Date;
   customer_name: string;
+  /** The customer's owner, which is the contact's. */
+  owner_client_id: Owner;
 }
 
 function contactsQuery(db: Db) {
   return db.withSchema(S).table("contacts as c").join("customers as k", "k.id", "c.customer_id")
-    .select("c.*", "k.name as customer_name");
+    .select("c.*", "k.name as customer_name", "k.owner_client_id");
 }
 
 export async function listContacts(db: Db, page: PageQuery) {
@@ -55,14 +61,22 @@ export async function insertContact(db: Db, c: { customerId: number; firstName: 
   return (row as { id: number }).id;
 }
 
-/** The customer of this name, created if missing; safe under concurrency. */
-export async function upsertCustomerByName(db: Db, name: string): Promise<number> {
-  await db.withSchema(S).table("customers").insert({ name }).onConflict("name").ignore();
-  const row = await db.withSchema(S).table("customers").where({ name }).first("id");
+/**
+ * The owner's customer of this name, created if missing; safe under concurrency. Only that
+ * owner's customers are candidates: another owner's customer of the same name is never reached.
+ */
+export async function upsertCustomerByName(db: Db, owner: Owner, name: string): Promise<number> {
+  const insert = db.withSchema(S).table("customers").insert({ name, owner_client_id: owner });
+  // The conflict target is the unique index of this owner's names (see the migration).
+  await (owner === null ? insert.onConflict(db.raw("(name) WHERE owner_client_id IS NULL")) : insert.onConflict(["owner_client_id", "name"])).ignore();
+  const row = await db.withSchema(S).table("customers").where({ name, owner_client_id: owner }).first("id");
   return (row as { id: number }).id;
 }
 
-/** The contact with this e-mail at this customer, created or given the new names. */
+/**
+ * The contact with this e-mail at this customer, created or given the new names. The customer
+ * comes from upsertCustomerByName, so the contact is the same owner's.
+ */
 export async function upsertContact(db: Db, c: { customerId: number; firstName: string; lastName: string; email: string }): Promise<number> {
   const [row] = await db.withSchema(S).table("contacts")
     .insert({ customer_id: c.customerId, first_name: c.firstName, last_name: c.lastName, email: c.email })

@@ -4,6 +4,8 @@ import type { ContactRow, CustomerRow } from "./crm.repository";
 export interface Customer {
   id: number;
   name: string;
+  /** The partner it was created for; null when it is the instance's own. */
+  ownerClientId: number | null;
   createdAt: string;
 }
 
@@ -13,12 +15,14 @@ export interface Contact {
   lastName: string;
   email: string;
   customer: { id: number; name: string };
+  /** Its customer's owner. */
+  ownerClientId: number | null;
   createdAt: string;
   updatedAt: string;
 }
 
 export function presentCustomer(row: CustomerRow): Customer {
-  return { id: row.id, name: row.name, createdAt: row.created_at.toISOString() };
+  return { id: row.id, name: row.name, ownerClientId: row.owner_client_id, createdAt: row.created_at.toISOString() };
 }
 
 export function presentContact(row: ContactRow): Contact {
@@ -28,6 +32,7 @@ export function presentContact(row: ContactRow): Contact {
     lastName: row.last_name,
     email: row.email,
     customer: { id: row.customer_id, name: row.customer_name },
+    ownerClientId: row.owner_client_id,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };

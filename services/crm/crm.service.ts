@@ -1,6 +1,7 @@
 /**
- * crm: customers and their contacts. Clients with the `crm` scope list and read them; admins
- * create them; the references service finds or creates them for partners' contact references.
+ * crm: customers and their contacts. Clients with the `crm` scope (the instance's staff) list
+ * and read all of them; admins create the instance's own; the references service finds or
+ * creates a partner's own ones for its contact references, owned by that partner.
  */
 import type { RequestContext } from "../../shared/auth";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
@@ -117,14 +118,18 @@ const crmService: DbServiceSchema<{ contactById(id: number): Promise<Contact> }>
       },
     },
 
-    /** Internal: finds or creates the customer and the contact (by e-mail), names refreshed. */
+    /**
+     * Internal: finds or creates the customer (by name) and its contact (by e-mail), names
+     * refreshed, among the records of one owner only (docs/api.md, "Who sees what"): a partner
+     * sending another's e-mail or customer name gets records of its own, never theirs.
+     */
     upsertContact: {
       visibility: "public",
       params: upsertContactParams,
       async handler(ctx: RequestContext<UpsertContactParams>): Promise<Contact> {
         const p = ctx.params;
         const id = await this.db.transaction(async (trx) => {
-          const customerId = await repo.upsertCustomerByName(trx, p.customerName);
+          const customerId = await repo.upsertCustomerByName(trx, p.ownerClientId ?? null, p.customerName);
           return repo.upsertContact(trx, { customerId, firstName: p.firstName, lastName: p.lastName, email: p.email });
         });
         // Services that keep copies of contacts (references) drop this one.

@@ -272,13 +272,16 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
     },
 
     /**
-     * crm finds or creates the contact and customer; then the partner's reference is created,
-     * with its `contact_reference_created` event in the same transaction, or re-pointed.
+     * crm finds or creates the partner's own contact and customer (owned by it: another's
+     * records with the same e-mail or name are never reached); then the partner's reference is
+     * created, with its `contact_reference_created` event in the same transaction, or re-pointed.
+     * Both steps are idempotent for one partner and body, so a retry after a failure between
+     * them ends in the same records, never in a second contact.
      */
     async upsertContactReference(ctx: Ctx, clientId: number, input: ContactReferenceInput): Promise<UpsertedContactReference> {
       const { externalReference, firstName, lastName, email } = input.contact;
-      const contact = await ctx.call<CrmContact, { firstName: string; lastName: string; email: string; customerName: string }>(
-        "crm.upsertContact", { firstName, lastName, email, customerName: input.customer.name },
+      const contact = await ctx.call<CrmContact, { ownerClientId: number; firstName: string; lastName: string; email: string; customerName: string }>(
+        "crm.upsertContact", { ownerClientId: clientId, firstName, lastName, email, customerName: input.customer.name },
       );
       // The freshest copy there is: later orders naming this contact see the new names at once.
       this.contacts.set(contact.id, contact);
