@@ -1,24 +1,30 @@
 /**
  * Taking an order, as a story: read how the contact and items are named, check the caller may
- * name them so, resolve everything to snapshots, then write the order, its items and its
- * `sales_order_created` event in one transaction (where a duplicate externalId is refused by
- * its unique index, with no query of its own). Nothing is written unless all
- * of it is; a repeated Idempotency-Key replays the first answer.
+ * name them so, resolve everything to snapshots (reads only), then write the order, its items
+ * and its `sales_order_created` event in one transaction (where a duplicate externalId is
+ * refused by its unique index, with no query of its own). Nothing is written unless all of it
+ * is; a repeated Idempotency-Key replays the first answer.
+ *
+ * A contact sent inline is the one write outside this service (crm, references), so it comes
+ * last, once everything else is known good, and with the order's externalId held
+ * (orders.external-id.ts) so that a duplicate is refused before it. What is left is harmless by
+ * construction: the registration is idempotent and owned by the calling partner alone
+ * (docs/api.md, "Who sees what"), so a request racing another with the same Idempotency-Key
+ * and body ends in the very records the winner's order names.
  */
 import type { Knex } from "knex";
 import { hasScope, type Principal } from "../../shared/auth";
 import { uniqueViolation } from "../../shared/db";
-import { ConflictError, ForbiddenError, IdempotencyKeyReusedError } from "../../shared/errors";
+import { ForbiddenError, IdempotencyKeyReusedError } from "../../shared/errors";
 import { appendEvent } from "../../shared/outbox";
 import { codeDay, orderCode } from "./orders.code";
+import { holdingExternalId, refuseDuplicate } from "./orders.external-id";
 import { contactModeOf, itemModesOf, scopesNeeded, type ContactMode, type ItemMode } from "./orders.identify";
-
-type InlineMode = Extract<ContactMode, { kind: "inline" }>;
 import { requestHash } from "./orders.idempotency";
 import type { CreateOrderParams } from "./orders.params";
 import * as repo from "./orders.repository";
 import { presentOrder, type Order } from "./orders.representation";
-import { registerInlineContact, resolveOrder, type Call } from "./orders.resolve";
+import { registerInlineContact, resolveOrder, type Call, type ResolvedContact } from "./orders.resolve";
 
 export interface Intake {
   db: Knex;
@@ -43,11 +49,19 @@ export async function placeOrder(intake: Intake, order: CreateOrderParams): Prom
   checkScopes(client, contactMode, itemModes);
 
   const resolved = await resolveOrder(intake.call, client.clientId, order.items, contactMode, itemModes);
-  const items = resolved.items;
-  // A partner's inline contact is only registered for an order that can be taken.
-  const { contact, customer } = resolved.contact ?? (await registerInlineContact(intake.call, client.clientId, contactMode as InlineMode));
+  const take = (contact: ResolvedContact) => takeOrder(intake, order, hash, contact, resolved.items);
+  if (contactMode.kind !== "inline") return take(resolved.contact!);
 
+  const registerThenTake = async () => take(await registerInlineContact(intake.call, client.clientId, contactMode));
+  return order.externalId === undefined ? registerThenTake() : holdingExternalId(db, client.clientId, order.externalId, registerThenTake);
+}
+
+/** The order's own writes, in one transaction. */
+async function takeOrder(intake: Intake, order: CreateOrderParams, hash: string, resolved: ResolvedContact, items: repo.NewItem[]): Promise<Order> {
+  const { db, client, idempotencyKey: key } = intake;
+  const { contact, customer } = resolved;
   const day = codeDay(new Date());
+  // The day's counter moves even for an order refused below: codes may skip a number, never repeat.
   const code = orderCode(day, await repo.nextCodeNumber(db, day));
   try {
     return await db.transaction(async (trx) => {
@@ -80,14 +94,5 @@ function checkScopes(client: Principal, contact: ContactMode, items: ItemMode[])
     if (!hasScope(client, scope)) {
       throw new ForbiddenError(`\`${path}\` needs the \`${scope}\` scope, which this API key lacks.`, { requiredScope: scope, path });
     }
-  }
-}
-
-async function refuseDuplicate(db: Knex, clientId: number, externalId: string): Promise<void> {
-  const existing = await repo.findOrderByExternalId(db, clientId, externalId);
-  if (existing) {
-    throw new ConflictError(`You already sent an order with externalId ${JSON.stringify(externalId)}: ${existing.code}.`, {
-      existingOrderId: existing.id, existingOrderCode: existing.code,
-    });
   }
 }

@@ -148,3 +148,22 @@ export async function completeIdempotencyKey(db: Db, clientId: number, key: stri
   await db.withSchema(S).table("idempotency_keys").where({ client_id: clientId, key })
     .update({ order_id: orderId, response: JSON.stringify(response) });
 }
+
+/**
+ * Claims a client's externalId for the order being taken; false while another request holds
+ * it. A claim older than `staleAfterSeconds` (its request died) is taken over.
+ */
+export async function claimExternalId(db: Db, clientId: number, externalId: string, staleAfterSeconds: number): Promise<boolean> {
+  const { rows } = await db.raw<{ rows: unknown[] }>(
+    `INSERT INTO ${S}.external_id_claims (client_id, external_id) VALUES (?, ?)
+     ON CONFLICT (client_id, external_id) DO UPDATE SET claimed_at = now()
+       WHERE external_id_claims.claimed_at < now() - make_interval(secs => ?)
+     RETURNING client_id`,
+    [clientId, externalId, staleAfterSeconds],
+  );
+  return rows.length === 1;
+}
+
+export async function releaseExternalId(db: Db, clientId: number, externalId: string): Promise<void> {
+  await db.withSchema(S).table("external_id_claims").where({ client_id: clientId, external_id: externalId }).delete();
+}
