@@ -9,7 +9,7 @@ const contract = new Contract(buildOpenApiDocument());
 const JSON_TYPE = "application/json; charset=utf-8";
 const PROBLEM_TYPE = "application/problem+json; charset=utf-8";
 
-const customer = { id: 7, name: "Acme", createdAt: "2026-11-21T10:00:00.000Z" };
+const customer = { id: 7, name: "Acme", ownerClientId: null, createdAt: "2026-11-21T10:00:00.000Z" };
 const notFound = { type: "/problems/not-found", title: "Not found", status: 404, detail: "No customer with id 9." };
 
 function answer(status: number, body: unknown, headers: Record<string, string> = {}): ApiResponse {
