@@ -108,8 +108,11 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
       [USAGE_EVENT](ctx: Context<UsageReport>) {
         if (ctx.nodeID !== this.broker.nodeID) return this.usage.apply(ctx.params);
       },
-      "clients.changed"() {
-        this.principals.clear();
+      // Drops the changed client's principals; a payload without a client id drops them all.
+      "clients.changed"(ctx: Context<{ clientId?: unknown }>) {
+        const { clientId } = ctx.params ?? {};
+        if (typeof clientId === "number") this.principals.forget(clientId);
+        else this.principals.clear();
       },
     },
 

@@ -1,17 +1,27 @@
 /**
  * Short-lived cache of authenticated principals, keyed by the key's SHA-256, so a request
- * does not cost a call to the clients service. Revocation and rotation broadcast
- * `clients.changed`, which empties it at once on every gateway.
+ * does not cost a call to the clients service.
+ *
+ * Authorization is decided at the moment of use, within 2 s of any change to a client
+ * (docs/api.md, "Revocation and changes"): every change broadcasts `clients.changed`, which
+ * drops that client's principals at once; a gateway that misses the broadcast (it is
+ * fire-and-forget) still re-authenticates after TTL_MS. The price of the short TTL is one
+ * `clients.authenticate` call (one indexed SELECT) per active key per second per gateway —
+ * measured in docs/operations.md — against a stale key living 30 s before.
  */
 import { createHash } from "node:crypto";
 import type { Principal } from "../shared/auth";
 import { ExpiringCache } from "../shared/expiring-cache";
 
-const TTL_MS = 30_000;
+export const PRINCIPAL_TTL_MS = 1_000;
 const MAX_ENTRIES = 10_000;
 
 export class PrincipalCache {
-  private readonly cache = new ExpiringCache<string, Principal>(TTL_MS, MAX_ENTRIES);
+  private readonly cache: ExpiringCache<string, Principal>;
+
+  constructor(ttlMs = PRINCIPAL_TTL_MS) {
+    this.cache = new ExpiringCache<string, Principal>(ttlMs, MAX_ENTRIES);
+  }
 
   static keyOf(apiKey: string): string {
     return createHash("sha256").update(apiKey).digest("hex");
@@ -23,6 +33,11 @@ export class PrincipalCache {
 
   set(apiKey: string, principal: Principal): void {
     this.cache.set(PrincipalCache.keyOf(apiKey), principal);
+  }
+
+  /** This client changed: its keys are authenticated afresh on their next request. */
+  forget(clientId: number): void {
+    this.cache.deleteWhere((p) => p.clientId === clientId);
   }
 
   clear(): void {

@@ -3,7 +3,7 @@
  * The OpenAPI document is generated from this table and the actions' own param schemas.
  */
 export interface Route {
-  method: "GET" | "POST" | "PUT" | "DELETE";
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   path: string;
   action: string;
 }
@@ -51,6 +51,7 @@ export const ROUTES: Route[] = [
   { method: "POST", path: "/clients", action: "clients.create" },
   { method: "GET", path: "/clients", action: "clients.list" },
   { method: "GET", path: "/clients/:id", action: "clients.get" },
+  { method: "PATCH", path: "/clients/:id", action: "clients.update" },
   { method: "DELETE", path: "/clients/:id", action: "clients.revoke" },
   { method: "POST", path: "/clients/:id/rotate_key", action: "clients.rotateKey" },
 ];

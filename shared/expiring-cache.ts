@@ -34,6 +34,11 @@ export class ExpiringCache<K, V> {
     this.entries.clear();
   }
 
+  /** Drops every entry whose value matches: a change to one owner, without emptying the rest. */
+  deleteWhere(matches: (value: V) => boolean): void {
+    for (const [key, hit] of this.entries) if (matches(hit.value)) this.entries.delete(key);
+  }
+
   /**
    * The values for `keys`: cached ones, and the missing ones fetched in one call and cached.
    * Keys that `fetch` does not return are simply absent.

@@ -19,7 +19,7 @@ export type OpenApiDocument = Record<string, unknown> & {
 };
 export type Operation = Record<string, unknown>;
 
-const WITH_BODY = new Set<Route["method"]>(["POST", "PUT"]);
+const WITH_BODY = new Set<Route["method"]>(["POST", "PUT", "PATCH"]);
 
 const TAGS: Record<string, { name: string; description: string }> = {
   orders: { name: "Orders", description: "Sales orders: intake, reading, validation and cancellation." },

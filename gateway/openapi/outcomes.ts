@@ -96,6 +96,7 @@ export const OUTCOMES: Record<string, Outcome> = {
   "clients.create": { success: [created("ClientWithKey")] },
   "clients.list": { success: [list("Client")] },
   "clients.get": { success: [one("Client")] },
+  "clients.update": { success: [one("Client", "The changed client.")], conflict: "The client is revoked." },
   "clients.revoke": { success: [one("Client", "The revoked client.")] },
   "clients.rotateKey": { success: [one("ClientWithKey", "The client with its new API key, shown once; every older key is revoked.")] },
 };

@@ -57,6 +57,23 @@ export async function findKeyCandidates(db: Db, lookup: string): Promise<(Client
     .select("c.*", "k.hash");
 }
 
+export interface ClientChanges {
+  name?: string;
+  scopes?: string[];
+  webhookEvents?: string[];
+}
+
+/** Changes an active client; undefined when there is none (unknown or revoked). */
+export async function updateClient(db: Db, id: number, c: ClientChanges): Promise<ClientRow | undefined> {
+  const [row] = await db.withSchema(S).table("clients").where({ id }).whereNull("revoked_at")
+    .update({
+      ...(c.name !== undefined ? { name: c.name } : {}),
+      ...(c.scopes !== undefined ? { scopes: c.scopes } : {}),
+      ...(c.webhookEvents !== undefined ? { webhook_events: c.webhookEvents } : {}),
+    }).returning("*");
+  return row as ClientRow | undefined;
+}
+
 export async function revokeClient(db: Db, id: number): Promise<ClientRow | undefined> {
   const [row] = await db.withSchema(S).table("clients").where({ id }).whereNull("revoked_at")
     .update({ revoked_at: db.fn.now() }).returning("*");

@@ -5,20 +5,28 @@
 import type { ClientKind, Principal, RequestContext, Scope } from "../../shared/auth";
 import { config } from "../../shared/config";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
-import { NotFoundError, UnauthenticatedError } from "../../shared/errors";
+import { ConflictError, InvalidInputError, NotFoundError, UnauthenticatedError } from "../../shared/errors";
 import { toPage } from "../../shared/paging";
 import { respondCreated } from "../../shared/responses";
 import { DEFAULT_SCOPES, DEFAULT_WEBHOOK_EVENTS } from "./clients.defaults";
 import { generateApiKey, hashApiKey, hintOf, lookupOf, sameHash } from "./clients.keys";
 import {
-  authenticateParams, clientIdParams, createClientParams, listClientsParams, principalsParams,
+  authenticateParams, clientIdParams, createClientParams, listClientsParams, principalsParams, updateClientParams,
   type AuthenticateParams, type ClientIdParams, type CreateClientParams, type ListClientsParams, type PrincipalsParams,
+  type UpdateClientParams,
 } from "./clients.params";
 import * as repo from "./clients.repository";
 import { migrations } from "./migrations";
 
-/** Broadcast when a client or key stops being valid, so gateways drop cached principals. */
+/**
+ * Broadcast with `{ clientId }` after any change to a client (patch, revocation, key rotation):
+ * gateways drop its cached principals and the webhooks service re-checks its deliveries.
+ * Fire-and-forget, so listeners also keep their caches short (docs/api.md, "Revocation").
+ */
 export const CLIENTS_CHANGED_EVENT = "clients.changed";
+export interface ClientsChangedPayload {
+  clientId: number;
+}
 const ADMIN_CLIENT_NAME = "admin (ADMIN_API_KEY)";
 
 function toPrincipal(row: repo.ClientRow): Principal {
@@ -37,6 +45,11 @@ function keyRecord(key: string) {
   return { lookup: lookupOf(hash), hash, hint: hintOf(key) };
 }
 
+/** Every change, announced once it is committed. */
+function announceChange(ctx: RequestContext, clientId: number): Promise<void> {
+  const payload: ClientsChangedPayload = { clientId };
+  return ctx.broadcast(CLIENTS_CHANGED_EVENT, payload);
+}
 
 const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<void> }> = {
   name: "clients",
@@ -100,7 +113,7 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
           await repo.insertApiKey(trx, client.id, keyRecord(apiKey));
           return client;
         });
-        ctx.broadcast(CLIENTS_CHANGED_EVENT, { clientId: row.id });
+        await announceChange(ctx, row.id);
         return { ...present(row), apiKey };
       },
     },
@@ -128,6 +141,27 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
       },
     },
 
+    update: {
+      visibility: "published",
+      scope: "admin",
+      summary: "Change a client's name, scopes or webhook events; every gateway and the webhooks service apply it within 2 s.",
+      params: updateClientParams,
+      async handler(ctx: RequestContext<UpdateClientParams>) {
+        const { id, name, scopes, webhookEvents } = ctx.params;
+        const changes = { name, scopes, webhookEvents };
+        if (Object.values(changes).every((v) => v === undefined)) {
+          throw InvalidInputError.field("", "Give at least one of `name`, `scopes`, `webhookEvents`.");
+        }
+        const row = await repo.updateClient(this.db, id, changes);
+        if (!row) {
+          if (await repo.findClient(this.db, id)) throw new ConflictError(`Client ${id} is revoked; it cannot be changed.`, { id });
+          throw new NotFoundError("client", id);
+        }
+        await announceChange(ctx, row.id);
+        return present(row);
+      },
+    },
+
     revoke: {
       visibility: "published",
       scope: "admin",
@@ -136,7 +170,7 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
       async handler(ctx: RequestContext<ClientIdParams>) {
         const row = await this.db.transaction((trx) => repo.revokeClient(trx, ctx.params.id));
         if (!row) throw new NotFoundError("client", ctx.params.id);
-        ctx.broadcast(CLIENTS_CHANGED_EVENT, { clientId: row.id });
+        await announceChange(ctx, row.id);
         return present(row);
       },
     },
