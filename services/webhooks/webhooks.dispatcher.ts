@@ -22,6 +22,11 @@ export interface DispatcherOptions {
   db: Knex;
   logger: Service["logger"];
   send(webhook: OutgoingWebhook): Promise<AttemptOutcome>;
+  /**
+   * The claimed deliveries whose client is still entitled to them right now; it cancels the
+   * others (webhooks.service.ts). Throwing sends nothing: the claims wait for their lease to end.
+   */
+  entitledOnly(claimed: repo.ClaimedDelivery[]): Promise<repo.ClaimedDelivery[]>;
   batch: number;
   /** Attempts in flight to one endpoint (a URL origin) at most. */
   endpointConcurrency: number;
@@ -103,7 +108,8 @@ export class Dispatcher {
       if (free > 0) {
         let claimed: repo.ClaimedDelivery[] = [];
         try {
-          claimed = await repo.claimDue(this.opts.db, free, this.leaseMs, { perEndpoint: this.opts.endpointConcurrency, limits: this.slots.limits() });
+          const due = await repo.claimDue(this.opts.db, free, this.leaseMs, { perEndpoint: this.opts.endpointConcurrency, limits: this.slots.limits() });
+          claimed = due.length > 0 ? await this.opts.entitledOnly(due) : due;
         } catch (err) {
           this.opts.logger.warn(`Webhook dispatcher: claiming deliveries failed, will retry: ${(err as Error).message}`);
         }

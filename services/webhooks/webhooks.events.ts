@@ -2,6 +2,8 @@
  * The events a client can subscribe to, and who receives which (docs/webhooks.md):
  * a subscription receives the events about entities its client owns; a client holding
  * `orders:manage` (the instance's back office) receives the order events of every client.
+ * Decided from the client's grants as they are NOW — at fan-out, when queued deliveries are
+ * re-checked after a change, and just before each send — never copied at subscription time.
  */
 import { hasScope, type Principal } from "../../shared/auth";
 import { EVENTS, type EventName } from "../../shared/outbox";
@@ -20,7 +22,23 @@ export function availableEvents(client: Principal): EventName[] {
   return EVENTS.filter((e) => client.webhookEvents.includes(e));
 }
 
-/** Whether a subscription of this client to this event receives every client's events. */
-export function seesAllClients(client: Principal, event: EventName): boolean {
-  return ORDER_EVENTS.has(event) && hasScope(client, "orders:manage");
+/** What a client's subscriptions hear: nothing once it is revoked (no principal) or lost `webhooks`. */
+export interface Audience {
+  /** Events its subscriptions hear about its own entities. */
+  events: EventName[];
+  /** Of those, the ones they hear about every client's entities. */
+  everyClientEvents: EventName[];
+}
+
+export function audienceOf(client: Principal | undefined): Audience {
+  if (!client || !hasScope(client, "webhooks")) return { events: [], everyClientEvents: [] };
+  const events = availableEvents(client);
+  return { events, everyClientEvents: hasScope(client, "orders:manage") ? events.filter((e) => ORDER_EVENTS.has(e)) : [] };
+}
+
+/** Whether a subscription of `subscriberId` (whose current principal is `client`) hears this event. */
+export function hears(client: Principal | undefined, subscriberId: number, event: { event: EventName; ownerClientId: number }): boolean {
+  const audience = audienceOf(client);
+  if (!audience.events.includes(event.event)) return false;
+  return event.ownerClientId === subscriberId || audience.everyClientEvents.includes(event.event);
 }

@@ -1,11 +1,14 @@
 /**
- * Fan-out: one event from a channel becomes one pending delivery per subscription that
- * receives it (webhooks.events.ts), in one transaction. A re-published event adds nothing
+ * Fan-out: one event from a channel becomes one pending delivery per subscription whose
+ * client, by its grants at this moment (webhooks.grants.ts), hears it (webhooks.events.ts),
+ * in one transaction. A re-published event adds nothing
  * (unique per event and subscription), so the channel may deliver a message more than once.
  */
 import Validator from "fastest-validator";
 import type { Knex } from "knex";
 import { EVENTS, type DomainEvent } from "../../shared/outbox";
+import { hears } from "./webhooks.events";
+import type { ClientGrants } from "./webhooks.grants";
 import * as repo from "./webhooks.repository";
 
 const checkEvent = new Validator().compile({
@@ -24,12 +27,22 @@ export function asDomainEvent(payload: unknown): DomainEvent | null {
   return checkEvent(payload) === true ? (payload as DomainEvent) : null;
 }
 
+/** The subscriptions (among these) whose client, by its current grants, hears this event. */
+async function entitled(grants: ClientGrants, event: DomainEvent, candidates: { id: number; client_id: number }[]): Promise<number[]> {
+  if (candidates.length === 0) return [];
+  const principals = await grants.cached(candidates.map((c) => c.client_id));
+  return candidates.filter((c) => hears(principals.get(c.client_id), c.client_id, event)).map((c) => c.id);
+}
+
 /** Creates the deliveries of one event; resolves to how many were new. */
-export async function fanOut(db: Knex, event: DomainEvent): Promise<number> {
+export async function fanOut(db: Knex, grants: ClientGrants, event: DomainEvent): Promise<number> {
   // Most events concern no subscriber: a plain read settles them without a transaction.
-  if ((await repo.matchingSubscriptionIds(db, event)).length === 0) return 0;
+  const hearing = await entitled(grants, event, await repo.candidateSubscriptions(db, event));
+  if (hearing.length === 0) return 0;
   return db.transaction(async (trx) => {
-    const subscriptionIds = await repo.matchingSubscriptionIds(trx, event);
+    // Only those still there: a subscription deleted meanwhile takes its deliveries with it.
+    const stillThere = new Set((await repo.candidateSubscriptions(trx, event)).map((c) => c.id));
+    const subscriptionIds = hearing.filter((id) => stillThere.has(id));
     if (subscriptionIds.length === 0) return 0;
     // Stored once, as the exact text every subscriber receives.
     await repo.insertEvent(trx, event, JSON.stringify(event.data));

@@ -19,7 +19,6 @@ export interface SubscriptionRow {
   /** Sealed at rest (shared/secret-box.ts); in clear only in what insertSubscription and rotateSecrets return. */
   key: string;
   secret: string;
-  all_clients: boolean;
   created_at: Date;
   rotated_at: Date | null;
 }
@@ -60,6 +59,9 @@ export interface ClaimedDelivery {
   key: string;
   secret: string;
   request_id: string | null;
+  /** Who subscribed, and whose entity the event is about: the dispatcher re-checks the grants. */
+  client_id: number;
+  owner_client_id: number;
   /** Where it goes, as the dispatcher counts its slots: the URL's origin (scheme, host, port). */
   endpoint: string;
 }
@@ -68,11 +70,11 @@ export interface ClaimedDelivery {
 
 export async function insertSubscription(
   db: Db,
-  s: { clientId: number; event: EventName; url: string; key: string; secret: string; allClients: boolean },
+  s: { clientId: number; event: EventName; url: string; key: string; secret: string },
 ): Promise<SubscriptionRow | null> {
   const box = secretBox();
   const rows = (await db.withSchema(S).table("subscriptions")
-    .insert({ client_id: s.clientId, event: s.event, url: s.url, key: box.seal(s.key), secret: box.seal(s.secret), all_clients: s.allClients })
+    .insert({ client_id: s.clientId, event: s.event, url: s.url, key: box.seal(s.key), secret: box.seal(s.secret) })
     .onConflict(["client_id", "event", "url"]).ignore()
     .returning("*")) as SubscriptionRow[];
   return rows[0] ? { ...rows[0], key: s.key, secret: s.secret } : null;
@@ -80,12 +82,6 @@ export async function insertSubscription(
 
 export async function findSubscriptionByTarget(db: Db, clientId: number, event: EventName, url: string): Promise<SubscriptionRow | undefined> {
   return db.withSchema(S).table("subscriptions").where({ client_id: clientId, event, url }).first();
-}
-
-/** Scopes may have changed since subscribing: a repeated PUT brings the audience up to date. */
-export async function setAllClients(db: Db, id: number, allClients: boolean): Promise<SubscriptionRow> {
-  const [row] = (await db.withSchema(S).table("subscriptions").where({ id }).update({ all_clients: allClients }).returning("*")) as SubscriptionRow[];
-  return row;
 }
 
 export async function findSubscription(db: Db, clientId: number, id: number): Promise<SubscriptionRow | undefined> {
@@ -114,17 +110,16 @@ export async function rotateSecrets(db: Db, clientId: number, id: number, key: s
 // ---- fan-out -------------------------------------------------------------------------------
 
 /**
- * The subscriptions that receive this event: to its event name, of the owner or seeing all
- * clients, and created before the event happened (an event replayed later reaches only those
- * that existed then). Timestamps compare at the millisecond, the precision of `occurredAt`.
+ * The subscriptions that may receive this event: to its event name and created before the
+ * event happened (an event replayed later reaches only those that existed then). Whose client
+ * hears it is decided from the current grants (webhooks.events.ts `hears`). Timestamps compare
+ * at the millisecond, the precision of `occurredAt`.
  */
-export async function matchingSubscriptionIds(db: Db, e: DomainEvent): Promise<number[]> {
-  const rows = (await db.withSchema(S).table("subscriptions")
+export async function candidateSubscriptions(db: Db, e: DomainEvent): Promise<{ id: number; client_id: number }[]> {
+  return (await db.withSchema(S).table("subscriptions")
     .where({ event: e.event })
-    .andWhere((q) => q.where({ client_id: e.ownerClientId }).orWhere({ all_clients: true }))
     .andWhereRaw("date_trunc('milliseconds', created_at) <= ?", [e.occurredAt])
-    .select("id")) as { id: number }[];
-  return rows.map((r) => r.id);
+    .select("id", "client_id")) as { id: number; client_id: number }[];
 }
 
 export async function insertEvent(db: Db, e: DomainEvent, body: string): Promise<void> {
@@ -189,6 +184,35 @@ export async function scheduleAgain(db: Db, subscriptionId: number, id: number):
   return updated > 0;
 }
 
+// ---- cancelling what a client may no longer receive ---------------------------------------
+
+/** What is cancelled is kept in the log, with `cancelled` status, and never sent. */
+const CANCELLED = { status: "cancelled", next_attempt_at: null, claim_token: null } as const;
+
+/**
+ * Cancels the queued (pending) deliveries of this client's subscriptions that its audience no
+ * longer hears (webhooks.events.ts `Audience`, the same rule as fan-out). Returns how many.
+ * One already being sent is cancelled too; its attempt is still recorded.
+ */
+export async function cancelQueuedDeliveries(db: Db, clientId: number, audience: { events: string[]; everyClientEvents: string[] }): Promise<number> {
+  const unheard = db.withSchema(S).table("deliveries as d")
+    .join("subscriptions as s", "s.id", "d.subscription_id")
+    .join("events as e", "e.id", "d.event_id")
+    .where("s.client_id", clientId).andWhere("d.status", "pending")
+    .whereNot((q) => q.whereIn("e.event", audience.events)
+      .andWhere((who) => who.whereRaw("e.owner_client_id = s.client_id").orWhereIn("e.event", audience.everyClientEvents)))
+    .select("d.id");
+  return db.withSchema(S).table("deliveries").whereIn("id", unheard).andWhere("status", "pending")
+    .update({ ...CANCELLED, updated_at: db.fn.now() });
+}
+
+/** Cancels deliveries this dispatcher claimed and must not send; a claim that moved on is left alone. */
+export async function cancelClaims(db: Db, claims: { id: number; claim_token: string }[]): Promise<void> {
+  if (claims.length === 0) return;
+  await db.withSchema(S).table("deliveries").whereIn("claim_token", claims.map((c) => c.claim_token))
+    .update({ ...CANCELLED, updated_at: db.fn.now() });
+}
+
 // ---- dispatching ---------------------------------------------------------------------------
 
 /** What the dispatcher still allows an endpoint: `perEndpoint` slots unless listed in `limits`. */
@@ -247,7 +271,7 @@ export async function claimDue(db: Knex, limit: number, leaseMs: number, allowan
          FROM due WHERE d.id = due.id
        RETURNING d.id, d.claim_token, d.webhook_id, d.attempt_count, d.subscription_id, d.event_id
      )
-     SELECT c.id, c.claim_token, c.webhook_id, c.attempt_count, e.event, e.body, e.request_id, s.url, s.key, s.secret,
+     SELECT c.id, c.claim_token, c.webhook_id, c.attempt_count, e.event, e.body, e.request_id, s.url, s.key, s.secret, s.client_id, e.owner_client_id,
             ${ENDPOINT_OF_URL} AS endpoint
        FROM claimed c
        JOIN ??.subscriptions s ON s.id = c.subscription_id

@@ -3,8 +3,8 @@
  * only), fan-out of domain events from the channels into deliveries, and the dispatcher that
  * sends them (webhooks.dispatcher.ts). Guide for subscribers: docs/webhooks.md.
  */
-import type { ChannelSchema } from "moleculer";
-import { callerOf, type RequestContext } from "../../shared/auth";
+import type { ChannelSchema, Context } from "moleculer";
+import { callerOf, type Principal, type RequestContext } from "../../shared/auth";
 import { ALL_CHANNELS, NEVER_GIVE_UP } from "../../shared/channels";
 import { config } from "../../shared/config";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
@@ -14,8 +14,9 @@ import { withRequestId } from "../../shared/request-context";
 import { secretBox } from "../../shared/secrets-keyring";
 import { Dispatcher } from "./webhooks.dispatcher";
 import { onShutdown } from "../../shared/runtime/shutdown";
-import { availableEvents, EVENT_DESCRIPTIONS, seesAllClients } from "./webhooks.events";
+import { audienceOf, availableEvents, EVENT_DESCRIPTIONS, hears } from "./webhooks.events";
 import { asDomainEvent, fanOut } from "./webhooks.fanout";
+import { ClientGrants } from "./webhooks.grants";
 import {
   availableParams, deliveriesParams, idParams, listParams, redeliverParams, subscribeParams,
   type DeliveriesParams, type IdParams, type ListParams, type RedeliverParams, type SubscribeParams,
@@ -38,6 +39,8 @@ const CHANNEL_RETRY_PAUSE_MS = 1_000;
 interface Methods {
   ownSubscription(ctx: RequestContext, id: number): Promise<repo.SubscriptionRow>;
   ingest(payload: unknown): Promise<void>;
+  clientChanged(clientId: number): Promise<void>;
+  entitledOnly(claimed: repo.ClaimedDelivery[]): Promise<repo.ClaimedDelivery[]>;
 }
 
 /** One consumer per event channel, all in the `webhooks` group: replicas share the messages. */
@@ -52,11 +55,23 @@ function channelConsumers(): Record<string, ChannelSchema<Pick<Methods, "ingest"
   return Object.fromEntries(ALL_CHANNELS.map((channel) => [channel, consumer]));
 }
 
-const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher }> = {
+const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher; grants: ClientGrants }> = {
   name: "webhooks",
   mixins: [databaseMixin("webhooks", migrations)],
 
   channels: channelConsumers(),
+
+  events: {
+    // A client changed (docs/webhooks.md, "When a client's access changes"): its queued
+    // deliveries it may no longer receive are cancelled. Missing this broadcast leaks nothing:
+    // the dispatcher asks for the grants afresh before sending.
+    "clients.changed"(ctx: Context<{ clientId?: unknown }>) {
+      const { clientId } = ctx.params ?? {};
+      if (typeof clientId === "number") return this.clientChanged(clientId);
+      this.grants.clear();
+      return undefined;
+    },
+  },
 
   actions: {
     available: {
@@ -83,12 +98,11 @@ const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher }> = {
         const target = await checkTarget(ctx.params.url, { allowInsecure: config().webhooks.allowInsecureTargets });
         if (!target.ok) throw InvalidInputError.field("url", target.reason);
         const url = target.url.href;
-        const allClients = seesAllClients(client, event);
 
         // Insert, or find the one that exists; a concurrent DELETE between the two means: insert again.
         for (;;) {
           const created = await repo.insertSubscription(this.db, {
-            clientId: client.clientId, event, url, key: generateKey(), secret: generateSecret(), allClients,
+            clientId: client.clientId, event, url, key: generateKey(), secret: generateSecret(),
           });
           if (created) {
             ctx.meta.$statusCode = 201;
@@ -96,9 +110,7 @@ const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher }> = {
             return presentWithSecrets(created);
           }
           const existing = await repo.findSubscriptionByTarget(this.db, client.clientId, event, url);
-          if (existing) {
-            return presentSubscription(existing.all_clients === allClients ? existing : await repo.setAllClients(this.db, existing.id, allClients));
-          }
+          if (existing) return presentSubscription(existing);
         }
       },
     },
@@ -186,6 +198,29 @@ const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher }> = {
   },
 
   methods: {
+    async clientChanged(clientId: number): Promise<void> {
+      this.grants.forget(clientId);
+      try {
+        const client = (await this.grants.fresh([clientId])).get(clientId);
+        const cancelled = await repo.cancelQueuedDeliveries(this.db, clientId, audienceOf(client));
+        if (cancelled > 0) this.logger.info(`Webhooks: cancelled ${cancelled} queued deliveries client ${clientId} may no longer receive.`);
+      } catch (err) {
+        this.logger.warn(`Webhooks: could not re-check client ${clientId}'s queued deliveries now; the dispatcher checks each before sending: ${(err as Error).message}`);
+      }
+    },
+
+    /** Just before sending: the grants asked afresh, so nothing depends on a broadcast arriving. */
+    async entitledOnly(claimed: repo.ClaimedDelivery[]): Promise<repo.ClaimedDelivery[]> {
+      const principals = await this.grants.fresh(claimed.map((d) => d.client_id));
+      const allowed = (d: repo.ClaimedDelivery) => hears(principals.get(d.client_id), d.client_id, { event: d.event, ownerClientId: d.owner_client_id });
+      const refused = claimed.filter((d) => !allowed(d));
+      if (refused.length > 0) {
+        await repo.cancelClaims(this.db, refused);
+        this.logger.info(`Webhooks: cancelled ${refused.length} deliveries whose client is no longer entitled to them.`);
+      }
+      return claimed.filter(allowed);
+    },
+
     async ownSubscription(ctx: RequestContext, id: number): Promise<repo.SubscriptionRow> {
       // Another client's subscription is "not found", never "forbidden": its existence is not revealed.
       const row = await repo.findSubscription(this.db, callerOf(ctx).clientId, id);
@@ -203,7 +238,7 @@ const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher }> = {
       }
       await withRequestId(event.requestId, async () => {
         try {
-          if ((await fanOut(this.db, event)) > 0) this.dispatcher?.wake();
+          if ((await fanOut(this.db, this.grants, event)) > 0) this.dispatcher?.wake();
         } catch (err) {
           this.logger.warn(`Webhooks: could not record the deliveries of ${event.id}, it will be offered again: ${(err as Error).message}`);
           await new Promise((resolve) => setTimeout(resolve, CHANNEL_RETRY_PAUSE_MS));
@@ -213,6 +248,10 @@ const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher }> = {
     },
   },
 
+  created() {
+    this.grants = new ClientGrants((ids) => this.broker.call<Principal[], { ids: number[] }>("clients.principals", { ids }));
+  },
+
   started() {
     const cfg = config().webhooks;
     // Resolved at start: without its keys (postgres://) the process refuses to start.
@@ -220,6 +259,7 @@ const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher }> = {
     this.dispatcher = new Dispatcher({
       db: this.db,
       logger: this.logger,
+      entitledOnly: (claimed) => this.entitledOnly(claimed),
       send: (webhook) => sendWebhook(webhook, { timeoutMs: cfg.timeoutMs, allowInsecure: cfg.allowInsecureTargets, secrets }),
       batch: cfg.dispatchBatch,
       endpointConcurrency: cfg.endpointConcurrency,

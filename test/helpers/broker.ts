@@ -41,7 +41,10 @@ export async function startTestBroker(opts: TestBrokerOptions): Promise<TestBrok
     ...opts.env,
   });
   const broker = createBroker(cfg, { logger: false });
-  if (!cfg.transporter && !opts.services.includes("clients")) broker.createService(CLIENTS_STAND_IN);
+  if (!opts.services.includes("clients")) {
+    broker.createService(CLIENTS_STAND_IN);
+    learnCallers(broker);
+  }
   await broker.start();
   return {
     broker,
@@ -67,7 +70,9 @@ export function principal(kind: Principal["kind"], scopes: Scope[], clientId = n
 
 /**
  * Where a test runs without the clients service: answers `clients.principals` (how other
- * services check that a client they are told about exists) for the principals made above.
+ * services check that a client they are told about exists, and the webhooks service reads a
+ * subscriber's current grants) for the principals made above, as they last called.
+ * Over a transporter it serves the test's service processes too.
  */
 const CLIENTS_STAND_IN = {
   name: "clients",
@@ -78,5 +83,15 @@ const CLIENTS_STAND_IN = {
     },
   },
 };
+
+/** A test that calls as `{ ...principal(...), webhookEvents }` gave that client those grants. */
+function learnCallers(broker: ServiceBroker): void {
+  const call = broker.call.bind(broker) as (action: string, params?: unknown, opts?: { meta?: Partial<RequestMeta> }) => Promise<unknown>;
+  broker.call = ((action: string, params?: unknown, opts?: { meta?: Partial<RequestMeta> }) => {
+    const client = opts?.meta?.client;
+    if (client) principals.set(client.clientId, client);
+    return call(action, params, opts);
+  }) as ServiceBroker["call"];
+}
 
 export const ADMIN: Principal = { clientId: 1, name: "test admin", kind: "admin", scopes: [...SCOPES], webhookEvents: [] };

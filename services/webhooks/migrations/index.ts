@@ -1,12 +1,14 @@
 import type { Migration } from "../../../shared/db";
 import * as createWebhooks from "./20261121000500_create_webhooks";
 import * as vacuumDeliveriesOften from "./20261122000000_vacuum_deliveries_often";
-import * as encryptSecrets from "./20261124000000_encrypt_secrets";
 import * as dueDeliveriesBySubscription from "./20261123000000_due_deliveries_by_subscription";
+import * as grantsAtFanout from "./20261123000100_grants_at_fanout";
+import * as encryptSecrets from "./20261124000000_encrypt_secrets";
 
 export const migrations: Migration[] = [
   { name: "20261121000500_create_webhooks", ...createWebhooks },
   { name: "20261122000000_vacuum_deliveries_often", ...vacuumDeliveriesOften },
-  { name: "20261124000000_encrypt_secrets", ...encryptSecrets },
   { name: "20261123000000_due_deliveries_by_subscription", ...dueDeliveriesBySubscription },
+  { name: "20261123000100_grants_at_fanout", ...grantsAtFanout },
+  { name: "20261124000000_encrypt_secrets", ...encryptSecrets },
 ];
