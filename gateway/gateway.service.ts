@@ -3,15 +3,16 @@
  * body limits, list paging headers and the error mapping. No business rule lives here.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { randomUUID } from "node:crypto";
 import type { Context, ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import type { ApiSettingsSchema } from "moleculer-web";
 import { requireScope, type Principal, type RequestMeta, type Scope } from "../shared/auth";
 import { config } from "../shared/config";
-import { InvalidInputError } from "../shared/errors";
+import { ErrorType, InvalidInputError } from "../shared/errors";
 import { isPage } from "../shared/paging";
 import { onShutdown } from "../shared/runtime/shutdown";
+import { bodyRequired, jsonBodyParser, requiresBody, WITH_BODY } from "./body-parser";
+import { answerMethodSemantics } from "./http-methods";
 import { HttpObserver } from "./http-observer";
 import { docsRoutes } from "./openapi/docs-routes";
 import { PrincipalCache } from "./principal-cache";
@@ -20,18 +21,34 @@ import { toProblem } from "./problem";
 import { Admission } from "./admission";
 import { applyServerLimits } from "./server-limits";
 import { USAGE_EVENT, UsageSharing, type UsageReport } from "./usage-sharing";
+import { requestIdOf } from "./request-id";
 import { API_PREFIX, aliases } from "./routes";
 
 type Req = IncomingMessage & {
-  $action?: { scope?: Scope; name?: string };
+  $action?: { scope?: Scope; name?: string; params?: unknown };
+  /** Decided before routing (gateway/request-id.ts). */
+  $requestId?: string;
   $ctx?: Context<unknown, RequestMeta>;
   body?: unknown;
   originalUrl?: string;
 };
 
-const REQUEST_ID = /^[\w.:@/+=-]{1,128}$/;
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
+
+/**
+ * `/api/v1/Orders` is not `/api/v1/orders`, `/HEALTHZ` is not `/healthz`: moleculer-web passes
+ * `pathToRegexpOptions` to path-to-regexp, which ignores case by default (the option is missing
+ * from moleculer-web's typings).
+ */
+function caseSensitive<R extends object>(routes: R[]): R[] {
+  return routes.map((route) => ({ pathToRegexpOptions: { sensitive: true }, ...route }));
+}
+
+/** The names of the path's parameters (`id` of `/orders/:id`), from the alias moleculer-web matched. */
+function pathParamsOf(req: Req): string[] {
+  const alias = (req as { $alias?: { keys?: { name: string }[] } }).$alias;
+  return (alias?.keys ?? []).map((k) => k.name);
+}
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -57,13 +74,13 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
       logResponse: "debug",
       logRequestParams: null,
       logResponseData: null,
-      // Request ids: the caller's X-Request-Id when sane, else a new one; moleculer carries it
-      // (ctx.requestID) through every nested call and moleculer-web echoes it as X-Request-ID.
-      rootCallOptions: ((options: Record<string, unknown>, req: IncomingMessage) => {
-        const given = req.headers["x-request-id"];
-        options.requestID = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+      // Request ids: the caller's X-Request-Id (checked before routing, see httpHandler), else a
+      // new one; moleculer carries it (ctx.requestID) through every nested call and
+      // moleculer-web echoes it as X-Request-ID.
+      rootCallOptions: ((options: Record<string, unknown>, req: Req) => {
+        options.requestID = req.$requestId;
       }) as unknown as ApiSettingsSchema["rootCallOptions"],
-      routes: [
+      routes: caseSensitive([
         {
           path: API_PREFIX,
           aliases: aliases(),
@@ -72,7 +89,9 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
           authentication: true,
           authorization: true,
           mergeParams: true,
-          bodyParsers: { json: { limit: "1mb", strict: true }, urlencoded: false },
+          // Ours instead of body-parser's: every rule on bodies and query strings in one place.
+          bodyParsers: false,
+          use: [jsonBodyParser],
           onBeforeCall(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req) {
             const key = req.headers["idempotency-key"];
             if (key === undefined) return;
@@ -92,12 +111,14 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
         ...probeRoutes(),
         // /api/v1/openapi.json and /docs (Swagger UI): the public API reference, no authentication.
         ...docsRoutes(),
-      ],
+      ]),
       onError(req: Req, res: ServerResponse, err: unknown) {
         const problem = toProblem(err, (req.originalUrl ?? req.url ?? "").split("?")[0]);
-        if (problem.status >= 500) this.logger.error({ err, url: req.originalUrl, requestId: req.$ctx?.requestID }, "request failed");
+        // An unreachable database is logged once by the service that met it (shared/database-errors.ts).
+        const loggedWhereItHappened = (err as { type?: unknown } | null)?.type === ErrorType.unavailable;
+        if (problem.status >= 500 && !loggedWhereItHappened) this.logger.error({ err, url: req.originalUrl, requestId: req.$ctx?.requestID }, "request failed");
         if (res.headersSent) return;
-        const requestId = req.$ctx?.requestID;
+        const requestId = req.$ctx?.requestID ?? req.$requestId;
         res.writeHead(problem.status, { ...problem.headers, ...(requestId ? { "X-Request-ID": requestId } : {}) });
         res.end(JSON.stringify(problem.body));
       },
@@ -117,6 +138,20 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
     },
 
     methods: {
+      /**
+       * Before moleculer-web routes a request: the X-Request-Id rule and the method semantics of
+       * the route table (OPTIONS, HEAD, 405), which its alias matching cannot express.
+       */
+      httpHandler(req: Req, res: ServerResponse, next?: (err?: unknown) => void) {
+        try {
+          req.$requestId = requestIdOf(req);
+          if (answerMethodSemantics(req, res, req.$requestId)) return;
+        } catch (err) {
+          return this.sendError(req, res, err);
+        }
+        return (ApiGateway.methods as { httpHandler: (...args: unknown[]) => unknown }).httpHandler.call(this, req, res, next);
+      },
+
       // Failed-authentication throttle, key lookup, per-client rate limit (gateway/admission.ts).
       async authenticate(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req, res: ServerResponse): Promise<null> {
         ctx.meta.client = await this.admission.admit(req, res, (key: string) => ctx.call<Principal, { key: string }>("clients.authenticate", { key }));
@@ -126,7 +161,10 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
       async authorize(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req): Promise<void> {
         const scope = req.$action?.scope;
         if (scope && ctx.meta.client) requireScope(ctx.meta.client, scope);
-        if (WITH_BODY.has(req.method ?? "") && req.body !== undefined && !isPlainObject(req.body)) {
+        if (!WITH_BODY.has(req.method ?? "")) return;
+        if (req.body === undefined) {
+          if (requiresBody(req.$action?.params, pathParamsOf(req))) throw bodyRequired();
+        } else if (!isPlainObject(req.body)) {
           throw InvalidInputError.field("", "The body must be a JSON object.");
         }
       },

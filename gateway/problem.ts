@@ -3,7 +3,8 @@
  * (`application/problem+json`) with `type`, `title`, `status`, `detail` and, for invalid
  * input, `errors: [{ path, message }]` naming each bad field.
  */
-import { ErrorType, type FieldError } from "../shared/errors";
+import { ErrorType, type AcceptedInstead, type FieldError } from "../shared/errors";
+import { MAX_REPORTED_PROBLEMS } from "./json-body";
 
 export interface ProblemDocument {
   type: string;
@@ -49,6 +50,11 @@ const KINDS: Record<string, Kind> = {
   [ErrorType.conflict]: { status: 409, slug: "conflict", title: "Conflict with the current state" },
   [ErrorType.rateLimited]: { status: 429, slug: "rate-limited", title: "Too many requests" },
   RATE_LIMIT_EXCEEDED: { status: 429, slug: "rate-limited", title: "Too many requests" },
+  [ErrorType.malformedRequest]: { status: 400, slug: "malformed-request", title: "The request cannot be read" },
+  [ErrorType.payloadTooLarge]: { status: 413, slug: "payload-too-large", title: "The body is too large" },
+  [ErrorType.unsupportedMediaType]: { status: 415, slug: "unsupported-media-type", title: "Unsupported media type or content encoding" },
+  [ErrorType.methodNotAllowed]: { status: 405, slug: "method-not-allowed", title: "Method not allowed on this path" },
+  [ErrorType.unavailable]: { status: 503, slug: "unavailable", title: "Service unavailable" },
   "entity.parse.failed": { status: 400, slug: "malformed-json", title: "The body is not valid JSON" },
   "entity.too.large": { status: 413, slug: "payload-too-large", title: "The body is too large" },
   "encoding.unsupported": { status: 415, slug: "unsupported-encoding", title: "Unsupported content encoding" },
@@ -60,9 +66,31 @@ const KINDS: Record<string, Kind> = {
 
 const DOMAIN_TYPES = new Set<string>(Object.values(ErrorType));
 
+/** Kinds whose message is ours and safe to show although they are 5xx. */
+const SAYS_ONLY_WHAT = new Set([KINDS.REQUEST_TIMEOUT, KINDS[ErrorType.unavailable]]);
+
+/** When a 429 or 503 does not say itself how long to wait. */
+const DEFAULT_RETRY_AFTER_SECONDS: Record<number, number> = { 429: 60, 503: 5 };
+
 const INTERNAL: Kind = { status: 500, slug: "internal", title: "Internal error" };
 
 export const PROBLEM_BASE = "/problems/";
+
+/** At most MAX_REPORTED_PROBLEMS entries; `errorCount` tells how many there were when some were left out. */
+function boundedErrors(errors: FieldError[], total = errors.length): { errors: FieldError[]; errorCount?: number } {
+  const shown = errors.slice(0, MAX_REPORTED_PROBLEMS);
+  const count = Math.max(total, errors.length);
+  return count > shown.length ? { errors: shown, errorCount: count } : { errors: shown };
+}
+
+/** Headers that tell the client what to send instead (RFC 9110 §15.5.6 Allow, §15.5.16 415). */
+function hintHeaders(kind: Kind, data: Record<string, unknown>): Record<string, string> {
+  if (kind.status === 405 && Array.isArray(data.allowed)) return { Allow: data.allowed.join(", ") };
+  const accepted = (data.accepted ?? {}) as AcceptedInstead;
+  if (kind.status === 415 && accepted.mediaType) return { "Accept-Post": accepted.mediaType };
+  if (kind.status === 415 && accepted.encodings) return { "Accept-Encoding": accepted.encodings };
+  return {};
+}
 
 /** fastest-validator's error list → our field errors; unknown fields are named one by one. */
 export function fieldErrorsFromValidator(data: unknown): FieldError[] {
@@ -104,17 +132,23 @@ export function toProblem(err: unknown, instance?: string): HttpProblem {
     type: PROBLEM_BASE + kind.slug,
     title: kind.title,
     status: kind.status,
-    // Never leak internals: a 5xx says what happened, not why.
-    detail: kind.status >= 500 && kind !== KINDS.REQUEST_TIMEOUT ? "Something went wrong on our side; it has been logged." : e.message ?? kind.title,
+    // Never leak internals: a 5xx says what happened, not why (our own 504 and 503 messages say only that).
+    detail: kind.status >= 500 && !SAYS_ONLY_WHAT.has(kind) ? "Something went wrong on our side; it has been logged." : e.message ?? kind.title,
     ...(instance ? { instance } : {}),
   };
   if (kind.slug === "validation-failed") {
-    body.errors = e.type === "VALIDATION_ERROR" ? fieldErrorsFromValidator(e.data) : ((data.errors as FieldError[]) ?? []);
-    body.detail = body.errors.length === 1 ? `${body.errors[0].path || "body"}: ${body.errors[0].message}` : `${body.errors.length} fields are invalid.`;
+    const all = e.type === "VALIDATION_ERROR" ? fieldErrorsFromValidator(e.data) : ((data.errors as FieldError[]) ?? []);
+    const bounded = boundedErrors(all, Number(data.errorCount ?? all.length));
+    Object.assign(body, bounded);
+    const count = bounded.errorCount ?? bounded.errors.length;
+    body.detail = count === 1 ? `${bounded.errors[0].path || "body"}: ${bounded.errors[0].message}` : `${count} fields are invalid.`;
+  } else if (kind.slug === "malformed-request" && Array.isArray(data.errors)) {
+    body.errors = data.errors as FieldError[];
   }
+  Object.assign(headers, hintHeaders(kind, data));
   if (kind.status === 401) headers["WWW-Authenticate"] = 'Bearer realm="api"';
-  if (kind.status === 429) {
-    const retry = Number(data.retryAfterSeconds ?? 60);
+  if (kind.status === 429 || kind.status === 503) {
+    const retry = Number(data.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS[kind.status]);
     headers["Retry-After"] = String(Math.max(1, Math.ceil(retry)));
   }
   if (DOMAIN_TYPES.has(String(e.type)) && kind.status < 500) {

@@ -16,6 +16,11 @@ export const ErrorType = {
   conflict: "CONFLICT",
   idempotencyMismatch: "IDEMPOTENCY_KEY_REUSED",
   rateLimited: "RATE_LIMITED",
+  malformedRequest: "MALFORMED_REQUEST",
+  payloadTooLarge: "PAYLOAD_TOO_LARGE",
+  unsupportedMediaType: "UNSUPPORTED_MEDIA_TYPE",
+  methodNotAllowed: "METHOD_NOT_ALLOWED",
+  unavailable: "UNAVAILABLE",
 } as const;
 export type ErrorTypeName = (typeof ErrorType)[keyof typeof ErrorType];
 
@@ -34,8 +39,9 @@ abstract class DomainError extends Errors.MoleculerError {
 
 /** Input that is well-formed JSON but breaks a rule: one entry per bad field. */
 export class InvalidInputError extends DomainError {
-  constructor(errors: FieldError[], message = "The request has invalid fields.") {
-    super(message, 422, ErrorType.validation, { errors });
+  /** `errorCount`: how many problems there were in all, when `errors` lists only the first ones. */
+  constructor(errors: FieldError[], message = "The request has invalid fields.", errorCount = errors.length) {
+    super(message, 422, ErrorType.validation, errorCount > errors.length ? { errors, errorCount } : { errors });
   }
   static field(path: string, message: string): InvalidInputError {
     return new InvalidInputError([{ path, message }]);
@@ -91,5 +97,52 @@ export class IdempotencyKeyReusedError extends DomainError {
 export class RateLimitedError extends DomainError {
   constructor(retryAfterSeconds: number, message = "Too many requests for this API key; retry later.") {
     super(message, 429, ErrorType.rateLimited, { retryAfterSeconds });
+  }
+}
+
+/**
+ * A request that cannot be read at all (a body that is not JSON, a corrupt compressed body, a
+ * malformed header): `errors` names the header when one is at fault.
+ */
+export class MalformedRequestError extends DomainError {
+  constructor(message: string, errors?: FieldError[]) {
+    super(message, 400, ErrorType.malformedRequest, errors ? { errors } : undefined);
+  }
+  static header(name: string, message: string): MalformedRequestError {
+    return new MalformedRequestError(`${name}: ${message}`, [{ path: name, message }]);
+  }
+}
+
+export class PayloadTooLargeError extends DomainError {
+  constructor(limitBytes: number) {
+    super(`The body is larger than ${limitBytes} bytes.`, 413, ErrorType.payloadTooLarge, { limitBytes });
+  }
+}
+
+/** What the server would have accepted instead: a media type, or content encodings. */
+export interface AcceptedInstead {
+  mediaType?: string;
+  encodings?: string;
+}
+
+export class UnsupportedMediaTypeError extends DomainError {
+  constructor(message: string, accepted: AcceptedInstead) {
+    super(message, 415, ErrorType.unsupportedMediaType, { accepted });
+  }
+}
+
+export class MethodNotAllowedError extends DomainError {
+  constructor(method: string, allowed: string[]) {
+    super(`${method} is not allowed here; allowed: ${allowed.join(", ")}.`, 405, ErrorType.methodNotAllowed, { allowed });
+  }
+}
+
+/**
+ * Something this request needs (the database) cannot be reached right now; worth retrying
+ * after `retryAfterSeconds`. The message says what, never why: the cause stays in the logs.
+ */
+export class ServiceUnavailableError extends DomainError {
+  constructor(message = "The service is temporarily unavailable; retry shortly.", retryAfterSeconds = 5) {
+    super(message, 503, ErrorType.unavailable, { retryAfterSeconds });
   }
 }
