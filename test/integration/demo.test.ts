@@ -64,9 +64,12 @@ describe("demo data seed", () => {
     const products = await t.call<{ items: { taxes: unknown[] }[] }>("catalogue.listProducts", {}, backoffice);
     expect(products.items).toHaveLength(3);
     expect(products.items.every((p) => p.taxes.length > 0)).toBe(true);
-    const contacts = await t.call<{ items: { customer: { id: number } }[] }>("crm.listContacts", {}, backoffice);
-    expect(contacts.items).toHaveLength(3);
-    expect(new Set(contacts.items.map((c) => c.customer.id)).size).toBe(2);
+    const contacts = await t.call<{ items: { customer: { id: number }; ownerClientId: number | null }[] }>("crm.listContacts", {}, backoffice);
+    // The instance's three, and the partner's own one that its contact reference made (docs/api.md, "Who sees what").
+    const instances = contacts.items.filter((c) => c.ownerClientId === null);
+    expect(instances).toHaveLength(3);
+    expect(new Set(instances.map((c) => c.customer.id)).size).toBe(2);
+    expect(contacts.items.filter((c) => c.ownerClientId === partner.clientId)).toHaveLength(1);
   });
 
   it("when the printed orders are read, then each names what its client kind can see, in the interface's fields", async () => {
