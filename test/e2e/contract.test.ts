@@ -101,12 +101,15 @@ describe("the API keeps its OpenAPI contract", () => {
     expect((await admin.get(`/api/v1/clients/${ids.partner}`)).status).toBe(200);
   });
 
-  it("when a client's key is rotated and another client is revoked, then the answers keep the contract", async () => {
+  it("when a client's key is rotated, it is changed and then revoked, then the answers keep the contract", async () => {
     const spare = await admin.post<ClientWithKey>("/api/v1/clients", { name: `spare ${tag}`, kind: "partner" });
+    const changed = await admin.request<{ scopes: string[] }>({ method: "PATCH", path: `/api/v1/clients/${spare.body.id}`, body: { scopes: ["partner"] } });
+    expect([changed.status, changed.body.scopes]).toEqual([200, ["partner"]]);
     const rotated = await admin.post<ClientWithKey>(`/api/v1/clients/${spare.body.id}/rotate_key`);
     expect(rotated.status).toBe(200);
     expect(rotated.body.apiKey).not.toBe(spare.body.apiKey);
     expect((await admin.delete(`/api/v1/clients/${spare.body.id}`)).status).toBe(200);
+    expect((await admin.request({ method: "PATCH", path: `/api/v1/clients/${spare.body.id}`, body: { name: "too late" } })).status).toBe(409);
   });
 
   it("when the admin fills the CRM and the back office reads it, then customers and contacts keep the contract", async () => {
