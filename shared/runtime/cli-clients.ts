@@ -53,6 +53,22 @@ export async function listClients(call: CallAction): Promise<ClientView[]> {
   return all;
 }
 
+export interface UpdateOptions {
+  name?: string;
+  scopes?: string[];
+  events?: string[];
+}
+
+/** Only the fields given change; the clients service refuses an update that gives none. */
+export function updateClient(call: CallAction, id: number, opts: UpdateOptions): Promise<ClientView> {
+  return call<ClientView>("clients.update", {
+    id,
+    ...(opts.name !== undefined ? { name: opts.name } : {}),
+    ...(opts.scopes ? { scopes: opts.scopes } : {}),
+    ...(opts.events ? { webhookEvents: opts.events } : {}),
+  });
+}
+
 export function revokeClient(call: CallAction, id: number): Promise<ClientView> {
   return call<ClientView>("clients.revoke", { id });
 }

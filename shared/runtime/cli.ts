@@ -12,7 +12,7 @@ import { ConfigError, environmentWith, loadConfig, type Config } from "../config
 import { EVENTS } from "../outbox";
 import { createBroker, stopBroker } from "./broker";
 import {
-  clientsTable, createClient, CREATE_FLAGS, describeClient, describeNewKey, listClients, revokeClient, rotateKey,
+  clientsTable, createClient, CREATE_FLAGS, describeClient, describeNewKey, listClients, revokeClient, rotateKey, updateClient,
   SYSTEM_ADMIN, type CallAction, type ClientView,
 } from "./cli-clients";
 import { variablesTable } from "./config-table";
@@ -28,6 +28,8 @@ API clients (on DATABASE_URL):
   clients create --name <name> --kind ${CLIENT_KINDS.join("|")} [--scopes a,b] [--events e1,e2]
                            create a client and print its API key, once
   clients list             list every client
+  clients update <id> [--name <name>] [--scopes a,b] [--events e1,e2]
+                           change a client's name, scopes or webhook events
   clients revoke <id>      revoke a client and all its keys
   clients rotate-key <id>  revoke a client's keys and print a new one, once
   Add --json to print the result as JSON.
@@ -44,7 +46,7 @@ Scopes:  ${SCOPES.join(", ")}
 Events:  ${EVENTS.join(", ")}
 
 With the embedded database (DATABASE_URL=pglite://...), stop \`npm start\` first: a PGlite
-folder can be open in one process only. Gateways forget a revoked key within 30 seconds.
+folder can be open in one process only. Gateways apply a change or revocation within 2 seconds.
 Exit codes: 0 done, 1 failed, 2 wrong usage or refused values.`;
 
 class UsageError extends Error {}
@@ -135,6 +137,14 @@ const COMMANDS: Record<string, Command> = {
     run: async (v) => {
       const clients = await withClientsService(listClients);
       console.log(v.json ? JSON.stringify(clients, null, 2) : clientsTable(clients));
+    },
+  },
+  "clients update": {
+    options: ["name", "scopes", "events", "json"],
+    positionals: ["<id>"],
+    run: async (v, [id]) => {
+      const opts = { name: typeof v.name === "string" ? v.name : undefined, scopes: list(v.scopes), events: list(v.events) };
+      printClient(await withClientsService((call) => updateClient(call, clientId(id), opts)), v.json === true);
     },
   },
   "clients revoke": {

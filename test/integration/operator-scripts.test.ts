@@ -118,6 +118,16 @@ describe("db:migrate and the CLI, run as processes", () => {
     expect(twice.stderr).toContain(`No client with id ${client.id}`);
   });
 
+  it("when a client is updated, then only the given fields change, and a refused value exits 2 naming its flag", async () => {
+    const created = JSON.parse((await cli(["clients", "create", "--name", "CLI back office", "--kind", "backoffice", "--json"], url)).stdout) as { id: number };
+    const updated = await cli(["clients", "update", String(created.id), "--scopes", "crm,webhooks", "--events", "sales_order_cancelled", "--json"], url);
+    expect(updated.code).toBe(0);
+    expect(JSON.parse(updated.stdout)).toMatchObject({ id: created.id, name: "CLI back office", scopes: ["crm", "webhooks"], webhookEvents: ["sales_order_cancelled"] });
+    const refused = await cli(["clients", "update", String(created.id), "--scopes", "crm,root"], url);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--scopes\[1\]: /);
+  });
+
   it("when the command line is wrong or a value is refused, then it exits 2 and names the problem", async () => {
     const unknown = await cli(["clients", "frobnicate"], url);
     expect(unknown.code).toBe(2);
