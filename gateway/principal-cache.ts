@@ -7,7 +7,7 @@
  * drops that client's principals at once; a gateway that misses the broadcast (it is
  * fire-and-forget) still re-authenticates after TTL_MS. The price of the short TTL is one
  * `clients.authenticate` call (one indexed SELECT) per active key per second per gateway —
- * measured in docs/operations.md — against a stale key living 30 s before.
+ * measured in docs/api.md ("Revocation and changes") — against a stale key living 30 s before.
  */
 import { createHash } from "node:crypto";
 import type { Principal } from "../shared/auth";
