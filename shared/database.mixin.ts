@@ -7,6 +7,7 @@ import type { Knex } from "knex";
 import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
 import { config } from "./config";
 import { migrateUp, migrationsCurrent, openDatabase, type Migration } from "./db";
+import { databaseUnavailable, isDatabaseUnavailable } from "./database-errors";
 import type { DatabaseServiceProbes } from "./health";
 import { outboxLagSeconds } from "./outbox";
 
@@ -30,8 +31,26 @@ interface ProbeMemo {
   hasOutbox: boolean | null;
 }
 
+/** While the database stays unreachable, its log line is repeated at most this often. */
+const UNAVAILABLE_LOG_INTERVAL_MS = 60_000;
+
 export function databaseMixin(schema: string, migrations: Migration[]): Partial<ServiceSchema> {
   return {
+    hooks: {
+      error: {
+        // Every action of a database service: an unreachable database is a 503 to retry, not an unknown 500.
+        "*"(this: { logger: { error(msg: string): void }; unavailableLoggedAt?: number }, _ctx: unknown, err: unknown) {
+          if (!isDatabaseUnavailable(err)) throw err;
+          const now = Date.now();
+          if (now - (this.unavailableLoggedAt ?? 0) >= UNAVAILABLE_LOG_INTERVAL_MS) {
+            this.unavailableLoggedAt = now;
+            const e = err as { code?: unknown; message?: unknown };
+            this.logger.error(`database unreachable (${String(e.code ?? "")} ${String(e.message ?? "")}): answering 503 with Retry-After until it answers`);
+          }
+          throw databaseUnavailable();
+        },
+      },
+    },
     created() {
       const cfg = config();
       this.db = openDatabase(cfg.databaseUrl, cfg.databasePoolMax);
