@@ -27,6 +27,11 @@ export const Problem = {
         additionalProperties: false,
       },
     },
+    errorCount: {
+      type: "integer",
+      minimum: 51,
+      description: "Present when there were more problems than the 50 `errors` lists: how many there were in all.",
+    },
   },
   // Extension members are allowed (JSON Schema's default): not spelled out, so renderers show no placeholder member.
 } as const;

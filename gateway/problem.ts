@@ -36,7 +36,7 @@ interface Kind {
   title: string;
 }
 
-/** Error `type` (domain, moleculer, moleculer-web or body-parser) → status and problem type. */
+/** Error `type` (domain, moleculer or moleculer-web) → status and problem type. */
 const KINDS: Record<string, Kind> = {
   [ErrorType.validation]: { status: 422, slug: "validation-failed", title: "Your request has invalid fields" },
   VALIDATION_ERROR: { status: 422, slug: "validation-failed", title: "Your request has invalid fields" },
@@ -55,10 +55,6 @@ const KINDS: Record<string, Kind> = {
   [ErrorType.unsupportedMediaType]: { status: 415, slug: "unsupported-media-type", title: "Unsupported media type or content encoding" },
   [ErrorType.methodNotAllowed]: { status: 405, slug: "method-not-allowed", title: "Method not allowed on this path" },
   [ErrorType.unavailable]: { status: 503, slug: "unavailable", title: "Service unavailable" },
-  "entity.parse.failed": { status: 400, slug: "malformed-json", title: "The body is not valid JSON" },
-  "entity.too.large": { status: 413, slug: "payload-too-large", title: "The body is too large" },
-  "encoding.unsupported": { status: 415, slug: "unsupported-encoding", title: "Unsupported content encoding" },
-  "charset.unsupported": { status: 415, slug: "unsupported-charset", title: "Unsupported charset" },
   REQUEST_TIMEOUT: { status: 504, slug: "timeout", title: "The service took too long" },
   SERVICE_NOT_AVAILABLE: { status: 503, slug: "unavailable", title: "Service unavailable" },
   SERVICE_UNAVAILABLE: { status: 503, slug: "unavailable", title: "Service unavailable" },
@@ -114,7 +110,7 @@ function kindOf(err: ErrorLike): Kind {
   if (status === 404) return KINDS[ErrorType.notFound];
   if (status === 401) return KINDS[ErrorType.unauthenticated];
   if (status === 403) return KINDS[ErrorType.forbidden];
-  if (status === 413) return KINDS["entity.too.large"];
+  if (status === 413) return KINDS[ErrorType.payloadTooLarge];
   // moleculer-web's limiter throws RateLimitExceeded with code 429 and no type.
   if (status === 429) return KINDS[ErrorType.rateLimited];
   // moleculer-web's ServiceUnavailableError (no node runs the action yet) carries no type.

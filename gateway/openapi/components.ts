@@ -20,7 +20,7 @@ export const ref = (kind: "schemas" | "headers" | "parameters" | "responses", na
 
 export const HEADERS = {
   RequestId: {
-    description: "The request id: the caller's `X-Request-Id` when it was sane, else a new one. Quote it when reporting a problem.",
+    description: "The request id: the caller's `X-Request-Id`, else a new one. Quote it when reporting a problem.",
     required: true,
     schema: { type: "string" },
   },
@@ -39,7 +39,7 @@ export const PARAMETERS = {
     name: "X-Request-Id",
     in: "header",
     required: false,
-    description: "Your own id for this request (1–128 of `A-Za-z0-9_.:@/+=-`); it is returned in `X-Request-ID` and written in our logs.",
+    description: "Your own id for this request (1–128 of `A-Za-z0-9_.:@/+=-`); it is returned in `X-Request-ID` and written in our logs. A value outside this pattern is refused with 400 naming the header.",
     schema: { type: "string", pattern: "^[\\w.:@/+=-]{1,128}$" },
   },
   IdempotencyKey: {
@@ -55,13 +55,13 @@ export const PARAMETERS = {
 
 /** Error statuses, each answered with a problem document. */
 export const ERROR_RESPONSES = {
-  "400": { name: "MalformedJson", description: "The body is not valid JSON." },
+  "400": { name: "MalformedJson", description: "The request cannot be read: the body is not JSON, not UTF-8 or a corrupt compressed body, or a header is malformed (`errors` names it: `X-Request-Id`)." },
   "401": { name: "Unauthenticated", description: "No API key, or an unknown or revoked one." },
   "403": { name: "Forbidden", description: "The API key lacks the scope this operation needs (`requiredScope` names it)." },
   "404": { name: "NotFound", description: "No such resource, or not one this client may see." },
   "409": { name: "Conflict", description: "The request conflicts with the current state." },
   "413": { name: "PayloadTooLarge", description: "The body is over 1 MiB." },
-  "415": { name: "UnsupportedEncoding", description: "The body's content encoding or charset is not supported." },
+  "415": { name: "UnsupportedEncoding", description: "The body is not `application/json` (UTF-8; `Accept-Post` says so), or its `Content-Encoding` is not identity, gzip, deflate or br (`Accept-Encoding` lists them)." },
   "422": { name: "ValidationFailed", description: "Invalid input: `errors` names each bad field by its path (`items[2].orderedQuantity`); unknown fields are refused too." },
   "429": { name: "RateLimited", description: "Too many requests by this client (across all gateway replicas), or too many failed authentications from this address or with this key; wait `Retry-After` seconds." },
   "5XX": { name: "ServerError", description: "Something failed on our side, or a service is unavailable or too slow; safe to retry with the same `Idempotency-Key`." },

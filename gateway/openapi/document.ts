@@ -99,8 +99,8 @@ function successResponse(success: Success): Record<string, unknown> {
 function errorStatuses(route: Route, action: ActionDefinition | null, outcome: Outcome | undefined, hasPathParams: boolean): ErrorStatus[] {
   const withBody = WITH_BODY.has(route.method);
   const statuses: ErrorStatus[] = [];
-  if (withBody) statuses.push("400");
-  statuses.push("401");
+  // Every operation: a malformed X-Request-Id is 400 (a body that is not JSON too, where there is one).
+  statuses.push("400", "401");
   if (action?.scope || outcome?.forbidden) statuses.push("403");
   if (hasPathParams) statuses.push("404");
   if (outcome?.conflict) statuses.push("409");

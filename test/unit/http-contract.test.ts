@@ -30,7 +30,7 @@ describe("the contract-checking client", () => {
 
   it("when the status is not one the operation documents, then the documented ones are listed", () => {
     const [problem] = contract.check("GET", "/api/v1/customers/7", answer(409, notFound), PROBLEM_TYPE);
-    expect(problem).toMatch(/^status 409 is not documented \(documented: 200, 401, 403, 404, 422, 429, 5XX\)$/);
+    expect(problem).toMatch(/^status 409 is not documented \(documented: 200, 400, 401, 403, 404, 422, 429, 5XX\)$/);
   });
 
   it("when the body breaks its schema, then the field and the rule are named", () => {
