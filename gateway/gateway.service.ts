@@ -12,6 +12,7 @@ import { ErrorType, InvalidInputError } from "../shared/errors";
 import { isPage } from "../shared/paging";
 import { onShutdown } from "../shared/runtime/shutdown";
 import { bodyRequired, jsonBodyParser, requiresBody, WITH_BODY } from "./body-parser";
+import { answerClientErrors } from "./client-errors";
 import { answerMethodSemantics } from "./http-methods";
 import { HttpObserver } from "./http-observer";
 import { docsRoutes } from "./openapi/docs-routes";
@@ -176,6 +177,8 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
         (err) => this.logger.warn({ err }, "rate-limit usage report not sent"));
       this.admission = new Admission(this.principals, this.usage, cfg);
       applyServerLimits(this.server);
+      // What Node's server refuses before routing (431, 408, 400) is a problem document too.
+      answerClientErrors(this.server);
       // On shutdown: stop accepting connections, finish the requests in flight (shared/runtime/shutdown.ts).
       const http = new HttpObserver(this.server, this.logger);
       onShutdown(this.broker, (deadline) => http.drain(deadline));

@@ -54,6 +54,9 @@ const KINDS: Record<string, Kind> = {
   [ErrorType.payloadTooLarge]: { status: 413, slug: "payload-too-large", title: "The body is too large" },
   [ErrorType.unsupportedMediaType]: { status: 415, slug: "unsupported-media-type", title: "Unsupported media type or content encoding" },
   [ErrorType.methodNotAllowed]: { status: 405, slug: "method-not-allowed", title: "Method not allowed on this path" },
+  // Refusals of Node's HTTP server itself, before any route runs (gateway/client-errors.ts).
+  HEADERS_TOO_LARGE: { status: 431, slug: "headers-too-large", title: "The request's headers are too large" },
+  CLIENT_TIMEOUT: { status: 408, slug: "request-timeout", title: "The request took too long to arrive" },
   [ErrorType.unavailable]: { status: 503, slug: "unavailable", title: "Service unavailable" },
   REQUEST_TIMEOUT: { status: 504, slug: "timeout", title: "The service took too long" },
   SERVICE_NOT_AVAILABLE: { status: 503, slug: "unavailable", title: "Service unavailable" },
