@@ -70,7 +70,7 @@ export function bodyId(max = INT_ID_MAX): Rule {
 
 /** The ids an internal action takes in one call (at most `maxItems`). */
 export function idList(maxItems: number, max = INT_ID_MAX): Rule {
-  return { type: "array", max: maxItems, items: bodyId(max) };
+  return arrayOf(bodyId(max), { max: maxItems });
 }
 
 /**
@@ -101,6 +101,27 @@ export function optional<R extends Rule>(rule: R): R & { optional: true } {
     return inner(value, errors, ...rest);
   };
   return { ...rule, optional: true, custom };
+}
+
+const elementsPresent: Custom = (value, errors, _schema, path) => {
+  if (!Array.isArray(value)) return value;
+  value.forEach((element, i) => {
+    if (element === null || element === undefined) {
+      errors.push({ type: "arrayElementMissing", actual: element, field: `${String(path)}[${i}]`, message: "The '{field}' field cannot be null." } as Errors[number]);
+    }
+  });
+  return value;
+};
+
+/**
+ * An array whose elements follow `items`, where a `null` element is refused naming it
+ * (`items[0]`). fastest-validator checks an element's presence in the array's own scope, before
+ * it knows the index, and so names the array; here the element rule lets a missing element
+ * through and the array's check names each one. The path is the array's place in the params
+ * (right for an array that is not itself an element of another array).
+ */
+export function arrayOf(items: Rule, limits: Rule = {}): Rule {
+  return { type: "array", ...limits, items: { ...items, optional: true }, custom: elementsPresent };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { pageParams, type PageQuery } from "../../shared/paging";
-import { bodyId, idList, optional, pathId } from "../../shared/params";
+import { arrayOf, bodyId, idList, optional, pathId } from "../../shared/params";
 
 const text = { type: "string", trim: true, min: 1, max: 200 } as const;
 
@@ -33,7 +33,7 @@ export const createProductParams = {
   $$strict: true,
   code: { type: "string", trim: true, min: 1, max: 100 },
   label: text,
-  taxes: optional({ type: "array", max: 20, items: taxRule }),
+  taxes: optional(arrayOf(taxRule, { max: 20 })),
 } as const;
 export interface CreateProductParams {
   code: string;

@@ -5,7 +5,7 @@
  * "exactly one mode" is a rule across fields that a schema cannot say clearly.
  */
 import { pageParams, type PageQuery } from "../../shared/paging";
-import { bodyId, exactlyOneMode, optional, pathId } from "../../shared/params";
+import { arrayOf, bodyId, exactlyOneMode, optional, pathId } from "../../shared/params";
 
 export const MAX_ITEMS = 1000;
 export const ORDER_STATUSES = ["pending", "validated", "cancelled"] as const;
@@ -62,11 +62,8 @@ export const createOrderParams = {
   customer: optional({ type: "object", strict: true, props: { name: text(200) } }),
   invoicingAddress: address,
   deliveryAddress: address,
-  items: {
-    type: "array",
-    min: 1,
-    max: MAX_ITEMS,
-    items: {
+  items: arrayOf(
+    {
       type: "object",
       strict: true,
       jsonSchemaAlso: exactlyOneMode([{ requires: ["packaging"] }, { requires: ["externalReferenceId"] }, { requires: ["internalReferenceId"] }]),
@@ -82,7 +79,8 @@ export const createOrderParams = {
         },
       },
     },
-  },
+    { min: 1, max: MAX_ITEMS },
+  ),
 } as const;
 
 export interface AddressInput {

@@ -1,5 +1,5 @@
 import { pageParams, type PageQuery } from "../../shared/paging";
-import { bodyId, optional, pathId } from "../../shared/params";
+import { arrayOf, bodyId, optional, pathId } from "../../shared/params";
 
 const name = { type: "string", trim: true, min: 1, max: 200 } as const;
 const email = { type: "email", max: 254, normalize: true } as const;
@@ -69,7 +69,7 @@ export interface ResolveContactParams extends ReferenceLookup {
   clientId: number;
 }
 
-const lookups = { type: "array", max: 1000, items: { type: "object", props: { by: lookupBy, value: lookupValue } } } as const;
+const lookups = arrayOf({ type: "object", props: { by: lookupBy, value: lookupValue } }, { max: 1000 });
 
 /** Orders carry at most 1,000 items. */
 export const resolvePackagingsParams = { clientId: id, refs: lookups } as const;
