@@ -13,7 +13,7 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { config, ConfigError, type Config } from "./config";
+import { config, ConfigError, VARIABLES, type Config } from "./config";
 import { isPglite } from "./db";
 import { newEncryptionKeyEntry, parseEncryptionKeys, SecretBox, type EncryptionKey } from "./secret-box";
 
@@ -47,6 +47,16 @@ function embeddedKey(folder: string, warn: (line: string) => void): EncryptionKe
     warn(`${SECRETS_VARIABLE} is not set: stored webhook secrets are encrypted with the key in ${file}.`);
   }
   return readKeyFile(file);
+}
+
+/**
+ * The key of the embedded mode's default data folder (made there when missing), written as
+ * SECRETS_ENCRYPTION_KEYS reads it: what `start:cluster` hands its processes on a developer's
+ * machine when the variable is unset. Never for a deployment, whose processes do not share a folder.
+ */
+export function localDevelopmentKeyEntry(warn: (line: string) => void): string {
+  const key = embeddedKey(embeddedFolder(VARIABLES.DATABASE_URL.default) ?? path.resolve(".data"), warn);
+  return `${key.id}:${key.key.toString("base64")}`;
 }
 
 function keysFor(cfg: KeyConfig, warn: (line: string) => void): EncryptionKey[] {

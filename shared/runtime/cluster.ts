@@ -2,12 +2,15 @@
  * `npm run start:cluster`: the distributed mode on one machine, as Kubernetes runs it. Checks
  * that NATS (with JetStream) and PostgreSQL answer, creates the database when missing, runs
  * the migrations once, then starts the gateway and each service as a process of its own
- * (`SERVICES=<name>`, `MIGRATE_ON_START=false`), like one pod per Deployment.
+ * (`SERVICES=<name>`, `MIGRATE_ON_START=false`), like one pod per Deployment. Without
+ * SECRETS_ENCRYPTION_KEYS every process gets the local data folder's development key, so that
+ * it works out of the box; a deployment sets the variable itself.
  */
 import os from "node:os";
 import path from "node:path";
 import { connect } from "nats";
-import { ConfigError, environmentWith, loadConfig, type Config, type ServiceName } from "../config";
+import { ConfigError, environmentWith, loadConfig, setConfig, type Config, type ServiceName } from "../config";
+import { localDevelopmentKeyEntry, SECRETS_VARIABLE } from "../secrets-keyring";
 import { SERVICE_NODE_OPTIONS } from "./process-limits";
 import { closeDatabase, openDatabase } from "../db";
 import { describeDatabaseUrl, ensurePostgresDatabase } from "./database-setup";
@@ -51,7 +54,7 @@ async function prepareDatabase(url: string): Promise<void> {
 }
 
 /** One process per service, configured as its own Deployment would be. */
-function childSpecs(cfg: Config): ChildSpec[] {
+function childSpecs(cfg: Config, developmentKey: string | null): ChildSpec[] {
   const entry = path.join(__dirname, "start.js");
   let nextHealthPort = cfg.healthPort;
   return cfg.services.map((name: ServiceName) => {
@@ -69,6 +72,7 @@ function childSpecs(cfg: Config): ChildSpec[] {
           DATABASE_URL: cfg.databaseUrl,
           NODE_ID: `${cfg.nodeId || os.hostname()}-${name}`,
           HEALTH_PORT: String(healthPort),
+          ...(developmentKey ? { [SECRETS_VARIABLE]: developmentKey } : {}),
         }),
         NODE_OPTIONS: SERVICE_NODE_OPTIONS,
       },
@@ -87,12 +91,29 @@ function describePlan(cfg: Config, specs: ChildSpec[]): void {
   }
 }
 
+/**
+ * The configuration, with the development key when SECRETS_ENCRYPTION_KEYS is unset (said in one
+ * line); it is also the process-wide one, so the migrations seal with the same keys as the children.
+ */
+function clusterConfig(): { cfg: Config; developmentKey: string | null } {
+  const configured = loadConfig(undefined, LOCAL_DEFAULTS);
+  if (configured.secretsEncryptionKeys.length > 0) {
+    setConfig(configured);
+    return { cfg: configured, developmentKey: null };
+  }
+  const developmentKey = localDevelopmentKeyEntry((line) =>
+    log(`${line} Every process of this cluster uses it; production must set ${SECRETS_VARIABLE} (docs/operations.md, "Secrets at rest").`));
+  const cfg = loadConfig(undefined, { ...LOCAL_DEFAULTS, [SECRETS_VARIABLE]: developmentKey });
+  setConfig(cfg);
+  return { cfg, developmentKey };
+}
+
 async function main(): Promise<number> {
-  const cfg = loadConfig(undefined, LOCAL_DEFAULTS);
+  const { cfg, developmentKey } = clusterConfig();
   if (!cfg.transporter) throw new PreflightError("TRANSPORTER is empty: the cluster needs NATS (nats://host:4222).");
   await checkNats(cfg.transporter);
   await prepareDatabase(cfg.databaseUrl);
-  const specs = childSpecs(cfg);
+  const specs = childSpecs(cfg, developmentKey);
   describePlan(cfg, specs);
   return runProcessGroup(specs, { killAfterMs: cfg.shutdownTimeoutMs + 10_000, log, colors: process.stdout.isTTY === true });
 }
