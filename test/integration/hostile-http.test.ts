@@ -215,8 +215,8 @@ describe("bounds", () => {
   it.each([
     ["contact", { contact: null }],
     ["items", { items: null }],
-    // fastest-validator names the array for a null element ("The 'items' field is required").
-    ["items", { items: [null] }],
+    // A null element is named by its index (shared/params.ts, arrayOf).
+    ["items[0]", { items: [null] }],
     ["invoicingAddress", { invoicingAddress: null }],
     ["deliveryAddress", { deliveryAddress: [] }],
   ])("when %s is null or of the wrong kind, then it is 422 naming it, not a 500", async (path, change) => {
