@@ -36,7 +36,7 @@ const SUPPORTED_ENCODINGS = ["identity", ...Object.keys(DECOMPRESSORS)].join(", 
 type Req = IncomingMessage & { body?: unknown; query?: Record<string, unknown>; originalUrl?: string };
 
 /** A body is there when it has a length above 0 or is chunked (`fetch` sends `Content-Length: 0` on a bare POST). */
-function hasBody(req: IncomingMessage): boolean {
+export function hasBody(req: IncomingMessage): boolean {
   return req.headers["transfer-encoding"] !== undefined || Number(req.headers["content-length"] ?? 0) > 0;
 }
 

@@ -11,7 +11,7 @@ import { config } from "../shared/config";
 import { ErrorType, InvalidInputError } from "../shared/errors";
 import { isPage } from "../shared/paging";
 import { onShutdown } from "../shared/runtime/shutdown";
-import { bodyRequired, jsonBodyParser, requiresBody, WITH_BODY } from "./body-parser";
+import { bodyRequired, hasBody, jsonBodyParser, requiresBody, WITH_BODY } from "./body-parser";
 import { answerClientErrors } from "./client-errors";
 import { answerMethodSemantics } from "./http-methods";
 import { HttpObserver } from "./http-observer";
@@ -30,6 +30,8 @@ type Req = IncomingMessage & {
   /** Decided before routing (gateway/request-id.ts). */
   $requestId?: string;
   $ctx?: Context<unknown, RequestMeta>;
+  /** Admitted before its body was read (admitBeforeBody). */
+  $principal?: Principal;
   body?: unknown;
   originalUrl?: string;
 };
@@ -43,6 +45,22 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
  */
 function caseSensitive<R extends object>(routes: R[]): R[] {
   return routes.map((route) => ({ pathToRegexpOptions: { sensitive: true }, ...route }));
+}
+
+type AdmitRequest = (req: Req, res: ServerResponse) => Promise<Principal>;
+
+/**
+ * Route middleware, before the body parser: a request that carries a body is admitted first, so
+ * a caller without a valid key (or throttled, or over its rate) is refused before the gateway
+ * reads and parses up to 1 MiB for it. moleculer-web authenticates only after the route's
+ * middlewares have run and its params are built from the body, hence here.
+ */
+function admitBeforeBody(this: { admitRequest: AdmitRequest }, req: Req, res: ServerResponse, next: (err?: unknown) => void): void {
+  if (!WITH_BODY.has(req.method ?? "") || !hasBody(req)) return next();
+  this.admitRequest(req, res).then((principal) => {
+    req.$principal = principal;
+    next();
+  }, next);
 }
 
 /** The names of the path's parameters (`id` of `/orders/:id`), from the alias moleculer-web matched. */
@@ -92,7 +110,7 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
           mergeParams: true,
           // Ours instead of body-parser's: every rule on bodies and query strings in one place.
           bodyParsers: false,
-          use: [jsonBodyParser],
+          use: [admitBeforeBody, jsonBodyParser],
           onBeforeCall(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req) {
             const key = req.headers["idempotency-key"];
             if (key === undefined) return;
@@ -154,8 +172,14 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
       },
 
       // Failed-authentication throttle, key lookup, per-client rate limit (gateway/admission.ts).
+      admitRequest(req: Req, res: ServerResponse): Promise<Principal> {
+        const ctx = req.$ctx!;
+        return this.admission.admit(req, res, (key: string) => ctx.call<Principal, { key: string }>("clients.authenticate", { key }));
+      },
+
+      // Once per request: a request with a body was admitted before it was read (admitBeforeBody).
       async authenticate(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req, res: ServerResponse): Promise<null> {
-        ctx.meta.client = await this.admission.admit(req, res, (key: string) => ctx.call<Principal, { key: string }>("clients.authenticate", { key }));
+        ctx.meta.client = req.$principal ?? (await this.admitRequest(req, res));
         return null;
       },
 
