@@ -29,7 +29,7 @@ let clients: Record<ActorName, ApiClient>;
 let scopesOf: Record<ActorName, string[]>;
 let operations: Operation[];
 let ctx: GeneratorContext;
-const tally = { cases: 0, serverErrors: 0, refusalsWithChanges: 0 };
+const tally = { cases: 0, serverErrors: 0, refusalsWithChanges: 0, forbidden: 0, accepted: 0 };
 
 /** Who calls an operation: partner P1 takes orders, partner P2 owns every webhook (so no generated order ever fans out to a generated subscription). */
 const CALLERS: Record<string, ActorName[]> = {
@@ -63,7 +63,7 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  console.log(`[property.generated] cases run: ${tally.cases}, 5xx seen: ${tally.serverErrors}, refusals with row changes: ${tally.refusalsWithChanges}`);
+  console.log(`[property.generated] cases run: ${tally.cases} (${tally.forbidden} forbidden by the document, ${tally.accepted} accepted), 5xx seen: ${tally.serverErrors}, refusals with row changes: ${tally.refusalsWithChanges}`);
   await counter?.close();
   await cluster?.stop();
   await receiver?.close();
@@ -146,6 +146,8 @@ async function run(request: GeneratedRequest): Promise<Finding[]> {
   const changes = changedTables(before, after);
   const describe = `${request.actor} ${request.method} ${request.path} [${request.kind}] ${request.rawBody ?? JSON.stringify(request.body) ?? ""}`.slice(0, 400);
   const answer = `${status} ${JSON.stringify(body).slice(0, 200)}`;
+  if (request.forbidden) tally.forbidden += 1;
+  if (status < 400) tally.accepted += 1;
   if (status >= 500) {
     tally.serverErrors += 1;
     findings.push({ kind: `5xx`, example: `${describe} → ${answer}` });
