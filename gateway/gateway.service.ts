@@ -2,6 +2,7 @@
  * The HTTP gateway (moleculer-web): authentication, the /api/v1 route table, request ids,
  * body limits, list paging headers and the error mapping. No business rule lives here.
  */
+import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Context, ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
@@ -166,6 +167,8 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
           req.$requestId = requestIdOf(req);
           if (answerMethodSemantics(req, res, req.$requestId)) return;
         } catch (err) {
+          // A refused X-Request-Id is not echoed: the answer still carries an id of ours to quote.
+          req.$requestId ??= randomUUID();
           return this.sendError(req, res, err);
         }
         return (ApiGateway.methods as { httpHandler: (...args: unknown[]) => unknown }).httpHandler.call(this, req, res, next);
