@@ -46,7 +46,7 @@ export function valuesOf(document: Document, schema: Schema): fc.Arbitrary<unkno
   if ("const" in s) return fc.constant(s.const);
   if (Array.isArray(s.enum)) return fc.constantFrom(...(s.enum as unknown[]));
   const branches = (s.oneOf ?? s.anyOf) as Schema[] | undefined;
-  if (branches) return fc.oneof(...branches.map((b) => valuesOf(document, branchOf(document, s, resolve(document, b)))));
+  if (branches) return fc.oneof(...branches.map((b) => valuesOf(document, branchOf(s, resolve(document, b)))));
 
   const types = Array.isArray(s.type) ? (s.type as string[]) : [s.type as string | undefined];
   return fc.oneof(...types.map((type) => valuesOfType(document, s, type)));
@@ -57,7 +57,7 @@ export function valuesOf(document: Document, schema: Schema): fc.Arbitrary<unkno
  * forbids the rest (`required` + `not`, the document's "exactly one way" rule) keeps only the
  * fields required by it or by the parent, so that values land in exactly that branch.
  */
-function branchOf(document: Document, parent: Schema, branch: Schema): Schema {
+function branchOf(parent: Schema, branch: Schema): Schema {
   const merged: Schema = { ...withoutKeys(parent, ["oneOf", "anyOf"]), ...withoutKeys(branch, ["not"]) };
   const required = [...new Set([...((parent.required ?? []) as string[]), ...((branch.required ?? []) as string[])])];
   if (required.length > 0) merged.required = required;

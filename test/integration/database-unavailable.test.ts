@@ -90,7 +90,7 @@ suite("PostgreSQL unreachable", () => {
     }
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(503);
-    expect((await ready.json()).checks["crm.database"]).not.toBe("ok");
+    expect(((await ready.json()) as { checks: Record<string, string> }).checks["crm.database"]).not.toBe("ok");
 
     await relay.open();
     expect((await listCustomers()).status).toBe(200);
