@@ -10,6 +10,7 @@ import type { ApiSettingsSchema } from "moleculer-web";
 import { requireScope, type Principal, type RequestMeta, type Scope } from "../shared/auth";
 import { config } from "../shared/config";
 import { ErrorType, InvalidInputError } from "../shared/errors";
+import { BROADCASTS, type ClientsChangedPayload, type UsageReport } from "../shared/events";
 import { isPage } from "../shared/paging";
 import { onShutdown } from "../shared/runtime/shutdown";
 import { bodyRequired, hasBody, jsonBodyParser, requiresBody, WITH_BODY } from "./body-parser";
@@ -22,7 +23,7 @@ import { probeRoutes } from "./probe-route";
 import { toProblem } from "./problem";
 import { Admission } from "./admission";
 import { applyServerLimits } from "./server-limits";
-import { USAGE_EVENT, UsageSharing, type UsageReport } from "./usage-sharing";
+import { UsageSharing } from "./usage-sharing";
 import { requestIdOf } from "./request-id";
 import { API_PREFIX, aliases } from "./routes";
 
@@ -146,11 +147,11 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
 
     events: {
       // Another gateway's rate-limit counts (gateway/usage-sharing.ts); our own broadcast comes back too.
-      [USAGE_EVENT](ctx: Context<UsageReport>) {
+      [BROADCASTS.usageCounted.name](ctx: Context<UsageReport>) {
         if (ctx.nodeID !== this.broker.nodeID) return this.usage.apply(ctx.params);
       },
       // Drops the changed client's principals; a payload without a client id drops them all.
-      "clients.changed"(ctx: Context<{ clientId?: unknown }>) {
+      [BROADCASTS.clientsChanged.name](ctx: Context<Partial<ClientsChangedPayload> | undefined>) {
         const { clientId } = ctx.params ?? {};
         if (typeof clientId === "number") this.principals.forget(clientId);
         else this.principals.clear();
@@ -200,7 +201,7 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
 
     created() {
       this.principals = new PrincipalCache();
-      this.usage = new UsageSharing(cfg.transporter ? (report) => this.broker.broadcast(USAGE_EVENT, report) : null,
+      this.usage = new UsageSharing(cfg.transporter ? (report) => this.broker.broadcast(BROADCASTS.usageCounted.name, report) : null,
         (err) => this.logger.warn({ err }, "rate-limit usage report not sent"));
       this.admission = new Admission(this.principals, this.usage, cfg);
       applyServerLimits(this.server);

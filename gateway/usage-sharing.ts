@@ -9,12 +9,8 @@
  * getting N times the limit. With one gateway (the embedded mode) nothing is broadcast.
  */
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
-
-/** The broadcast between gateways (a Moleculer event): `[limiter, key, points]` triples. */
-export const USAGE_EVENT = "gateway.usageCounted";
-export interface UsageReport {
-  usage: [limiter: string, key: string, points: number][];
-}
+// The report travels between gateways as the `usageCounted` broadcast of the event contract.
+import type { UsageReport } from "../shared/events";
 
 export type PublishUsage = (report: UsageReport) => Promise<unknown> | void;
 

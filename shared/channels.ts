@@ -15,22 +15,11 @@
 import { Middleware as ChannelsMiddleware } from "@moleculer/channels";
 import type { Middleware } from "moleculer";
 import type { Config } from "./config";
-import type { EventName } from "./outbox";
+import { channelOf, EVENTS } from "./events";
 import { InProcessAdapter, JetStreamAdapter } from "./channel-adapters";
 
-/** The channel each webhook event travels on: `<entity>.<past tense>` (ARCHITECTURE). */
-export const EVENT_CHANNELS: Record<EventName, string> = {
-  sales_order_created: "order.created",
-  sales_order_validated: "order.validated",
-  sales_order_cancelled: "order.cancelled",
-  contact_reference_created: "contact_reference.created",
-};
-
-export const ALL_CHANNELS: readonly string[] = [...new Set(Object.values(EVENT_CHANNELS))];
-
-export function channelOf(event: EventName): string {
-  return EVENT_CHANNELS[event];
-}
+/** Every channel of the event contract (shared/events.ts), each once. */
+export const ALL_CHANNELS: readonly string[] = [...new Set(EVENTS.map(channelOf))];
 
 /**
  * Consumers must never lose a message by giving up on it: a handler that fails (database

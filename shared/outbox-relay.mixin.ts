@@ -1,30 +1,37 @@
 /**
  * The outbox relay: publishes a service's outbox rows (shared/outbox.ts) on their channels
- * (shared/channels.ts) and marks a row published only once the publish was acknowledged. A
- * crash between the two re-publishes the row; nothing is dropped. Consumers are idempotent.
+ * (shared/events.ts, shared/channels.ts) and marks a row published only once the publish was
+ * acknowledged. A crash between the two re-publishes the row; nothing is dropped. Consumers are
+ * idempotent, and JetStream stores a quick re-publish once (the event id is its msgID).
  *
  * A service adds `outboxRelayMixin("<schema>")` to its mixins, after databaseMixin. The relay
  * runs a round every OUTBOX_RELAY_INTERVAL_MS, at once after a commit of this process that
  * appended events, and again straight away while it finds full batches.
  *
- * On PostgreSQL each round is one transaction: the rows are claimed `FOR UPDATE SKIP LOCKED`,
- * so replicas of a service relay different rows, and the lock is held while publishing. PGlite
- * has a single connection: a transaction held while publishing would block the consumers of
- * an in-process channel, which need that connection to commit before the publish resolves.
- * There, the rows are read and marked outside a transaction; a PGlite database belongs to one
- * process, so no other relay shares them.
+ * A round is two short statements with the publish between them, and no transaction open
+ * while it publishes: a publish may wait on the broker for as long as NATS is away, and an open
+ * transaction would hold a connection and its row locks (and, on PGlite's single connection,
+ * block the in-process consumers the publish waits for). First the round claims a batch for a
+ * lease (`FOR UPDATE SKIP LOCKED`, so replicas take different rows); then it settles the claim:
+ * the acknowledged rows are sent, the others released. A relay that dies holding a claim lets
+ * the lease lapse, and any relay takes the rows again. A publish still pending when the lease
+ * ends is given up, so every step of a round happens inside its lease.
  */
 import type { Knex } from "knex";
 import type { Service, ServiceBroker, ServiceSchema } from "moleculer";
-import { channelOf } from "./channels";
 import { config } from "./config";
-import { isPglite, type Db } from "./db";
-import { claimUnpublished, markPublished, onEventsCommitted, type DomainEvent } from "./outbox";
+import { channelOf, type DomainEvent } from "./events";
+import { claimUnpublished, onEventsCommitted, settleClaim, type Claim } from "./outbox";
 import { WakeableSleep } from "./wakeable-sleep";
 import "./types";
 
-/** Rows per round: enough to drain a burst quickly, small enough to keep transactions short. */
+/** Rows per round: enough to drain a burst quickly, small enough to keep statements short. */
 const BATCH = 100;
+/**
+ * How long a claim holds its rows: far beyond an acknowledged publish (milliseconds), short
+ * enough that rows a dead relay held go out again soon.
+ */
+export const DEFAULT_LEASE_MS = 30_000;
 /** The least time between two rounds that published something (added latency, at most). */
 const BUSY_ROUND_GAP_MS = 20;
 /** While a failure repeats, it is logged at most this often. */
@@ -38,7 +45,8 @@ export interface OutboxRelayOptions {
   schema: string;
   logger: Service["logger"];
   intervalMs: number;
-  singleConnection: boolean;
+  /** How long a round's claim holds its rows (DEFAULT_LEASE_MS). */
+  leaseMs?: number;
 }
 
 export class OutboxRelay {
@@ -67,11 +75,16 @@ export class OutboxRelay {
 
   /** One round; resolves to the number of rows published. Exposed for tests. */
   async relayOnce(): Promise<number> {
-    if (this.opts.singleConnection) {
-      const events = await claimUnpublished(this.opts.db, this.opts.schema, BATCH);
-      return this.publishAndMark(this.opts.db, events);
-    }
-    return this.opts.db.transaction(async (trx) => this.publishAndMark(trx, await claimUnpublished(trx, this.opts.schema, BATCH)));
+    const { db, schema } = this.opts;
+    const claim = await claimUnpublished(db, schema, BATCH, this.leaseMs);
+    if (claim.events.length === 0) return 0;
+    const published = await this.publishWithinLease(claim);
+    await settleClaim(db, schema, claim, published);
+    return published.length;
+  }
+
+  private get leaseMs(): number {
+    return this.opts.leaseMs ?? DEFAULT_LEASE_MS;
   }
 
   private async run(): Promise<void> {
@@ -87,7 +100,7 @@ export class OutboxRelay {
       }
       // A full batch means more may be waiting: go on without sleeping. After a round that did
       // some work, pause briefly even if woken: under load, events then travel in batches
-      // (one transaction for many) instead of one round per commit.
+      // (one claim for many) instead of one round per commit.
       if (published < BATCH && this.running) {
         if (published > 0) await new Promise((resolve) => setTimeout(resolve, BUSY_ROUND_GAP_MS));
         await this.sleep.sleep(this.pauseMs());
@@ -104,18 +117,26 @@ export class OutboxRelay {
     return this.opts.broker.started && this.opts.broker.channelAdapter?.connected === true;
   }
 
-  private async publishAndMark(db: Db, events: DomainEvent[]): Promise<number> {
-    if (events.length === 0) return 0;
+  /** The ids of the claimed events whose publish was acknowledged before the lease ended. */
+  private async publishWithinLease(claim: Claim): Promise<string[]> {
+    let leaseEnded: NodeJS.Timeout | undefined;
+    const leaseEnd = new Promise<never>((_, reject) => {
+      leaseEnded = setTimeout(() => reject(new Error(`no acknowledgement within the ${this.leaseMs} ms lease`)), this.leaseMs);
+    });
     const results = await Promise.allSettled(
-      // The event id doubles as JetStream's de-duplication id: a quick re-publish is stored once.
-      events.map((e) => this.opts.broker.sendToChannel(channelOf(e.event), e, { msgID: e.id })),
+      claim.events.map((e) => Promise.race([this.publish(e), leaseEnd])),
     );
-    const published = events.filter((_, i) => results[i].status === "fulfilled").map((e) => e.id);
-    if (published.length > 0) await markPublished(db, this.opts.schema, published);
+    clearTimeout(leaseEnded);
+    const published = claim.events.filter((_, i) => results[i].status === "fulfilled").map((e) => e.id);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failed) this.logFailure(failed.reason);
     this.failedRounds = published.length > 0 || !failed ? 0 : this.failedRounds + 1;
-    return published.length;
+    return published;
+  }
+
+  private async publish(e: DomainEvent): Promise<unknown> {
+    // The event id doubles as JetStream's de-duplication id: a quick re-publish is stored once.
+    return this.opts.broker.sendToChannel(channelOf(e.event), e, { msgID: e.id });
   }
 
   private logFailure(err: unknown): void {
@@ -140,7 +161,6 @@ export function outboxRelayMixin(schema: string): Partial<ServiceSchema> {
         schema,
         logger: this.logger,
         intervalMs: cfg.outboxRelayIntervalMs,
-        singleConnection: isPglite(cfg.databaseUrl),
       });
       this.outboxRelay.start();
     },

@@ -2,32 +2,15 @@
  * The transactional outbox. A service that raises events keeps an `outbox` table in its own
  * schema and appends the event in the same transaction as the change that raised it, so the
  * event exists if and only if the change committed. A relay (shared/outbox-relay.mixin.ts) publishes
- * the rows and marks them sent once the publish is acknowledged.
+ * the rows and marks them sent once the publish is acknowledged. Which events exist, and what
+ * they mean, is the event contract's (shared/events.ts).
  */
+import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import type { Knex } from "knex";
 import type { Db } from "./db";
+import { DOMAIN_EVENTS, type DomainEvent, type EventName } from "./events";
 import { currentRequestId } from "./request-context";
-
-/** Webhook event names (DECISIONS: Webhooks). */
-export const EVENTS = ["sales_order_created", "sales_order_validated", "sales_order_cancelled", "contact_reference_created"] as const;
-export type EventName = (typeof EVENTS)[number];
-
-/** What an outbox row carries and the relay publishes. */
-export interface DomainEvent<T = unknown> {
-  /** Globally unique: `<schema>-<outbox id>`; the webhook-id is derived from it. */
-  id: string;
-  event: EventName;
-  /** The client that owns the entity (partners are told only of their own). */
-  ownerClientId: number;
-  entity: string;
-  entityId: number;
-  occurredAt: string;
-  /** The entity's representation at the time of the event (the webhook body). */
-  data: T;
-  /** The request that raised it, so the webhook attempt log can name it (shared/request-context.ts). */
-  requestId?: string;
-}
 
 /** Creates `<schema>.outbox`; call from the service's first migration. */
 export async function createOutboxTable(knex: Knex, schema: string): Promise<void> {
@@ -50,10 +33,29 @@ export async function dropOutboxTable(knex: Knex, schema: string): Promise<void>
   await knex.schema.withSchema(schema).dropTableIfExists("outbox");
 }
 
+/**
+ * Adds the relay's claim to `<schema>.outbox` (a migration after createOutboxTable): a relay
+ * holds the rows it publishes by a lease, not by a transaction kept open while it publishes.
+ */
+export async function addOutboxClaims(knex: Knex, schema: string): Promise<void> {
+  await knex.schema.withSchema(schema).alterTable("outbox", (t) => {
+    // Until then no other relay takes the row; a relay that dies lets it lapse.
+    t.timestamp("claimed_until", { useTz: true });
+    // Which claim holds the row, so a relay whose lease lapsed and was taken over marks nothing.
+    t.uuid("claim");
+  });
+}
+
+export async function dropOutboxClaims(knex: Knex, schema: string): Promise<void> {
+  await knex.schema.withSchema(schema).alterTable("outbox", (t) => {
+    t.dropColumn("claimed_until");
+    t.dropColumn("claim");
+  });
+}
+
 export interface NewEvent {
   event: EventName;
   ownerClientId: number;
-  entity: string;
   entityId: number;
   data: unknown;
 }
@@ -75,7 +77,7 @@ export async function appendEvent(trx: Knex.Transaction, schema: string, e: NewE
   await trx.withSchema(schema).table("outbox").insert({
     event: e.event,
     owner_client_id: e.ownerClientId,
-    entity: e.entity,
+    entity: DOMAIN_EVENTS[e.event].entity,
     entity_id: e.entityId,
     data: JSON.stringify(e.data),
     request_id: currentRequestId() ?? null,
@@ -108,16 +110,44 @@ export function toDomainEvent(schema: string, row: OutboxRow): DomainEvent {
   };
 }
 
-/** The oldest unsent events, locked so that concurrent relays take different rows. */
-export async function claimUnpublished(trx: Db, schema: string, limit: number): Promise<DomainEvent[]> {
-  const rows = (await trx.withSchema(schema).table("outbox").whereNull("published_at").orderBy("id")
-    .limit(limit).forUpdate().skipLocked()) as OutboxRow[];
-  return rows.map((r) => toDomainEvent(schema, r));
+/** Rows a relay holds for a lease while it publishes them; `id` names the claim. */
+export interface Claim {
+  id: string;
+  events: DomainEvent[];
 }
 
-export async function markPublished(trx: Db, schema: string, ids: string[]): Promise<void> {
-  const numeric = ids.map((id) => Number(id.slice(schema.length + 1)));
-  await trx.withSchema(schema).table("outbox").whereIn("id", numeric).update({ published_at: trx.fn.now() });
+/**
+ * Claims the oldest unsent events that no live claim holds, for `leaseMs`, in one statement:
+ * no transaction stays open while they are published. `SKIP LOCKED` lets concurrent relays
+ * take different rows instead of waiting for each other.
+ */
+export async function claimUnpublished(db: Db, schema: string, limit: number, leaseMs: number): Promise<Claim> {
+  const id = randomUUID();
+  const { rows } = await db.raw<{ rows: OutboxRow[] }>(
+    `UPDATE ??.outbox SET claimed_until = now() + ?::integer * interval '1 millisecond', claim = ?
+      WHERE id IN (SELECT id FROM ??.outbox
+                    WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
+                    ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED)
+      RETURNING id, event, owner_client_id, entity, entity_id, data, created_at, request_id`,
+    [schema, leaseMs, id, schema, limit],
+  );
+  // RETURNING keeps no order; subscribers are told in the order the changes committed.
+  const events = rows.sort((a, b) => a.id - b.id).map((r) => toDomainEvent(schema, r));
+  return { id, events };
+}
+
+/**
+ * Ends a claim in one statement: the rows whose publish was acknowledged are sent, the others
+ * are released for the next round. Only while the claim still holds them: once its lease
+ * lapsed and another relay took them over, they are that relay's to mark.
+ */
+export async function settleClaim(db: Db, schema: string, claim: Claim, publishedIds: string[]): Promise<void> {
+  const numeric = publishedIds.map((id) => Number(id.slice(schema.length + 1)));
+  const publishedAt = numeric.length > 0
+    ? db.raw(`CASE WHEN id IN (${numeric.map(() => "?").join(", ")}) THEN now() END`, numeric)
+    : null;
+  await db.withSchema(schema).table("outbox").where({ claim: claim.id }).whereNull("published_at")
+    .update({ published_at: publishedAt, claimed_until: null, claim: null });
 }
 
 /** Age in seconds of the oldest unsent event (0 when none), for the outbox-lag metric. */

@@ -1,16 +1,9 @@
 /**
- * The `webhooks` section: the requests this service sends to subscribers, one per event.
+ * The `webhooks` section: the requests this service sends to subscribers, one per event of the
+ * event contract (shared/events.ts), whose body is the representation of the entity concerned.
  */
-import { EVENTS, type EventName } from "../../shared/outbox";
+import { DOMAIN_EVENTS, EVENTS, type EventName } from "../../shared/events";
 import { ref } from "./components";
-
-/** The body of each event: the representation of the entity concerned. */
-const BODIES: Record<EventName, { schema: string; summary: string }> = {
-  sales_order_created: { schema: "Order", summary: "An order was created." },
-  sales_order_validated: { schema: "Order", summary: "An order was validated." },
-  sales_order_cancelled: { schema: "Order", summary: "An order was cancelled." },
-  contact_reference_created: { schema: "ContactReference", summary: "A partner registered a new contact reference." },
-};
 
 function header(name: string, description: string, schema: Record<string, unknown>) {
   return { name, in: "header", required: true, description, schema };
@@ -39,13 +32,14 @@ export function webhookOperations(): Record<string, unknown> {
         post: {
           operationId: `webhook_${event}`,
           tags: ["Webhooks"],
-          summary: BODIES[event].summary,
+          summary: DOMAIN_EVENTS[event].summary,
           description:
+            `${DOMAIN_EVENTS[event].meaning} ` +
             "Sent to every subscription of this event that may see the entity. Any 2xx answer is success; anything else, " +
             "or no answer within the time-out, is retried with exponential back-off for about a day.",
           security: [],
           parameters: webhookHeaders(event),
-          requestBody: { required: true, content: { "application/json": { schema: ref("schemas", BODIES[event].schema) } } },
+          requestBody: { required: true, content: { "application/json": { schema: ref("schemas", DOMAIN_EVENTS[event].body) } } },
           responses: {
             "2XX": { description: "Received. The body of the answer is ignored." },
             default: { description: "Not received: the delivery is retried later." },

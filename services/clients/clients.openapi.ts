@@ -3,7 +3,7 @@
  * the OpenAPI document.
  */
 import { CLIENT_KINDS, SCOPES } from "../../shared/auth";
-import { EVENTS } from "../../shared/outbox";
+import { EVENTS } from "../../shared/events";
 
 const clientProperties = {
   id: { type: "integer" },

@@ -1,5 +1,5 @@
 import { CLIENT_KINDS, SCOPES, type ClientKind, type Scope } from "../../shared/auth";
-import { EVENTS, type EventName } from "../../shared/outbox";
+import { EVENTS, type EventName } from "../../shared/events";
 import { pageParams, type PageQuery } from "../../shared/paging";
 import { idList, optional, pathId } from "../../shared/params";
 

@@ -6,6 +6,7 @@ import type { ClientKind, Principal, RequestContext, Scope } from "../../shared/
 import { config } from "../../shared/config";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
 import { ConflictError, InvalidInputError, NotFoundError, UnauthenticatedError } from "../../shared/errors";
+import { BROADCASTS, type ClientsChangedPayload } from "../../shared/events";
 import { toPage } from "../../shared/paging";
 import { respondCreated } from "../../shared/responses";
 import { DEFAULT_SCOPES, DEFAULT_WEBHOOK_EVENTS } from "./clients.defaults";
@@ -18,15 +19,6 @@ import {
 import * as repo from "./clients.repository";
 import { migrations } from "./migrations";
 
-/**
- * Broadcast with `{ clientId }` after any change to a client (patch, revocation, key rotation):
- * gateways drop its cached principals and the webhooks service re-checks its deliveries.
- * Fire-and-forget, so listeners also keep their caches short (docs/api.md, "Revocation").
- */
-export const CLIENTS_CHANGED_EVENT = "clients.changed";
-export interface ClientsChangedPayload {
-  clientId: number;
-}
 const ADMIN_CLIENT_NAME = "admin (ADMIN_API_KEY)";
 
 function toPrincipal(row: repo.ClientRow): Principal {
@@ -45,10 +37,14 @@ function keyRecord(key: string) {
   return { lookup: lookupOf(hash), hash, hint: hintOf(key) };
 }
 
-/** Every change, announced once it is committed. */
+/**
+ * Every change (patch, revocation, key rotation), announced once it is committed as the
+ * `clientsChanged` broadcast (shared/events.ts). Fire-and-forget, so listeners also keep their
+ * caches short (docs/api.md, "Revocation").
+ */
 function announceChange(ctx: RequestContext, clientId: number): Promise<void> {
   const payload: ClientsChangedPayload = { clientId };
-  return ctx.broadcast(CLIENTS_CHANGED_EVENT, payload);
+  return ctx.broadcast(BROADCASTS.clientsChanged.name, payload);
 }
 
 const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<void> }> = {

@@ -7,6 +7,7 @@ import type { RequestContext } from "../../shared/auth";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
 import { uniqueViolation } from "../../shared/db";
 import { ConflictError, NotFoundError, unknownReference } from "../../shared/errors";
+import { BROADCASTS, type ContactsChangedPayload } from "../../shared/events";
 import { toPage } from "../../shared/paging";
 import { respondCreated } from "../../shared/responses";
 import {
@@ -18,9 +19,6 @@ import * as repo from "./crm.repository";
 import { presentContact, presentCustomer, type Contact } from "./crm.representation";
 import { migrations } from "./migrations";
 
-
-/** Broadcast when contacts change, with their ids. */
-export const CONTACTS_CHANGED_EVENT = "crm.contactsChanged";
 
 const crmService: DbServiceSchema<{ contactById(id: number): Promise<Contact> }> = {
   name: "crm",
@@ -133,7 +131,8 @@ const crmService: DbServiceSchema<{ contactById(id: number): Promise<Contact> }>
           return repo.upsertContact(trx, { customerId, firstName: p.firstName, lastName: p.lastName, email: p.email });
         });
         // Services that keep copies of contacts (references) drop this one.
-        ctx.broadcast(CONTACTS_CHANGED_EVENT, { ids: [id] });
+        const changed: ContactsChangedPayload = { ids: [id] };
+        ctx.broadcast(BROADCASTS.contactsChanged.name, changed);
         return this.contactById(id);
       },
     },

@@ -71,7 +71,7 @@ async function takeOrder(intake: Intake, order: CreateOrderParams, hash: string,
         contact, customer, invoicingAddress: order.invoicingAddress, deliveryAddress: order.deliveryAddress,
       });
       const created = presentOrder(row, await repo.insertItems(trx, row.id, items));
-      await appendEvent(trx, "orders", { event: "sales_order_created", ownerClientId: client.clientId, entity: "order", entityId: row.id, data: created });
+      await appendEvent(trx, "orders", { event: "sales_order_created", ownerClientId: client.clientId, entityId: row.id, data: created });
       if (key) await repo.completeIdempotencyKey(trx, client.clientId, key, row.id, created);
       return created;
     });

@@ -5,7 +5,8 @@
 import type { Knex } from "knex";
 import { hasScope, type Principal } from "../../shared/auth";
 import { ConflictError, NotFoundError } from "../../shared/errors";
-import { appendEvent, type EventName } from "../../shared/outbox";
+import type { EventName } from "../../shared/events";
+import { appendEvent } from "../../shared/outbox";
 import type { OrderStatus } from "./orders.params";
 import * as repo from "./orders.repository";
 import { presentOrder, type Order } from "./orders.representation";
@@ -33,7 +34,7 @@ export async function moveOrder(db: Knex, client: Principal, id: number, move: M
       throw new ConflictError(`Order ${current.code} is ${current.status}; it cannot be ${pastTense}.`, { status: current.status });
     }
     const order = presentOrder(row, (await repo.itemsOf(trx, [id])).get(id) ?? []);
-    await appendEvent(trx, "orders", { event, ownerClientId: row.client_id, entity: "order", entityId: row.id, data: order });
+    await appendEvent(trx, "orders", { event, ownerClientId: row.client_id, entityId: row.id, data: order });
     return order;
   });
 }

@@ -11,6 +11,7 @@ import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin
 import { uniqueViolation } from "../../shared/db";
 import { ExpiringCache } from "../../shared/expiring-cache";
 import { ConflictError, InvalidInputError, NotFoundError, unknownReferenceField, type FieldError } from "../../shared/errors";
+import { BROADCASTS, type ContactsChangedPayload } from "../../shared/events";
 import { appendEvent } from "../../shared/outbox";
 import { outboxRelayMixin } from "../../shared/outbox-relay.mixin";
 import { toPage } from "../../shared/paging";
@@ -49,9 +50,10 @@ interface ReferencesMethods {
 
 /**
  * What references keeps of other services' data, to save a call per order. Packagings are
- * immutable (catalogue creates, never updates: a change would have to broadcast
- * `catalogue.changed`); contacts change through crm.upsertContact, which broadcasts
- * `crm.contactsChanged`. The time-outs are a safety net, not the mechanism.
+ * immutable (catalogue creates, never updates), so no broadcast empties their cache: a
+ * catalogue action that changed one would add a broadcast to shared/events.ts and a listener
+ * here. Contacts change through crm.upsertContact, which broadcasts `contactsChanged`
+ * (shared/events.ts). The time-outs are a safety net, not the mechanism.
  */
 interface UpstreamCaches {
   packagings: ExpiringCache<number, CataloguePackaging>;
@@ -220,11 +222,8 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
   },
 
   events: {
-    "crm.contactsChanged"(ctx: Context<{ ids: number[] }>) {
+    [BROADCASTS.contactsChanged.name](ctx: Context<ContactsChangedPayload>) {
       for (const id of ctx.params.ids) this.contacts.delete(id);
-    },
-    "catalogue.changed"() {
-      this.packagings.clear();
     },
   },
 
@@ -294,7 +293,7 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
         }
         const reference = presentContactReference(inserted, contact);
         await appendEvent(trx, SCHEMA, {
-          event: "contact_reference_created", ownerClientId: clientId, entity: "contact_reference", entityId: reference.id, data: reference,
+          event: "contact_reference_created", ownerClientId: clientId, entityId: reference.id, data: reference,
         });
         return { reference, created: true };
       });

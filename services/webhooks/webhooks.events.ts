@@ -6,16 +6,16 @@
  * re-checked after a change, and just before each send — never copied at subscription time.
  */
 import { hasScope, type Principal } from "../../shared/auth";
-import { EVENTS, type EventName } from "../../shared/outbox";
+import { DOMAIN_EVENTS, EVENTS, eventsAbout, type EventName } from "../../shared/events";
+import type { WebhookEvent } from "./webhooks.representation";
 
-export const EVENT_DESCRIPTIONS: Record<EventName, string> = {
-  sales_order_created: "A sales order was created; the body is the order as GET /api/v1/orders/{id} returns it.",
-  sales_order_validated: "A sales order was validated; the body is the order (with its `code`) as GET /api/v1/orders/{id} returns it.",
-  sales_order_cancelled: "A sales order was cancelled; the body is the order as GET /api/v1/orders/{id} returns it.",
-  contact_reference_created: "A partner's contact reference was created; the body is the reference as GET /api/v1/contact_references/{id} returns it.",
-};
+/** The catalogue's entry for an event (`GET /webhooks/available`): its meaning from the contract. */
+export function describeEvent(event: EventName): WebhookEvent {
+  return { event, description: DOMAIN_EVENTS[event].meaning };
+}
 
-const ORDER_EVENTS: ReadonlySet<EventName> = new Set(["sales_order_created", "sales_order_validated", "sales_order_cancelled"]);
+/** The back office hears these about every client's orders, not only its own. */
+const ORDER_EVENTS: ReadonlySet<EventName> = new Set(eventsAbout("order"));
 
 /** The events this client may subscribe to, in the catalogue's order. */
 export function availableEvents(client: Principal): EventName[] {

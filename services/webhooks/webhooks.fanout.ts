@@ -6,7 +6,7 @@
  */
 import Validator from "fastest-validator";
 import type { Knex } from "knex";
-import { EVENTS, type DomainEvent } from "../../shared/outbox";
+import { EVENTS, type DomainEvent } from "../../shared/events";
 import { hears } from "./webhooks.events";
 import type { ClientGrants } from "./webhooks.grants";
 import * as repo from "./webhooks.repository";

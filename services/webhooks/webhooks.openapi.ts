@@ -2,7 +2,7 @@
  * JSON Schemas (2020-12) of the webhooks representations (webhooks.representation.ts), for the
  * OpenAPI document.
  */
-import { EVENTS } from "../../shared/outbox";
+import { EVENTS } from "../../shared/events";
 import { DELIVERY_STATUSES } from "./webhooks.params";
 
 const timestamp = { type: "string", format: "date-time" } as const;

@@ -1,7 +1,7 @@
 /**
  * Validation schemas of the webhooks actions and their static types.
  */
-import { EVENTS, type EventName } from "../../shared/outbox";
+import { EVENTS, type EventName } from "../../shared/events";
 import { pageParams, type PageQuery } from "../../shared/paging";
 import { BIGINT_ID_MAX, optional, pathId } from "../../shared/params";
 

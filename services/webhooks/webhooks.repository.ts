@@ -3,7 +3,7 @@
  */
 import type { Knex } from "knex";
 import type { Db } from "../../shared/db";
-import type { DomainEvent, EventName } from "../../shared/outbox";
+import type { DomainEvent, EventName } from "../../shared/events";
 import { fetchPage, type PageQuery } from "../../shared/paging";
 import { secretBox } from "../../shared/secrets-keyring";
 import { BIGINT_ID_MAX } from "../../shared/params";

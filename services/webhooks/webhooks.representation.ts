@@ -1,5 +1,5 @@
 /** The JSON shapes of the webhooks service, as its endpoints return them. */
-import type { EventName } from "../../shared/outbox";
+import type { EventName } from "../../shared/events";
 import type { DeliveryStatus } from "./webhooks.params";
 import type { AttemptRow, DeliveryRow, SubscriptionRow } from "./webhooks.repository";
 

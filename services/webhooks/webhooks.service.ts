@@ -9,12 +9,13 @@ import { ALL_CHANNELS, NEVER_GIVE_UP } from "../../shared/channels";
 import { config } from "../../shared/config";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
 import { ForbiddenError, InvalidInputError, NotFoundError } from "../../shared/errors";
+import { BROADCASTS, type ClientsChangedPayload } from "../../shared/events";
 import { MAX_PAGE_BYTES, toPage, toSizeBoundedPage } from "../../shared/paging";
 import { withRequestId } from "../../shared/request-context";
 import { secretBox } from "../../shared/secrets-keyring";
 import { Dispatcher } from "./webhooks.dispatcher";
 import { onShutdown } from "../../shared/runtime/shutdown";
-import { audienceOf, availableEvents, EVENT_DESCRIPTIONS, hears } from "./webhooks.events";
+import { audienceOf, availableEvents, describeEvent, hears } from "./webhooks.events";
 import { asDomainEvent, fanOut } from "./webhooks.fanout";
 import { ClientGrants } from "./webhooks.grants";
 import {
@@ -65,7 +66,7 @@ const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher; grant
     // A client changed (docs/webhooks.md, "When a client's access changes"): its queued
     // deliveries it may no longer receive are cancelled. Missing this broadcast leaks nothing:
     // the dispatcher asks for the grants afresh before sending.
-    "clients.changed"(ctx: Context<{ clientId?: unknown }>) {
+    [BROADCASTS.clientsChanged.name](ctx: Context<Partial<ClientsChangedPayload> | undefined>) {
       const { clientId } = ctx.params ?? {};
       if (typeof clientId === "number") return this.clientChanged(clientId);
       this.grants.clear();
@@ -80,7 +81,7 @@ const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher; grant
       summary: "The webhook events this client may subscribe to.",
       params: availableParams,
       handler(ctx: RequestContext): WebhookEvent[] {
-        return availableEvents(callerOf(ctx)).map((event) => ({ event, description: EVENT_DESCRIPTIONS[event] }));
+        return availableEvents(callerOf(ctx)).map(describeEvent);
       },
     },
 

@@ -9,7 +9,7 @@ import { parseArgs } from "node:util";
 import { toProblem } from "../../gateway/problem";
 import { CLIENT_KINDS, SCOPES } from "../auth";
 import { ConfigError, environmentWith, loadConfig, type Config } from "../config";
-import { EVENTS } from "../outbox";
+import { EVENTS } from "../events";
 import { createBroker, stopBroker } from "./broker";
 import {
   clientsTable, createClient, CREATE_FLAGS, describeClient, describeNewKey, listClients, revokeClient, rotateKey, updateClient,

@@ -6,7 +6,7 @@
  * Needs PostgreSQL (TEST_DATABASE_URL or testcontainers) and nats-server; `npm test` builds dist/.
  */
 import type { Principal } from "../../shared/auth";
-import { EVENTS } from "../../shared/outbox";
+import { EVENTS } from "../../shared/events";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
 import { addEventSource, type EventSource, type TestEvent } from "../helpers/event-source";

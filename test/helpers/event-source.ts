@@ -9,7 +9,8 @@ import { databaseMixin } from "../../shared/database.mixin";
 import { openDatabase, type Migration } from "../../shared/db";
 import { config } from "../../shared/config";
 import { outboxRelayMixin } from "../../shared/outbox-relay.mixin";
-import { appendEvent, createOutboxTable, dropOutboxTable, type EventName } from "../../shared/outbox";
+import type { EventName } from "../../shared/events";
+import { addOutboxClaims, appendEvent, createOutboxTable, dropOutboxClaims, dropOutboxTable } from "../../shared/outbox";
 
 export interface TestEvent {
   event: EventName;
@@ -27,19 +28,19 @@ export interface EventSource {
   unpublished(): Promise<number>;
 }
 
-function outboxMigration(schema: string): Migration {
-  return {
-    name: `00000000000000_${schema}_outbox`,
-    up: (knex: Knex) => createOutboxTable(knex, schema),
-    down: (knex: Knex) => dropOutboxTable(knex, schema),
-  };
+/** The outbox as a service's migrations make it. */
+function outboxMigrations(schema: string): Migration[] {
+  return [
+    { name: `00000000000000_${schema}_outbox`, up: (knex: Knex) => createOutboxTable(knex, schema), down: (knex: Knex) => dropOutboxTable(knex, schema) },
+    { name: `00000000000001_${schema}_outbox_claims`, up: (knex: Knex) => addOutboxClaims(knex, schema), down: (knex: Knex) => dropOutboxClaims(knex, schema) },
+  ];
 }
 
 /** Adds the source to a broker (started or not) and resolves once it has started. */
 export async function addEventSource(broker: ServiceBroker, schema = "test_source"): Promise<EventSource> {
   const service: ServiceSchema = {
     name: `source-${schema}`,
-    mixins: [databaseMixin(schema, [outboxMigration(schema)]), outboxRelayMixin(schema)],
+    mixins: [databaseMixin(schema, outboxMigrations(schema)), outboxRelayMixin(schema)],
   };
   broker.createService(service);
   await broker.waitForServices([service.name], 30_000);
@@ -50,7 +51,7 @@ export async function addEventSource(broker: ServiceBroker, schema = "test_sourc
       await db.transaction(async (trx) => {
         // Batches, so a burst of hundreds stays one transaction with few statements.
         for (const e of events) {
-          await appendEvent(trx, schema, { event: e.event, ownerClientId: e.ownerClientId, entity: "test", entityId: e.entityId ?? 1, data: e.data });
+          await appendEvent(trx, schema, { event: e.event, ownerClientId: e.ownerClientId, entityId: e.entityId ?? 1, data: e.data });
         }
       });
     },

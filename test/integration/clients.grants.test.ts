@@ -8,6 +8,7 @@ import type { AddressInfo } from "node:net";
 import type { Knex } from "knex";
 import type { Principal } from "../../shared/auth";
 import { openDatabase } from "../../shared/db";
+import { BROADCASTS } from "../../shared/events";
 import { startTestBroker, type TestBroker } from "../helpers/broker";
 import { addEventSource, type EventSource } from "../helpers/event-source";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";
@@ -38,7 +39,7 @@ describe("clients: changes and revocation hold at the moment of use", () => {
       // A failed attempt waits 30 s: what is queued stays queued while the test looks at it.
       env: { ADMIN_API_KEY: ADMIN_KEY, WEBHOOK_RETRY_SCHEDULE: "30,30", WEBHOOK_DISPATCH_INTERVAL_MS: "50", OUTBOX_RELAY_INTERVAL_MS: "50" },
     });
-    t.broker.createService({ name: "changes-listener", events: { "clients.changed"(ctx: { params: unknown }) { changes.push(ctx.params); } } });
+    t.broker.createService({ name: "changes-listener", events: { [BROADCASTS.clientsChanged.name](ctx: { params: unknown }) { changes.push(ctx.params); } } });
     source = await addEventSource(t.broker, "grants_it_source");
     receiver = await startReceiver((r) => (r.path.startsWith("/failing") ? 500 : 200));
     db = openDatabase(t.database.url);

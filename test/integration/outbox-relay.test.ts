@@ -1,4 +1,4 @@
-import type { DomainEvent } from "../../shared/outbox";
+import { channelOf, type DomainEvent } from "../../shared/events";
 import { startTestBroker, type TestBroker } from "../helpers/broker";
 import { addEventSource, type EventSource } from "../helpers/event-source";
 
@@ -29,7 +29,7 @@ describe("outbox relay", () => {
     t.broker.createService({
       name: "relay-test-consumer",
       channels: {
-        "order.cancelled": {
+        [channelOf("sales_order_cancelled")]: {
           handler(payload) {
             received.push(payload as DomainEvent);
           },
@@ -45,7 +45,7 @@ describe("outbox relay", () => {
     t.broker.createService({
       name: "relay-test-flaky",
       channels: {
-        "order.created": {
+        [channelOf("sales_order_created")]: {
           handler() {
             calls += 1;
             if (calls < 3) throw new Error("not now");

@@ -5,7 +5,7 @@
  */
 import { Webhook } from "standardwebhooks";
 import type { Principal } from "../../shared/auth";
-import { EVENTS } from "../../shared/outbox";
+import { EVENTS } from "../../shared/events";
 import { startTestBroker, type TestBroker } from "../helpers/broker";
 import { createFixtures, partnerOrder, type Fixtures } from "../helpers/fixtures";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";

@@ -8,7 +8,7 @@ import path from "node:path";
 import { Webhook } from "standardwebhooks";
 import type { Principal } from "../../shared/auth";
 import { openDatabase } from "../../shared/db";
-import { EVENTS } from "../../shared/outbox";
+import { EVENTS } from "../../shared/events";
 import { newEncryptionKeyEntry, parseEncryptionKeys, SecretBox } from "../../shared/secret-box";
 import { secretBox } from "../../shared/secrets-keyring";
 import * as encryptSecrets from "../../services/webhooks/migrations/20261124000000_encrypt_secrets";

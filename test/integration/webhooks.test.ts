@@ -2,7 +2,7 @@ import type { Knex } from "knex";
 import { Webhook } from "standardwebhooks";
 import type { Principal, RequestMeta } from "../../shared/auth";
 import { openDatabase } from "../../shared/db";
-import { EVENTS, type DomainEvent } from "../../shared/outbox";
+import { channelOf, EVENTS, type DomainEvent } from "../../shared/events";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { addEventSource, type EventSource } from "../helpers/event-source";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";
@@ -156,8 +156,8 @@ describe("webhooks service", () => {
         id: `test-twice-${++seq}`, event: "contact_reference_created", ownerClientId: partner.clientId,
         entity: "contact_reference", entityId: 9, occurredAt: new Date().toISOString(), data: { id: 9 },
       };
-      await t.broker.sendToChannel("contact_reference.created", event);
-      await t.broker.sendToChannel("contact_reference.created", event);
+      await t.broker.sendToChannel(channelOf("contact_reference_created"), event);
+      await t.broker.sendToChannel(channelOf("contact_reference_created"), event);
       await receiver.waitFor(() => receivedOn("/twice").length >= 1, 10_000);
       await new Promise((r) => setTimeout(r, 300));
       const deliveries = await deliveriesOf(partner, sub.id);
@@ -169,7 +169,7 @@ describe("webhooks service", () => {
     it("when an event happened before the subscription existed, then that subscription does not receive it", async () => {
       const occurredAt = new Date(Date.now() - 60_000).toISOString();
       const sub = (await subscribe(partner, "sales_order_cancelled", "/late")).result;
-      await t.broker.sendToChannel("order.cancelled", {
+      await t.broker.sendToChannel(channelOf("sales_order_cancelled"), {
         id: `test-old-${++seq}`, event: "sales_order_cancelled", ownerClientId: partner.clientId, entity: "order", entityId: 1, occurredAt, data: {},
       });
       expect(await deliveriesOf(partner, sub.id)).toEqual([]);

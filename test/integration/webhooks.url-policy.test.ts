@@ -4,7 +4,7 @@
  * address. DNS is replaced by a resolver the test controls, so nothing leaves this machine.
  */
 import type { Principal } from "../../shared/auth";
-import { EVENTS } from "../../shared/outbox";
+import { EVENTS } from "../../shared/events";
 import { useResolver, type ResolvedAddress } from "../../services/webhooks/webhooks.url-policy";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { addEventSource, type EventSource } from "../helpers/event-source";

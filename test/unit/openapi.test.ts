@@ -7,7 +7,7 @@ import { buildOpenApiDocument, openApiPath, type OpenApiDocument, type Operation
 import { convertParams, type JsonSchema } from "../../gateway/openapi/fastest-to-json-schema";
 import { OUTCOMES } from "../../gateway/openapi/outcomes";
 import { ROUTES, type Route } from "../../gateway/routes";
-import { EVENTS } from "../../shared/outbox";
+import { EVENTS } from "../../shared/events";
 import { DocumentSchemas, dereference, pointer } from "../helpers/openapi-schemas";
 import { validateOpenApiDocument } from "../helpers/openapi-validator";
 import { readFileSync } from "node:fs";

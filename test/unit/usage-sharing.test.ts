@@ -1,5 +1,6 @@
 import fc from "fast-check";
-import { UsageSharing, type UsageReport } from "../../gateway/usage-sharing";
+import type { UsageReport } from "../../shared/events";
+import { UsageSharing } from "../../gateway/usage-sharing";
 
 /** Two gateways whose reports reach each other, in memory, when `deliver()` is called. */
 function twoGateways(points: number) {
