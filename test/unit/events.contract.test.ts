@@ -1,0 +1,109 @@
+/**
+ * The event contract (shared/events.ts) is the one home of every event: what it declares is what
+ * the code does (channels, producers, listeners), what subscribers are shown (catalogue, OpenAPI),
+ * and no other source file spells a channel or broadcast name of its own.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import type { ServiceSchema } from "moleculer";
+import { buildOpenApiDocument } from "../../gateway/openapi/document";
+import { gatewaySchema } from "../../gateway/gateway.service";
+import { ALL_CHANNELS } from "../../shared/channels";
+import { BROADCASTS, channelOf, DOMAIN_EVENTS, EVENTS, type EventName } from "../../shared/events";
+import catalogue from "../../services/catalogue/catalogue.service";
+import clients from "../../services/clients/clients.service";
+import crm from "../../services/crm/crm.service";
+import orders from "../../services/orders/orders.service";
+import references from "../../services/references/references.service";
+import webhooks from "../../services/webhooks/webhooks.service";
+import { availableEvents, describeEvent } from "../../services/webhooks/webhooks.events";
+import type { Principal } from "../../shared/auth";
+
+const ROOT = path.resolve(__dirname, "../..");
+
+/** Every TypeScript source file of the services, the gateway and shared/ (tests excluded). */
+function sourceFiles(): string[] {
+  const walk = (dir: string): string[] =>
+    readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+      const relative = path.join(dir, entry.name);
+      if (entry.isDirectory()) return walk(relative);
+      return entry.name.endsWith(".ts") ? [relative] : [];
+    });
+  return ["services", "gateway", "shared"].flatMap(walk);
+}
+
+const sources = new Map(sourceFiles().map((file) => [file, readFileSync(path.join(ROOT, file), "utf8")]));
+
+/** The files that spell `name` as a string literal (comments may name it in backquotes). */
+function filesSpelling(name: string): string[] {
+  const literal = new RegExp(`["']${name.replace(/\./g, "\\.")}["']`);
+  return [...sources].filter(([, text]) => literal.test(text)).map(([file]) => file).sort();
+}
+
+const serviceSchemas: Record<string, Partial<ServiceSchema>> = {
+  catalogue, clients, crm, orders, references, webhooks, gateway: gatewaySchema(),
+} as Record<string, Partial<ServiceSchema>>;
+
+describe("the event contract", () => {
+  it("when a domain event is declared, then its channel is `<entity>.<past tense>` of its entity, and no two events share one", () => {
+    for (const event of EVENTS) {
+      const { channel, entity } = DOMAIN_EVENTS[event];
+      expect({ event, channel }).toEqual({ event, channel: expect.stringMatching(new RegExp(`^${entity}\\.[a-z]+ed$`)) });
+    }
+    expect([...ALL_CHANNELS].sort()).toEqual(EVENTS.map(channelOf).sort());
+    expect(ALL_CHANNELS).toHaveLength(EVENTS.length);
+  });
+
+  it("when a channel or broadcast name is needed, then only shared/events.ts spells it", () => {
+    const names = [...EVENTS.map(channelOf), ...Object.values(BROADCASTS).map((b) => b.name)];
+    for (const name of names) expect({ name, spelledIn: filesSpelling(name) }).toEqual({ name, spelledIn: ["shared/events.ts"] });
+  });
+
+  it("when a service appends an event to its outbox, then the contract names that service as the event's producer", () => {
+    const appending = [...sources].filter(([file, text]) => file.startsWith("services/") && text.includes("appendEvent("));
+    const appended = new Set<EventName>();
+    for (const [file, text] of appending) {
+      const service = file.split(path.sep)[1];
+      for (const event of EVENTS.filter((e) => text.includes(`"${e}"`))) {
+        appended.add(event);
+        expect({ event, appendedBy: service }).toEqual({ event, appendedBy: DOMAIN_EVENTS[event].producer });
+      }
+    }
+    expect([...appended].sort()).toEqual([...EVENTS].sort());
+  });
+
+  it("when a broadcast is declared, then exactly its declared listeners handle it, and no service listens to anything undeclared", () => {
+    const declared = new Set<string>(Object.values(BROADCASTS).map((b) => b.name));
+    for (const [service, schema] of Object.entries(serviceSchemas)) {
+      const heard = Object.keys(schema.events ?? {});
+      expect({ service, undeclared: heard.filter((name) => !declared.has(name)) }).toEqual({ service, undeclared: [] });
+    }
+    for (const broadcast of Object.values(BROADCASTS)) {
+      const listeners = Object.entries(serviceSchemas).filter(([, schema]) => broadcast.name in (schema.events ?? {})).map(([s]) => s);
+      expect({ broadcast: broadcast.name, listeners: listeners.sort() }).toEqual({ broadcast: broadcast.name, listeners: [...broadcast.listeners].sort() });
+    }
+  });
+
+  it("when a client may hear every event, then the webhook catalogue lists them in the contract's order with the contract's meaning", () => {
+    const everything: Principal = { clientId: 1, name: "all", kind: "backoffice", scopes: ["webhooks"], webhookEvents: [...EVENTS] };
+    expect(availableEvents(everything).map(describeEvent)).toEqual(
+      Object.entries(DOMAIN_EVENTS).map(([event, declared]) => ({ event, description: declared.meaning })),
+    );
+  });
+
+  it("when the OpenAPI document describes the webhooks, then each event's request carries the contract's summary, meaning and body schema", () => {
+    const document = buildOpenApiDocument() as unknown as {
+      webhooks: Record<string, { post: { summary: string; description: string; requestBody: { content: Record<string, { schema: { $ref: string } }> } } }>;
+      components: { schemas: Record<string, unknown> };
+    };
+    expect(Object.keys(document.webhooks)).toEqual([...EVENTS]);
+    for (const event of EVENTS) {
+      const { post } = document.webhooks[event];
+      const declared = DOMAIN_EVENTS[event];
+      const bodyRef = post.requestBody.content["application/json"].schema.$ref;
+      expect({ event, summary: post.summary, bodyRef }).toEqual({ event, summary: declared.summary, bodyRef: `#/components/schemas/${declared.body}` });
+      expect(post.description.startsWith(declared.meaning)).toBe(true);
+      expect(Object.keys(document.components.schemas)).toContain(declared.body);
+    }
+  });
+});
