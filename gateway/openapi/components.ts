@@ -31,6 +31,8 @@ export const HEADERS = {
     schema: { type: "string" },
   },
   RetryAfter: { description: "Seconds to wait before trying again.", required: true, schema: { type: "integer", minimum: 1 } },
+  AcceptPost: { description: "On a body that is not JSON: `application/json`, the media type to send.", required: false, schema: { const: "application/json" } },
+  AcceptEncoding: { description: "On an unsupported `Content-Encoding`: those accepted.", required: false, schema: { type: "string" } },
   WwwAuthenticate: { description: "Always `Bearer`.", required: true, schema: { type: "string", pattern: "^Bearer" } },
 } as const;
 
@@ -61,10 +63,11 @@ export const ERROR_RESPONSES = {
   "404": { name: "NotFound", description: "No such resource, or not one this client may see." },
   "409": { name: "Conflict", description: "The request conflicts with the current state." },
   "413": { name: "PayloadTooLarge", description: "The body is over 1 MiB." },
-  "415": { name: "UnsupportedEncoding", description: "The body is not `application/json` (UTF-8; `Accept-Post` says so), or its `Content-Encoding` is not identity, gzip, deflate or br (`Accept-Encoding` lists them)." },
-  "422": { name: "ValidationFailed", description: "Invalid input: `errors` names each bad field by its path (`items[2].orderedQuantity`); unknown fields are refused too." },
+  "415": { name: "UnsupportedEncoding", description: "The body is not `application/json` (UTF-8): `Accept-Post: application/json` says what to send; or its `Content-Encoding` is not identity, gzip, deflate or br (`Accept-Encoding` lists them)." },
+  "422": { name: "ValidationFailed", description: "Invalid input: `errors` names each bad field by its path (`items[2].orderedQuantity`); unknown body fields and unknown query parameters are refused too, each named." },
   "429": { name: "RateLimited", description: "Too many requests by this client (across all gateway replicas), or too many failed authentications from this address or with this key; wait `Retry-After` seconds." },
-  "5XX": { name: "ServerError", description: "Something failed on our side, or a service is unavailable or too slow; safe to retry with the same `Idempotency-Key`." },
+  "503": { name: "Unavailable", description: "The database is unreachable or a service is restarting: nothing was written; retry after `Retry-After` seconds." },
+  "5XX": { name: "ServerError", description: "Something failed on our side, or a service is too slow; safe to retry with the same `Idempotency-Key`." },
 } as const;
 export type ErrorStatus = keyof typeof ERROR_RESPONSES;
 
@@ -73,7 +76,8 @@ const PROBLEM_CONTENT = { "application/problem+json": { schema: ref("schemas", "
 function errorResponse(status: ErrorStatus): Record<string, unknown> {
   const headers: Record<string, unknown> = { "X-Request-ID": ref("headers", "RequestId") };
   if (status === "401") headers["WWW-Authenticate"] = ref("headers", "WwwAuthenticate");
-  if (status === "429") headers["Retry-After"] = ref("headers", "RetryAfter");
+  if (status === "429" || status === "503") headers["Retry-After"] = ref("headers", "RetryAfter");
+  if (status === "415") Object.assign(headers, { "Accept-Post": ref("headers", "AcceptPost"), "Accept-Encoding": ref("headers", "AcceptEncoding") });
   return { description: ERROR_RESPONSES[status].description, headers, content: PROBLEM_CONTENT };
 }
 

@@ -8,11 +8,12 @@ import type { ServerResponse } from "node:http";
 import path from "node:path";
 import type { ApiRouteSchema, GatewayResponse, IncomingRequest } from "moleculer-web";
 import { NotFoundError } from "../../shared/errors";
+import { DOCS_ASSET_TYPES, DOCS_PATH, type DocsAsset } from "./docs-paths";
 import { OPENAPI_PATH, openApiJson } from "./document";
 
 type AliasHandler = (req: IncomingRequest, res: GatewayResponse, next?: (err?: unknown) => void) => void;
 
-export const DOCS_PATH = "/docs";
+export { DOCS_PATH } from "./docs-paths";
 
 const SWAGGER_UI_DIR = path.dirname(require.resolve("swagger-ui-dist/package.json"));
 
@@ -46,13 +47,16 @@ const INIT_SCRIPT = `window.ui = SwaggerUIBundle({
 `;
 
 /** The only files served under /docs: Swagger UI's bundle, its style and icons, and our initialiser. */
-const ASSETS: Record<string, { type: string; load: () => Buffer | string }> = {
-  "swagger-ui-bundle.js": { type: "text/javascript; charset=utf-8", load: () => readFileSync(path.join(SWAGGER_UI_DIR, "swagger-ui-bundle.js")) },
-  "swagger-ui.css": { type: "text/css; charset=utf-8", load: () => readFileSync(path.join(SWAGGER_UI_DIR, "swagger-ui.css")) },
-  "favicon-32x32.png": { type: "image/png", load: () => readFileSync(path.join(SWAGGER_UI_DIR, "favicon-32x32.png")) },
-  "favicon-16x16.png": { type: "image/png", load: () => readFileSync(path.join(SWAGGER_UI_DIR, "favicon-16x16.png")) },
-  "init.js": { type: "text/javascript; charset=utf-8", load: () => INIT_SCRIPT },
+const LOADERS: Record<DocsAsset, () => Buffer | string> = {
+  "swagger-ui-bundle.js": () => readFileSync(path.join(SWAGGER_UI_DIR, "swagger-ui-bundle.js")),
+  "swagger-ui.css": () => readFileSync(path.join(SWAGGER_UI_DIR, "swagger-ui.css")),
+  "favicon-32x32.png": () => readFileSync(path.join(SWAGGER_UI_DIR, "favicon-32x32.png")),
+  "favicon-16x16.png": () => readFileSync(path.join(SWAGGER_UI_DIR, "favicon-16x16.png")),
+  "init.js": () => INIT_SCRIPT,
 };
+const ASSETS: Record<string, { type: string; load: () => Buffer | string }> = Object.fromEntries(
+  (Object.keys(LOADERS) as DocsAsset[]).map((name) => [name, { type: DOCS_ASSET_TYPES[name], load: LOADERS[name] }]),
+);
 const loaded = new Map<string, Buffer | string>();
 
 const PAGE_HEADERS = {

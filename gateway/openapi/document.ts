@@ -9,6 +9,7 @@ import { ERROR_RESPONSES, HEADERS, PARAMETERS, SCHEMAS, ref, responseComponents,
 import { convertParams, type JsonSchema } from "./fastest-to-json-schema";
 import { OUTCOMES, type Outcome, type Success } from "./outcomes";
 import { product } from "../../shared/product";
+import { OPERATIONS_TAG, operationsPaths } from "./operations-paths";
 import { webhookOperations } from "./webhooks";
 
 export const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
@@ -32,15 +33,21 @@ const TAGS: Record<string, { name: string; description: string }> = {
 
 const DESCRIPTION = `Order intake, reference lookup and webhooks.
 
-**Authentication**: every call carries \`Authorization: Bearer <api key>\`. A missing, unknown or revoked key is 401 with \`WWW-Authenticate: Bearer\`; a key without the scope an operation needs is 403.
+**Authentication**: every call under \`/api/v1\` carries \`Authorization: Bearer <api key>\`. A missing, unknown or revoked key is 401 with \`WWW-Authenticate: Bearer\`; a key without the scope an operation needs is 403. The operations under the tag \`operations\` (\`/healthz\`, \`/readyz\`, \`/metrics\`, \`/docs\`, this document) need no key and are not rate limited.
 
-**Errors** are RFC 9457 problem documents (\`application/problem+json\`). Invalid input is 422 and names each bad field in \`errors[].path\`; unknown fields are refused.
+**Errors** are RFC 9457 problem documents (\`application/problem+json\`). Invalid input is 422 and names each bad field in \`errors[].path\`; unknown body fields are refused, and so are **unknown query parameters** (422 naming each), on every operation.
 
-**Lists** answer a JSON array, oldest first. Page with \`?limit=\` (1–500, default 50); the next page's URL is in the \`Link: <...>; rel="next"\` header.
+**Bodies** (\`POST\`, \`PUT\`, \`PATCH\`) are JSON objects: \`Content-Type: application/json\` (or \`application/*+json\`, UTF-8), else 415 with \`Accept-Post: application/json\`; at most 1 MiB after \`Content-Encoding\` (gzip, deflate, br) is undone, else 413.
 
-**Request ids**: every answer carries \`X-Request-ID\` (yours, when you send \`X-Request-Id\`).
+**Methods**: \`HEAD\` is answered wherever \`GET\` is, with the same status and headers and no body. \`OPTIONS\` on a known path answers 204 with \`Allow\` listing its methods, and nothing else. A known path with a method it does not have is **405** with \`Allow\` (a problem document). Paths are case-sensitive; an unknown path is 404.
 
-**Rate limits** are per client, for all gateway replicas together, and failed authentications are throttled per address and per key; over a limit, 429 with \`Retry-After\` (see \`RateLimit-Policy\` and \`RateLimit\`).`;
+**Lists** answer a JSON array, oldest first. Page with \`?limit=\` (1–500, default 50) and the opaque \`?cursor=\`; the next page's URL is in the \`Link: <...>; rel="next"\` header. A page of webhook deliveries also stops before ~512 KiB of JSON (each delivery carries its body), so it may hold fewer than \`limit\`: follow \`Link\` until it is absent.
+
+**Request ids**: send \`X-Request-Id\` (1–128 of \`A-Za-z0-9_.:@/+=-\`) or get a new one; any other value is 400 naming the header. Every answer of \`/api/v1\` carries \`X-Request-ID\`.
+
+**Rate limits** are per client, counted for all gateway replicas together, and failed authentications are throttled per address and per key; over a limit, 429 with \`Retry-After\` (see \`RateLimit-Policy\` and \`RateLimit\`).
+
+**Unavailable**: while the database is unreachable or a service is restarting, any operation may answer 503 with \`Retry-After\` (seconds); nothing was half-written, so retrying is safe (with the same \`Idempotency-Key\` for \`POST /api/v1/orders\`).`;
 
 /** `/orders/:id` → `/api/v1/orders/{id}`, and the names of its path parameters. */
 export function openApiPath(path: string): { path: string; names: string[] } {
@@ -105,7 +112,7 @@ function errorStatuses(route: Route, action: ActionDefinition | null, outcome: O
   if (hasPathParams) statuses.push("404");
   if (outcome?.conflict) statuses.push("409");
   if (withBody) statuses.push("413", "415");
-  statuses.push("422", "429", "5XX");
+  statuses.push("422", "429", "503", "5XX");
   return statuses;
 }
 
@@ -137,22 +144,6 @@ function operation(route: Route): Operation {
   };
 }
 
-function openApiDocumentOperation(): Operation {
-  return {
-    operationId: "openapiDocument",
-    tags: ["Reference"],
-    summary: "This OpenAPI document.",
-    security: [],
-    responses: {
-      "200": {
-        description: "The OpenAPI 3.1 document of this API.",
-        headers: { "X-Request-ID": ref("headers", "RequestId") },
-        content: { "application/json": { schema: { type: "object", required: ["openapi", "info", "paths"], properties: { openapi: { type: "string", pattern: "^3\\.1\\." }, info: { type: "object" }, paths: { type: "object" } } } } },
-      },
-    },
-  };
-}
-
 export function buildOpenApiDocument(): OpenApiDocument {
   const paths: Record<string, Record<string, Operation>> = {};
   for (const route of ROUTES) {
@@ -160,7 +151,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
     paths[path] ??= {};
     paths[path][route.method.toLowerCase()] = operation(route);
   }
-  paths[OPENAPI_PATH] = { get: openApiDocumentOperation() };
+  Object.assign(paths, operationsPaths(OPENAPI_PATH));
 
   const usedTags = new Set(ROUTES.map((r) => r.action.split(".")[0]));
   return {
@@ -172,7 +163,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
     },
     tags: [
       ...Object.entries(TAGS).filter(([service]) => usedTags.has(service)).map(([, tag]) => tag),
-      { name: "Reference", description: "This document." },
+      OPERATIONS_TAG,
     ],
     security: [{ apiKey: [] }],
     paths,

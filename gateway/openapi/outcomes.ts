@@ -90,7 +90,15 @@ export const OUTCOMES: Record<string, Outcome> = {
   "webhooks.get": { success: [one("Subscription")] },
   "webhooks.unsubscribe": { success: [{ status: 204, description: "Unsubscribed; no further deliveries are made." }] },
   "webhooks.rotate": { success: [one("SubscriptionWithSecrets", "The subscription with its new key and secret, shown once.")] },
-  "webhooks.deliveries": { success: [list("Delivery")] },
+  "webhooks.deliveries": {
+    success: [{
+      ...list("Delivery"),
+      description:
+        "A page of deliveries, oldest first, each with the body it sends. A page also stops before ~512 KiB of JSON " +
+        "(it always holds at least one delivery), so it may hold fewer than `limit` although more exist: the `Link` header " +
+        "(rel=\"next\") is there whenever more exist; follow it until it is absent.",
+    }],
+  },
   "webhooks.redeliver": { success: [{ status: 202, body: "Delivery", description: "The delivery is scheduled again." }] },
 
   "clients.create": { success: [created("ClientWithKey")] },

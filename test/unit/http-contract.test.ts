@@ -30,7 +30,13 @@ describe("the contract-checking client", () => {
 
   it("when the status is not one the operation documents, then the documented ones are listed", () => {
     const [problem] = contract.check("GET", "/api/v1/customers/7", answer(409, notFound), PROBLEM_TYPE);
-    expect(problem).toMatch(/^status 409 is not documented \(documented: 200, 400, 401, 403, 404, 422, 429, 5XX\)$/);
+    expect(problem).toMatch(/^status 409 is not documented \(documented: 200, 400, 401, 403, 404, 422, 429, 503, 5XX\)$/);
+  });
+
+  it("when a 503 comes without Retry-After, then the missing header is named", () => {
+    const unavailable = { type: "/problems/unavailable", title: "Service unavailable", status: 503, detail: "Try again shortly." };
+    expect(contract.check("GET", "/api/v1/customers/7", answer(503, unavailable), PROBLEM_TYPE)).toEqual(["header Retry-After is missing"]);
+    expect(contract.check("GET", "/api/v1/customers/7", answer(503, unavailable, { "retry-after": "5" }), PROBLEM_TYPE)).toEqual([]);
   });
 
   it("when the body breaks its schema, then the field and the rule are named", () => {

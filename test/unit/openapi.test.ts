@@ -4,7 +4,6 @@
  */
 import { actionDefinition } from "../../gateway/openapi/actions";
 import { buildOpenApiDocument, openApiPath, type OpenApiDocument, type Operation } from "../../gateway/openapi/document";
-import { convertParams, type JsonSchema } from "../../gateway/openapi/fastest-to-json-schema";
 import { OUTCOMES } from "../../gateway/openapi/outcomes";
 import { ROUTES, type Route } from "../../gateway/routes";
 import { EVENTS } from "../../shared/events";
@@ -17,19 +16,6 @@ const document: OpenApiDocument = buildOpenApiDocument();
 
 function operationOf(route: Route): Operation | undefined {
   return document.paths[openApiPath(route.path).path]?.[route.method.toLowerCase()];
-}
-
-interface Parameter {
-  name: string;
-  in: string;
-  required?: boolean;
-  schema: JsonSchema;
-}
-
-function parametersOf(op: Operation): Parameter[] {
-  return ((op.parameters ?? []) as Record<string, unknown>[]).map(
-    (p) => (typeof p.$ref === "string" ? dereference(document, p.$ref.slice(1)).node : p) as unknown as Parameter,
-  );
 }
 
 const routeName = (r: Route) => `${r.method} ${r.path} (${r.action})`;
@@ -46,47 +32,50 @@ describe("the OpenAPI document", () => {
     expect(document.info).toMatchObject({ version });
   });
 
-  it.each(ROUTES.map((r) => [routeName(r), r] as const))("when %s is in the route table, then the document has its operation", (_name, route) => {
-    const op = operationOf(route);
-    expect(op).toBeDefined();
-    expect(op?.summary).toBe(actionDefinition(route.action)?.summary);
-  });
-
   it.each(ROUTES.map((r) => [routeName(r), r] as const))("when %s is routed, then its service defines it as a published action with a summary, and its answers are known", (_name, route) => {
     const action = actionDefinition(route.action);
     expect(action).not.toBeNull();
     expect(action).toMatchObject({ visibility: "published", summary: expect.any(String) });
     expect(OUTCOMES[route.action]).toBeDefined();
+    expect(operationOf(route)?.summary).toBe(action?.summary);
   });
 
-  it("when a route has parameters or a body, then each is the action's converted params schema, field for field", () => {
-    for (const route of ROUTES) {
-      const action = actionDefinition(route.action);
-      if (!action) continue; // reported by the test above
-      const converted = convertParams(action.params);
-      const properties = converted.properties as Record<string, JsonSchema>;
-      const required = new Set(converted.required as string[] | undefined);
-      const op = operationOf(route) as Operation;
-      const params = parametersOf(op).filter((p) => p.in === "path" || p.in === "query");
-      const body = (op.requestBody as { content: Record<string, { schema: JsonSchema }> } | undefined)?.content["application/json"].schema;
+  // What the document says of requests is compared with the running validators in
+  // test/unit/openapi-agreement.test.ts; here only what no request can show.
 
-      const documented: Record<string, JsonSchema> = {};
-      for (const p of params) {
-        documented[p.name] = p.schema;
-        expect({ route: routeName(route), field: p.name, required: p.required }).toEqual({
-          route: routeName(route), field: p.name, required: p.in === "path" ? true : required.has(p.name),
-        });
-      }
-      if (body) {
-        const bodyProps = body.properties as Record<string, JsonSchema>;
-        Object.assign(documented, bodyProps);
-        const bodyRequired = [...required].filter((name) => name in bodyProps);
-        expect({ route: routeName(route), required: body.required ?? [] }).toEqual({ route: routeName(route), required: bodyRequired });
-        expect({ route: routeName(route), strict: body.additionalProperties }).toEqual({ route: routeName(route), strict: converted.additionalProperties });
-      }
-      expect({ route: routeName(route), fields: documented }).toEqual({ route: routeName(route), fields: properties });
-      if (["GET", "DELETE"].includes(route.method)) expect(body).toBeUndefined();
+  it("when the probes and the reference are documented, then they are under the tag operations, without security", () => {
+    const open = ["/healthz", "/readyz", "/metrics", "/docs", "/docs/{asset}", "/api/v1/openapi.json"];
+    for (const path of open) {
+      expect({ path, tags: document.paths[path]?.get?.tags, security: document.paths[path]?.get?.security }).toEqual({ path, tags: ["operations"], security: [] });
     }
+    expect((document.tags as { name: string }[]).map((t) => t.name)).toContain("operations");
+    const readyz = document.paths["/readyz"].get.responses as Record<string, unknown>;
+    expect(Object.keys(readyz).sort()).toEqual(["200", "503"]);
+  });
+
+  it("when an /api/v1 operation is documented, then it may answer 503 with Retry-After, and one with a body 415 with Accept-Post", () => {
+    const responses = document.components.responses as Record<string, Record<string, any>>;
+    expect(responses.Unavailable.headers["Retry-After"]).toEqual({ $ref: "#/components/headers/RetryAfter" });
+    expect(responses.UnsupportedEncoding.headers["Accept-Post"]).toEqual({ $ref: "#/components/headers/AcceptPost" });
+    for (const route of ROUTES) {
+      const responses = operationOf(route)?.responses as Record<string, unknown>;
+      expect({ route: routeName(route), unavailable: responses["503"] }).toEqual({ route: routeName(route), unavailable: { $ref: "#/components/responses/Unavailable" } });
+      const withBody = (operationOf(route) as Operation).requestBody !== undefined;
+      expect({ route: routeName(route), "415": responses["415"] !== undefined }).toEqual({ route: routeName(route), "415": withBody || ["POST", "PUT", "PATCH"].includes(route.method) });
+    }
+  });
+
+  it("when the info describes the API, then it states the rules no operation can carry", () => {
+    const description = (document.info as { description: string }).description;
+    expect(description).toMatch(/unknown query parameters.*422/is);
+    expect(description).toMatch(/OPTIONS.*204.*Allow/s);
+    expect(description).toMatch(/HEAD.*GET/s);
+    expect(description).toMatch(/405.*Allow/s);
+    expect(description).toMatch(/503.*Retry-After/s);
+    expect(description).toMatch(/X-Request-Id.*400/s);
+    expect(description).toMatch(/512 KiB/);
+    const deliveries = document.paths["/api/v1/webhooks/{id}/deliveries"].get.responses as Record<string, { description: string }>;
+    expect(deliveries["200"].description).toMatch(/512 KiB/);
   });
 
   it("when POST /orders is documented, then its body is required, it takes an Idempotency-Key and answers 201 with Location", () => {

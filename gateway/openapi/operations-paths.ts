@@ -1,0 +1,113 @@
+/**
+ * The paths the gateway serves outside the route table, in the main document under the tag
+ * "operations": the probes (/healthz, /readyz, /metrics: shared/probes.ts), the API reference
+ * (/docs, its assets, /api/v1/openapi.json). None needs an API key (`security: []`) and none is
+ * rate limited. One document, so that "every path the gateway answers is documented" is one
+ * check (test/unit/openapi-agreement.test.ts).
+ */
+import { PROBE_PATHS, type ProbePath } from "../../shared/probes";
+import { ref } from "./components";
+import { DOCS_ASSET_TYPES, DOCS_PATH } from "./docs-paths";
+
+export const OPERATIONS_TAG = { name: "operations", description: "Probes, metrics and this reference: no API key, no rate limit." };
+
+type Operation = Record<string, unknown>;
+
+const checkState = { type: "string", description: '"ok", or a short reason the check fails.' } as const;
+
+const READINESS = {
+  type: "object",
+  required: ["status", "failing", "checks"],
+  properties: {
+    status: { enum: ["ok", "unavailable"] },
+    failing: { type: "array", items: { type: "string" }, description: "The names of the checks that are not ok." },
+    checks: { type: "object", additionalProperties: checkState, description: "`broker`, `transporter` (distributed), and per service `<name>.database`, `<name>.migrations`." },
+  },
+  additionalProperties: false,
+} as const;
+
+const PROBES: Record<ProbePath, Operation> = {
+  "/healthz": {
+    operationId: "healthz",
+    summary: "Liveness: the process answers.",
+    description: "200 as long as the process runs, also while it shuts down (so nothing restarts a draining process).",
+    responses: {
+      "200": { description: "Alive.", content: { "application/json": { schema: { type: "object", required: ["status"], properties: { status: { const: "ok" } }, additionalProperties: false } } } },
+    },
+  },
+  "/readyz": {
+    operationId: "readyz",
+    summary: "Readiness: the broker, the transporter and each service's database and migrations.",
+    description: "Each check is bounded in time, so an unreachable database answers 503 quickly. While the process shuts down it is 503.",
+    responses: {
+      "200": { description: "Ready: every check is ok.", content: { "application/json": { schema: READINESS } } },
+      "503": { description: "Not ready: `failing` names the checks that are not ok.", content: { "application/json": { schema: READINESS } } },
+    },
+  },
+  "/metrics": {
+    operationId: "metrics",
+    summary: "Prometheus metrics of this process.",
+    responses: {
+      "200": { description: "The Prometheus text exposition format.", content: { "text/plain": { schema: { type: "string" } } } },
+    },
+  },
+};
+
+function docsOperations(): Record<string, Record<string, Operation>> {
+  return {
+    [DOCS_PATH]: {
+      get: {
+        operationId: "docsPage",
+        summary: "This reference in the browser (Swagger UI, served from this gateway: no CDN).",
+        responses: { "200": { description: "The page.", content: { "text/html": { schema: { type: "string" } } } } },
+      },
+    },
+    [`${DOCS_PATH}/{asset}`]: {
+      get: {
+        operationId: "docsAsset",
+        summary: "A file of the browser reference (script, style, icon).",
+        parameters: [{ name: "asset", in: "path", required: true, schema: { enum: Object.keys(DOCS_ASSET_TYPES) } }],
+        responses: {
+          "200": {
+            description: "The file.",
+            content: Object.fromEntries([...new Set(Object.values(DOCS_ASSET_TYPES).map((type) => type.split(";")[0]))].map((type) => [type, { schema: { type: "string" } }])),
+          },
+          "404": ref("responses", "NotFound"),
+        },
+      },
+    },
+  };
+}
+
+function openApiOperation(): Operation {
+  return {
+    operationId: "openapiDocument",
+    summary: "This OpenAPI document.",
+    responses: {
+      "200": {
+        description: "The OpenAPI 3.1 document of this API.",
+        content: { "application/json": { schema: { type: "object", required: ["openapi", "info", "paths"], properties: { openapi: { type: "string", pattern: "^3\\.1\\." }, info: { type: "object" }, paths: { type: "object" } } } } },
+      },
+    },
+  };
+}
+
+/** Every answer of the gateway carries the request id, these too (moleculer-web sets it before any handler). */
+function withRequestId(responses: Record<string, Record<string, unknown>>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(responses).map(([status, r]) => [status, r.$ref ? r : { ...r, headers: { "X-Request-ID": ref("headers", "RequestId") } }]));
+}
+
+/** The paths of the operations tag, given the path the document itself is served at. */
+export function operationsPaths(openApiPath: string): Record<string, Record<string, Operation>> {
+  const open = (op: Operation): Operation => ({
+    ...op,
+    tags: [OPERATIONS_TAG.name],
+    security: [],
+    responses: withRequestId(op.responses as Record<string, Record<string, unknown>>),
+  });
+  const paths: Record<string, Record<string, Operation>> = {};
+  for (const path of PROBE_PATHS) paths[path] = { get: open(PROBES[path]) };
+  for (const [path, item] of Object.entries(docsOperations())) paths[path] = { get: open(item.get) };
+  paths[openApiPath] = { get: open(openApiOperation()) };
+  return paths;
+}
