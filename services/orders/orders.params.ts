@@ -5,7 +5,7 @@
  * "exactly one mode" is a rule across fields that a schema cannot say clearly.
  */
 import { pageParams, type PageQuery } from "../../shared/paging";
-import { arrayOf, bodyId, exactlyOneMode, optional, pathId } from "../../shared/params";
+import { arrayOf, bodyId, exactlyOneMode, INT_ID_MAX, isId, optional, pathId } from "../../shared/params";
 
 export const MAX_ITEMS = 1000;
 export const ORDER_STATUSES = ["pending", "validated", "cancelled"] as const;
@@ -13,8 +13,31 @@ export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
 const text = (max: number) => ({ type: "string", trim: true, min: 1, max }) as const;
 const optionalText = (max: number) => optional(text(max));
-/** A partner's reference: its own code, or the record's id (a JSON number is taken as its digits). */
-const referenceId = optional({ type: "string", trim: true, min: 1, max: 100, convert: true });
+type Errors = { type: string; actual: unknown; message?: string }[];
+
+/**
+ * A partner's reference: its own code (text, trimmed), or the reference record's id as a JSON
+ * integer, taken as its digits. Anything else is refused: a plain `convert` would have made
+ * `true` or `{}` into the code "true" or "[object Object]", which the document cannot describe.
+ * A new rule object for each field: fastest-validator compiles a rule object it meets a second
+ * time by reference to the first, and then never runs the second field's `custom`.
+ */
+const referenceId = () => optional({
+  type: "any",
+  custom: (value: unknown, errors: Errors) => {
+    if (isId(value)) return String(value);
+    const code = typeof value === "string" ? value.trim() : "";
+    if (code.length >= 1 && code.length <= 100) return code;
+    errors.push({ type: "referenceId", actual: value, message: "The '{field}' field must be a reference code (1 to 100 characters) or a reference id (a whole number)." });
+    return value;
+  },
+  jsonSchema: {
+    anyOf: [
+      { type: "string", minLength: 1, maxLength: 100, pattern: "\\S", description: "The partner's own code of the reference." },
+      { type: "integer", minimum: 1, maximum: INT_ID_MAX, description: "The reference's id." },
+    ],
+  },
+});
 
 /** At most three decimals, checked on the decimal text so that 0.1 + 0.2 style floats pass. */
 function threeDecimalsAtMost(value: number, errors: { type: string; actual: unknown }[]): number {
@@ -44,8 +67,8 @@ export const createOrderParams = {
     strict: true,
     props: {
       id: optional(bodyId()),
-      externalReferenceId: referenceId,
-      internalReferenceId: referenceId,
+      externalReferenceId: referenceId(),
+      internalReferenceId: referenceId(),
       externalReference: optionalText(100),
       firstName: optionalText(200),
       lastName: optionalText(200),
@@ -69,8 +92,8 @@ export const createOrderParams = {
       jsonSchemaAlso: exactlyOneMode([{ requires: ["packaging"] }, { requires: ["externalReferenceId"] }, { requires: ["internalReferenceId"] }]),
       props: {
         packaging: optional(bodyId()),
-        externalReferenceId: referenceId,
-        internalReferenceId: referenceId,
+        externalReferenceId: referenceId(),
+        internalReferenceId: referenceId(),
         orderedQuantity: {
           type: "number", positive: true, max: 1_000_000_000,
           custom: threeDecimalsAtMost,
