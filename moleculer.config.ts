@@ -8,7 +8,18 @@ import { scopeGuard } from "./shared/auth";
 import { channelsMiddleware } from "./shared/channels";
 import { LOG_REDACT_PATHS } from "./shared/logging";
 import { actionMetricsMiddleware } from "./shared/metrics";
+import { remoteCallsMiddleware, mayRetry } from "./shared/remote-calls";
 import { requestContextMiddleware, requestLogFields } from "./shared/request-context";
+import { transporterConnectionMiddleware } from "./shared/transporter-connection";
+
+/**
+ * How fast a node that vanished leaves the registry (seconds; moleculer's defaults are 10 and
+ * 30, and it checks every `timeout` seconds, so a dead node was noticed 30–60 s late). It matters
+ * once every replica of a service is gone: until then the queue group already routes around a
+ * dead one. 2 and 6: noticed within 6–12 s, for one small message a node sends every 2 s.
+ */
+const HEARTBEAT_INTERVAL_S = 2;
+const HEARTBEAT_TIMEOUT_S = 6;
 
 export function brokerOptions(cfg: Config): BrokerOptions {
   return {
@@ -25,17 +36,31 @@ export function brokerOptions(cfg: Config): BrokerOptions {
     },
     logLevel: cfg.logLevel,
     requestTimeout: cfg.requestTimeoutMs,
+    // NATS queue groups balance the requests instead of the broker: a request goes to a live
+    // subscriber of the action, and a process killed with SIGKILL leaves its queue group the
+    // moment NATS sees its socket close — no heartbeat to wait for (docs/operations.md, "What
+    // happens when…"). Without a transporter there is nothing to balance.
+    disableBalancer: Boolean(cfg.transporter),
+    heartbeatInterval: HEARTBEAT_INTERVAL_S,
+    heartbeatTimeout: HEARTBEAT_TIMEOUT_S,
     // A node announces its services (and the events it listens to) this long after they change;
     // moleculer's 1 s default leaves a freshly started gateway deaf to broadcasts for that long.
     transit: { serviceChangedDebounceTime: 200 } as BrokerOptions["transit"],
-    // A remote call is never retried blindly: creating an order is not idempotent by itself.
-    retryPolicy: { enabled: false },
+    // A call that timed out or whose node left is sent again, to another replica, only when a
+    // repeat is harmless: reads, and orders with an Idempotency-Key or an externalId
+    // (shared/repeatable-calls.ts). Short delays: the first answer was already late.
+    retryPolicy: { enabled: true, retries: 2, delay: 100, maxDelay: 500, factor: 2, check: mayRetry as (err: Error) => boolean },
+    // Off: with NATS balancing, the broker does not pick the node, so a breaker per endpoint would
+    // blame whichever replica it listed first; outages already fail fast (transporter status,
+    // database 503s).
+    circuitBreaker: { enabled: false },
     registry: { strategy: "RoundRobin", preferLocal: true },
     // Track in-flight calls so that stopping waits for them (graceful shutdown).
     tracking: { enabled: true, shutdownTimeout: cfg.shutdownTimeoutMs },
     validator: { type: "Fastest", options: { useNewCustomCheckerFunction: true } } as BrokerOptions["validator"],
     // Channels: durable broadcast of domain events (JetStream when distributed, in-process when embedded).
-    middlewares: [requestContextMiddleware, actionMetricsMiddleware, scopeGuard, channelsMiddleware(cfg)],
+    // remoteCallsMiddleware first: the innermost wrapper of a remote call (it settles time-outs).
+    middlewares: [remoteCallsMiddleware(), transporterConnectionMiddleware, requestContextMiddleware, actionMetricsMiddleware, scopeGuard, channelsMiddleware(cfg)],
     // Metrics are prom-client's (shared/metrics.ts), one registry per process: moleculer's own stay off.
     metrics: { enabled: false },
     tracing: { enabled: false },

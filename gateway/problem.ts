@@ -36,6 +36,10 @@ interface Kind {
   title: string;
 }
 
+/** Moleculer's transport failures; their messages name nodes and actions, so the detail is ours. */
+const UNREACHABLE: Kind = { status: 503, slug: "unavailable", title: "Service unavailable" };
+const UNREACHABLE_DETAIL = "Part of the service cannot be reached right now; retry shortly.";
+
 /** Error `type` (domain, moleculer or moleculer-web) → status and problem type. */
 const KINDS: Record<string, Kind> = {
   [ErrorType.validation]: { status: 422, slug: "validation-failed", title: "Your request has invalid fields" },
@@ -46,7 +50,6 @@ const KINDS: Record<string, Kind> = {
   INVALID_TOKEN: { status: 401, slug: "unauthenticated", title: "Authentication required" },
   [ErrorType.forbidden]: { status: 403, slug: "forbidden", title: "Not allowed for this API key" },
   [ErrorType.notFound]: { status: 404, slug: "not-found", title: "Not found" },
-  SERVICE_NOT_FOUND: { status: 404, slug: "not-found", title: "Not found" },
   [ErrorType.conflict]: { status: 409, slug: "conflict", title: "Conflict with the current state" },
   [ErrorType.rateLimited]: { status: 429, slug: "rate-limited", title: "Too many requests" },
   RATE_LIMIT_EXCEEDED: { status: 429, slug: "rate-limited", title: "Too many requests" },
@@ -58,15 +61,20 @@ const KINDS: Record<string, Kind> = {
   HEADERS_TOO_LARGE: { status: 431, slug: "headers-too-large", title: "The request's headers are too large" },
   CLIENT_TIMEOUT: { status: 408, slug: "request-timeout", title: "The request took too long to arrive" },
   [ErrorType.unavailable]: { status: 503, slug: "unavailable", title: "Service unavailable" },
-  REQUEST_TIMEOUT: { status: 504, slug: "timeout", title: "The service took too long" },
-  SERVICE_NOT_AVAILABLE: { status: 503, slug: "unavailable", title: "Service unavailable" },
-  SERVICE_UNAVAILABLE: { status: 503, slug: "unavailable", title: "Service unavailable" },
+  // The broker could not get an answer: no node runs the action (yet, or any more), NATS is down
+  // (moleculer's BrokerDisconnectedError is BAD_GATEWAY), or the node did not answer in time.
+  // All are passing: 503 with Retry-After tells the client to come back, a 404 or 504 would not.
+  REQUEST_TIMEOUT: UNREACHABLE,
+  BAD_GATEWAY: UNREACHABLE,
+  SERVICE_NOT_FOUND: UNREACHABLE,
+  SERVICE_NOT_AVAILABLE: UNREACHABLE,
+  SERVICE_UNAVAILABLE: UNREACHABLE,
 };
 
 const DOMAIN_TYPES = new Set<string>(Object.values(ErrorType));
 
 /** Kinds whose message is ours and safe to show although they are 5xx. */
-const SAYS_ONLY_WHAT = new Set([KINDS.REQUEST_TIMEOUT, KINDS[ErrorType.unavailable]]);
+const SAYS_ONLY_WHAT = new Set([KINDS[ErrorType.unavailable]]);
 
 /** When a 429 or 503 does not say itself how long to wait. */
 const DEFAULT_RETRY_AFTER_SECONDS: Record<number, number> = { 429: 60, 503: 5 };
@@ -117,7 +125,7 @@ function kindOf(err: ErrorLike): Kind {
   // moleculer-web's limiter throws RateLimitExceeded with code 429 and no type.
   if (status === 429) return KINDS[ErrorType.rateLimited];
   // moleculer-web's ServiceUnavailableError (no node runs the action yet) carries no type.
-  if (status === 503) return KINDS.SERVICE_UNAVAILABLE;
+  if (status === 503) return UNREACHABLE;
   if (status === 400) return { status: 400, slug: "bad-request", title: "Bad request" };
   return INTERNAL;
 }
@@ -131,8 +139,9 @@ export function toProblem(err: unknown, instance?: string): HttpProblem {
     type: PROBLEM_BASE + kind.slug,
     title: kind.title,
     status: kind.status,
-    // Never leak internals: a 5xx says what happened, not why (our own 504 and 503 messages say only that).
-    detail: kind.status >= 500 && !SAYS_ONLY_WHAT.has(kind) ? "Something went wrong on our side; it has been logged." : e.message ?? kind.title,
+    // Never leak internals: a 5xx says what happened, not why (our own 503 messages say only that).
+    detail: kind === UNREACHABLE ? UNREACHABLE_DETAIL
+      : kind.status >= 500 && !SAYS_ONLY_WHAT.has(kind) ? "Something went wrong on our side; it has been logged." : e.message ?? kind.title,
     ...(instance ? { instance } : {}),
   };
   if (kind.slug === "validation-failed") {
