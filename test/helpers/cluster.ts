@@ -29,6 +29,10 @@ export interface ClusterOptions {
   replicas?: Partial<Record<ServiceName, number>>;
   /** Extra environment for every process. */
   env?: Record<string, string>;
+  /** NATS for the processes instead of TEST_NATS_URL: a private server a fault test can restart. */
+  natsUrl?: string;
+  /** The database URL handed to the processes, from the test database's (e.g. through a TCP relay). */
+  processDatabaseUrl?: (url: string) => string;
 }
 
 async function migrated(database: TestDatabase): Promise<void> {
@@ -38,7 +42,7 @@ async function migrated(database: TestDatabase): Promise<void> {
 
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
   const database = await createTestDatabase();
-  const natsUrl = process.env.TEST_NATS_URL;
+  const natsUrl = options.natsUrl ?? process.env.TEST_NATS_URL;
   const adminKey = `admin-e2e-${randomBytes(16).toString("hex")}`;
   const env = { ADMIN_API_KEY: adminKey, ...options.env };
   const processes = new Map<ServiceName, ServiceProcess[]>();
@@ -57,14 +61,18 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         const created: ServiceProcess[] = [];
         for (let i = 1; i <= count; i++) {
           created.push(await ServiceProcess.create({
-            name: `${service}-${i}`, services: [service], transporter: natsUrl, databaseUrl: database.url,
+            name: `${service}-${i}`, services: [service], transporter: natsUrl, databaseUrl: options.processDatabaseUrl?.(database.url) ?? database.url,
             env: { ...env, MIGRATE_ON_START: "false" },
           }));
         }
         processes.set(service, created);
       }
       // Services first, then the gateway, so that its first requests find them.
-      await Promise.all([...processes.entries()].filter(([s]) => s !== "gateway").flatMap(([, ps]) => ps.map((p) => p.start())));
+      // First replicas, then the others: two replicas creating the same durable JetStream consumer
+      // at the same instant make one fail to start ("consumer name already in use").
+      const services = [...processes.entries()].filter(([s]) => s !== "gateway").map(([, ps]) => ps);
+      await Promise.all(services.map((ps) => ps[0]?.start()));
+      await Promise.all(services.flatMap((ps) => ps.slice(1).map((p) => p.start())));
       await Promise.all(processes.get("gateway")!.map((p) => p.start()));
       await waitForServices(processes.get("gateway")![0].baseUrl, adminKey);
       // The gateway's own listeners (clients.changed) reach the other nodes once its service

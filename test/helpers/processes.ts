@@ -20,7 +20,8 @@ import path from "node:path";
 import type { ServiceName } from "../../shared/config";
 import { newEncryptionKeyEntry } from "../../shared/secret-box";
 
-export const ROOT = path.resolve(__dirname, "../..");
+// Compiled (dist/test/helpers, as the failover bench runs it) sits one folder deeper.
+export const ROOT = path.resolve(__dirname, path.basename(path.resolve(__dirname, "../..")) === "dist" ? "../../.." : "../..");
 const START = path.join(ROOT, "dist/shared/runtime/start.js");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
 export const LOG_DIR = path.join(ROOT, "test/artifacts/logs");
@@ -169,6 +170,16 @@ export class ServiceProcess {
     await this.kill("SIGTERM");
     clearTimeout(timer);
     return this.child?.exitCode ?? null;
+  }
+
+  /** SIGSTOP: the process hangs, its connections stay open (a frozen or overloaded node). */
+  pause(): void {
+    if (this.running) this.child?.kill("SIGSTOP");
+  }
+
+  /** SIGCONT after `pause()`. */
+  resume(): void {
+    if (this.running) this.child?.kill("SIGCONT");
   }
 
   async restart(): Promise<this> {

@@ -5,44 +5,12 @@
  * TCP relay this test opens and closes; the real server is never touched.
  */
 import type { Server } from "node:http";
-import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { startTestBroker, type TestBroker } from "../helpers/broker";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
+import { TcpRelay } from "../helpers/tcp-relay";
 
 const ADMIN_KEY = "db-unavailable-admin-key-0123456789";
-
-/** A TCP relay to `target` that can refuse connections and cut the open ones. */
-class Relay {
-  private server: net.Server | null = null;
-  private readonly sockets = new Set<net.Socket>();
-  port = 0;
-
-  constructor(private readonly target: { host: string; port: number }) {}
-
-  async open(): Promise<void> {
-    if (this.server) return;
-    this.server = net.createServer((client) => {
-      const upstream = net.connect(this.target);
-      for (const s of [client, upstream]) {
-        this.sockets.add(s);
-        s.on("close", () => this.sockets.delete(s));
-        s.on("error", () => s.destroy());
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => this.server!.listen(this.port, "127.0.0.1", resolve));
-    this.port = (this.server.address() as AddressInfo).port;
-  }
-
-  /** Stops listening (new connections are refused) and cuts every open one. */
-  async close(): Promise<void> {
-    const server = this.server;
-    this.server = null;
-    for (const s of this.sockets) s.destroy();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
-}
 
 const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 const suite = onPostgres ? describe : describe.skip;
@@ -50,14 +18,14 @@ if (!onPostgres) console.log("[tests] database-unavailable: skipped, it needs TE
 
 suite("PostgreSQL unreachable", () => {
   let database: TestDatabase;
-  let relay: Relay;
+  let relay: TcpRelay;
   let t: TestBroker;
   let base: string;
 
   beforeAll(async () => {
     database = await createTestDatabase();
     const url = new URL(database.url);
-    relay = new Relay({ host: url.hostname, port: Number(url.port || 5432) });
+    relay = new TcpRelay({ host: url.hostname, port: Number(url.port || 5432) });
     await relay.open();
     url.hostname = "127.0.0.1";
     url.port = String(relay.port);
