@@ -103,7 +103,8 @@ export function operationsPaths(openApiPath: string): Record<string, Record<stri
     ...op,
     tags: [OPERATIONS_TAG.name],
     security: [],
-    responses: withRequestId(op.responses as Record<string, Record<string, unknown>>),
+    // The X-Request-Id rule holds on every path of the gateway (gateway/request-id.ts), these too.
+    responses: withRequestId({ ...(op.responses as Record<string, Record<string, unknown>>), "400": ref("responses", "MalformedJson") }),
   });
   const paths: Record<string, Record<string, Operation>> = {};
   for (const path of PROBE_PATHS) paths[path] = { get: open(PROBES[path]) };

@@ -50,7 +50,7 @@ describe("the OpenAPI document", () => {
     }
     expect((document.tags as { name: string }[]).map((t) => t.name)).toContain("operations");
     const readyz = document.paths["/readyz"].get.responses as Record<string, unknown>;
-    expect(Object.keys(readyz).sort()).toEqual(["200", "503"]);
+    expect(Object.keys(readyz).sort()).toEqual(["200", "400", "503"]);
   });
 
   it("when an /api/v1 operation is documented, then it may answer 503 with Retry-After, and one with a body 415 with Accept-Post", () => {
