@@ -1,7 +1,7 @@
 /**
- * A client's `externalId` names one order only (DECISIONS: duplicates). The orders table's
- * unique index is the last word; this module refuses a duplicate before anything is written,
- * for the orders whose intake writes in other services first (a contact sent inline).
+ * A client's `externalId` names one order only (docs/api.md, `POST /api/v1/orders`). The
+ * orders table's unique index is the last word; this module refuses a duplicate before anything
+ * is written, for the orders whose intake writes in other services first (a contact sent inline).
  */
 import type { Knex } from "knex";
 import { config } from "../../shared/config";

@@ -1,5 +1,6 @@
 /**
- * How an order names its contact and each packaging (DECISIONS: exactly one mode each).
+ * How an order names its contact and each packaging (docs/api.md, `POST /api/v1/orders`:
+ * exactly one mode each).
  * Pure functions: they read the payload, pick the mode, and report every problem at once
  * with the path of the field, before anything is looked up or written.
  */

@@ -1,5 +1,6 @@
 /**
- * The order state machine (DECISIONS): pending → validated → cancelled, pending → cancelled.
+ * The order state machine (docs/api.md, validate and cancel):
+ * pending → validated → cancelled, pending → cancelled.
  * A move and its event are written in one transaction; a move that is not allowed is 409.
  */
 import type { Knex } from "knex";

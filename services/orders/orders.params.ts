@@ -74,7 +74,7 @@ export const createOrderParams = {
       lastName: optionalText(200),
       email: optional({ type: "email", max: 254, normalize: true }),
     },
-    // Checked in orders.identify.ts; written here so that the document says it (DECISIONS).
+    // Checked in orders.identify.ts; written here so that the OpenAPI document says it (docs/api.md).
     jsonSchemaAlso: exactlyOneMode([
       { requires: ["id"] },
       { requires: ["externalReferenceId"] },

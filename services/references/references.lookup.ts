@@ -1,8 +1,8 @@
 /**
- * How a partner's way of naming a reference becomes a record (DECISIONS: identifying the
- * contact / packagings): `internal` is the record's `id`; `external` is the partner's own
- * `externalReference`, or the record's `id` when the value is all digits. When a value is
- * both one record's external reference and another's id, the partner's own code wins.
+ * How a partner's way of naming a reference becomes a record (docs/api.md, `POST /api/v1/orders`:
+ * how the contact / each packaging is named): `internal` is the record's `id`; `external` is the
+ * partner's own `externalReference`, or the record's `id` when the value is all digits. When a
+ * value is both one record's external reference and another's id, the partner's own code wins.
  * Pure functions, so one query can fetch every candidate of a whole order at once.
  */
 import { parseId } from "../../shared/params";

@@ -5,7 +5,7 @@ const name = { type: "string", trim: true, min: 1, max: 200 } as const;
 const email = { type: "email", max: 254, normalize: true } as const;
 const id = bodyId();
 const externalReference = { type: "string", trim: true, min: 1, max: 200 } as const;
-/** How a partner names one of its references (DECISIONS: identifying the contact / packagings). */
+/** How a partner names one of its references (docs/api.md, `POST /api/v1/orders`: partner reference mode). */
 const lookupBy = { type: "enum", values: ["internal", "external"] } as const;
 /** Numbers are accepted and become strings: callers may pass an id as it came in JSON. */
 const lookupValue = { type: "string", convert: true, trim: true, min: 1, max: 200 } as const;

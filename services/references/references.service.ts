@@ -174,7 +174,7 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
       },
     },
 
-    /** Internal: the partner's contact reference a lookup names, or null (DECISIONS). */
+    /** Internal: the partner's contact reference a lookup names, or null (docs/api.md, `POST /api/v1/orders`). */
     resolveContact: {
       visibility: "public",
       params: resolveContactParams,

@@ -39,7 +39,7 @@ export const COLLECTIONS: Record<string, Visibility> = {
 
 interface BodyIdRule {
   collection: string;
-  /** The scope this way of naming a record needs (DECISIONS: "contact.id needs scope crm"). */
+  /** The scope this way of naming a record needs (docs/api.md, Authentication and scopes: `contact.id` needs `crm`). */
   modeScope?: string;
   /** How a record is spelt in this field: its id, or also the owner's own code. */
   spellings: (r: OwnedRecord) => (string | number)[];
