@@ -1,11 +1,12 @@
 /**
  * A database of its own for each test file, so runs never collide:
- * - TEST_DATABASE_URL set (CI): a fresh database `oi_test_<random>` on that server, dropped after;
+ * - TEST_DATABASE_URL set (CI): a fresh database `oi_test_<run>_<random>` on that server, dropped after;
  * - else a PostgreSQL started by testcontainers, where a container runtime answers;
  * - else the embedded PGlite in memory (said once in the output).
  */
 import { randomBytes } from "node:crypto";
 import knexFactory from "knex";
+import { databasePrefix } from "./test-run";
 
 export interface TestDatabase {
   url: string;
@@ -14,7 +15,7 @@ export interface TestDatabase {
 }
 
 async function createOn(serverUrl: string): Promise<TestDatabase> {
-  const name = `oi_test_${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`;
+  const name = `${databasePrefix()}${Date.now().toString(36)}_${randomBytes(3).toString("hex")}`;
   const admin = knexFactory({ client: "pg", connection: serverUrl, pool: { min: 0, max: 1 } });
   try {
     await admin.raw(`CREATE DATABASE ${name}`);

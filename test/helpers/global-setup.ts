@@ -1,5 +1,8 @@
-/** Says once which servers the integration and end-to-end tiers run against. */
+import { startTestRun } from "./test-run";
+
+/** Says once which servers the integration and end-to-end tiers run against; names the run. */
 export default async function globalSetup(): Promise<void> {
+  startTestRun();
   const db = process.env.TEST_DATABASE_URL;
   const nats = process.env.TEST_NATS_URL;
   if (db && nats) {

@@ -19,6 +19,7 @@ import net from "node:net";
 import path from "node:path";
 import type { ServiceName } from "../../shared/config";
 import { newEncryptionKeyEntry } from "../../shared/secret-box";
+import { namespacePrefix } from "./test-run";
 
 // Compiled (dist/test/helpers, as the failover bench runs it) sits one folder deeper.
 export const ROOT = path.resolve(__dirname, path.basename(path.resolve(__dirname, "../..")) === "dist" ? "../../.." : "../..");
@@ -31,7 +32,7 @@ export const LOG_DIR = path.join(ROOT, "test/artifacts/logs");
  * their own JetStream streams), never mixing with another file's processes or another run on
  * the same NATS server.
  */
-export const TEST_NAMESPACE = `oi-test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+export const TEST_NAMESPACE = `${namespacePrefix()}${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
 
 /**
  * The keys that encrypt stored webhook secrets (SECRETS_ENCRYPTION_KEYS, required on PostgreSQL),
