@@ -85,6 +85,29 @@ export function eventsAbout(entity: string): EventName[] {
 }
 
 /**
+ * Events the webhooks service raises itself about one subscription, for that subscription
+ * only: nobody subscribes to them, they travel on no channel, and they are delivered, signed,
+ * logged and retried like any other (docs/webhooks.md).
+ */
+export const SUBSCRIPTION_EVENTS = {
+  webhook_test: {
+    summary: "A test event, sent on request.",
+    meaning: "Sent by POST /api/v1/webhooks/{id}/test to that subscription only; the body names the subscription and when the test was asked for.",
+  },
+} as const satisfies Record<string, { summary: string; meaning: string }>;
+
+export type SubscriptionEventName = keyof typeof SUBSCRIPTION_EVENTS;
+
+/** Any event a delivery can carry: a domain event, or one about the subscription itself. */
+export type DeliveredEventName = EventName | SubscriptionEventName;
+
+export const SUBSCRIPTION_EVENT_NAMES = Object.keys(SUBSCRIPTION_EVENTS) as readonly SubscriptionEventName[];
+
+export function isSubscriptionEvent(event: string): event is SubscriptionEventName {
+  return Object.hasOwn(SUBSCRIPTION_EVENTS, event);
+}
+
+/**
  * What travels on a channel and what the outbox row becomes: the envelope of every domain
  * event. `data` is the entity's representation at the time of the event (the webhook body),
  * described by the declaration's `body` schema; its TypeScript type belongs to the producer.
