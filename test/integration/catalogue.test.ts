@@ -125,7 +125,7 @@ describe("catalogue service", () => {
       expect(ids).toHaveLength(300);
       const { result, queries } = await countQueries(t, () => t.call<PackagingJson[]>("catalogue.packagingsByIds", { ids }, null));
       expect(result.map((p) => p.id).sort((a, b) => a - b)).toEqual(made.map((p) => p.id).sort((a, b) => a - b));
-      expect(result.every((p) => p.product.taxes.length === 2)).toBe(true);
+      expect(result.filter((p) => p.product.taxes.length !== 2)).toEqual([]);
       // The packagings with their products in one query, all their taxes in another.
       expect(queries).toBe(2);
     });
