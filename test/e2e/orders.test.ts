@@ -6,6 +6,7 @@ import type { Order } from "../../services/orders/orders.representation";
 import { api, type ApiClient } from "../helpers/http";
 import { startCluster, type Cluster } from "../helpers/cluster";
 import { createApiWorld, partnerOrderBody, type ApiWorld } from "../helpers/api-fixtures";
+import { sampleTotalsByProcess } from "../helpers/process-metrics";
 
 let cluster: Cluster;
 let admin: ApiClient;
@@ -30,13 +31,27 @@ async function inBatches<T>(count: number, size: number, run: (i: number) => Pro
   return results;
 }
 
-describe("when 200 orders are created at once across two orders processes", () => {
-  it("then every one is 201 with its own code", async () => {
+/** How many orders each process that runs the orders service has created so far. */
+function ordersCreatedByEachProcess(): Promise<Record<string, number>> {
+  // The embedded fallback (no NATS) has one process, "gateway", running every service.
+  const ordersProcesses = cluster.processes.get(cluster.distributed ? "orders" : "gateway")!;
+  return sampleTotalsByProcess(ordersProcesses, "action_duration_seconds_count", { action: "orders.create", outcome: "ok" });
+}
+
+describe("when 200 orders are created at once, two orders processes sharing them (distributed mode)", () => {
+  it("then every one is 201 with its own code, and each orders process created some of them", async () => {
+    const before = await ordersCreatedByEachProcess();
     const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => partner.post<Order>("/api/v1/orders", partnerOrderBody(world, { externalId: `burst-${i}` }))));
     expect(answers.map((a) => a.status)).toEqual(Array(200).fill(201));
     const codes = answers.map((a) => a.body.code);
     expect(new Set(codes).size).toBe(200);
     for (const code of codes) expect(code).toMatch(/^ORD-\d{8}-\d{6}$/);
+
+    const after = await ordersCreatedByEachProcess();
+    const share = Object.entries(after).map(([name, total]) => ({ name, created: total - before[name] }));
+    expect(share).toHaveLength(cluster.distributed ? 2 : 1);
+    expect(share.filter((p) => p.created === 0)).toEqual([]);
+    expect(share.reduce((sum, p) => sum + p.created, 0)).toBe(200);
   });
 });
 

@@ -1,0 +1,31 @@
+/**
+ * One process's own count of something, read from its /metrics (Prometheus text format; values
+ * are per process, docs/operations.md "Metrics"). A test that runs several processes reads each
+ * one to show that the work really was shared, rather than trusting its title.
+ */
+import type { ServiceProcess } from "./processes";
+
+/** `name{a="1",b="2"} 7` → its name, labels and value. */
+function parseSample(line: string): { name: string; labels: Record<string, string>; value: number } | null {
+  const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+  if (!match) return null;
+  const labels = Object.fromEntries([...(match[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
+  return { name: match[1], labels, value: Number(match[3]) };
+}
+
+/** The sum of the samples named `name` whose labels include `labels` (0 when there is none yet). */
+export async function sampleTotal(target: ServiceProcess, name: string, labels: Record<string, string> = {}): Promise<number> {
+  const res = await fetch(`${target.baseUrl}/metrics`);
+  if (res.status !== 200) throw new Error(`${target.options.name}: /metrics answered ${res.status}`);
+  return (await res.text())
+    .split("\n")
+    .map(parseSample)
+    .filter((s) => s !== null && s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
+    .reduce((sum, s) => sum + s!.value, 0);
+}
+
+/** Each process's count, in the order given, as `{ process name: count }` so that a failure names the idle one. */
+export async function sampleTotalsByProcess(processes: ServiceProcess[], name: string, labels: Record<string, string> = {}): Promise<Record<string, number>> {
+  const totals = await Promise.all(processes.map((p) => sampleTotal(p, name, labels)));
+  return Object.fromEntries(processes.map((p, i) => [p.options.name, totals[i]]));
+}
