@@ -1,6 +1,8 @@
 /**
  * The per-client limit holds across gateway replicas: two gateways on one NATS, a client's
- * requests alternating between them, accept the limit once — not once per replica.
+ * requests alternating between them, accept the limit once — not once per replica. The two
+ * replicas are two brokers (nodes) in this test's process, each with its own HTTP server; the
+ * end-to-end tests run gateways as separate processes.
  */
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -31,7 +33,7 @@ async function untilOtherGatewayKnown(t: TestBroker): Promise<void> {
   }
 }
 
-describeWithNats("rate limiting across two gateway replicas", () => {
+describeWithNats("rate limiting across two gateway replicas (two brokers in this process, on one NATS)", () => {
   let first: TestBroker;
   let second: TestBroker;
 
