@@ -18,6 +18,7 @@ import { answerClientErrors } from "./client-errors";
 import { answerMethodSemantics } from "./http-methods";
 import { HttpObserver } from "./http-observer";
 import { docsRoutes } from "./openapi/docs-routes";
+import { portalRoutes } from "./portal-routes";
 import { PrincipalCache } from "./principal-cache";
 import { probeRoutes } from "./probe-route";
 import { toProblem } from "./problem";
@@ -132,6 +133,8 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
         ...probeRoutes(),
         // /api/v1/openapi.json and /docs (Swagger UI): the public API reference, no authentication.
         ...docsRoutes(),
+        // /portal: the subscriber portal, a page that calls /api/v1 with the key typed into it.
+        ...portalRoutes(),
       ]),
       onError(req: Req, res: ServerResponse, err: unknown) {
         const problem = toProblem(err, (req.originalUrl ?? req.url ?? "").split("?")[0]);

@@ -7,7 +7,7 @@
  * - HEAD on a path with a GET: the GET, whose body Node's response drops (it was created for a HEAD);
  * - a known path with another method: 405 with `Allow`.
  *
- * `Allow` is derived from gateway/routes.ts ROUTES (plus the GET-only probe and docs paths), the
+ * `Allow` is derived from gateway/routes.ts ROUTES (plus the GET-only probe, docs and portal paths), the
  * one table. Paths are matched case-sensitively, like the routes themselves.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -15,12 +15,13 @@ import { MethodNotAllowedError } from "../shared/errors";
 import { PROBE_PATHS } from "../shared/probes";
 import { DOCS_PATH } from "./openapi/docs-routes";
 import { OPENAPI_PATH } from "./openapi/document";
+import { PORTAL_PATH } from "./portal-paths";
 import { API_PREFIX, ROUTES } from "./routes";
 
 const METHOD_ORDER = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 /** The paths outside the API table, all read-only. */
-const GET_ONLY_PATHS = [...PROBE_PATHS, OPENAPI_PATH, DOCS_PATH, `${DOCS_PATH}/:asset`];
+const GET_ONLY_PATHS = [...PROBE_PATHS, OPENAPI_PATH, DOCS_PATH, `${DOCS_PATH}/:asset`, PORTAL_PATH, `${PORTAL_PATH}/:asset`];
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

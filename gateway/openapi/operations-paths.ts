@@ -1,15 +1,16 @@
 /**
  * The paths the gateway serves outside the route table, in the main document under the tag
  * "operations": the probes (/healthz, /readyz, /metrics: shared/probes.ts), the API reference
- * (/docs, its assets, /api/v1/openapi.json). None needs an API key (`security: []`) and none is
- * rate limited. One document, so that "every path the gateway answers is documented" is one
- * check (test/unit/openapi-agreement.test.ts).
+ * (/docs, its assets, /api/v1/openapi.json) and the subscriber portal (/portal, its assets).
+ * None needs an API key (`security: []`) and none is rate limited. One document, so that "every
+ * path the gateway answers is documented" is one check (test/unit/openapi-agreement.test.ts).
  */
 import { PROBE_PATHS, type ProbePath } from "../../shared/probes";
 import { ref } from "./components";
+import { PORTAL_ASSET_TYPES, PORTAL_PATH } from "../portal-paths";
 import { DOCS_ASSET_TYPES, DOCS_PATH } from "./docs-paths";
 
-export const OPERATIONS_TAG = { name: "operations", description: "Probes, metrics and this reference: no API key, no rate limit." };
+export const OPERATIONS_TAG = { name: "operations", description: "Probes, metrics, this reference and the subscriber portal: no API key, no rate limit." };
 
 type Operation = Record<string, unknown>;
 
@@ -70,8 +71,37 @@ function docsOperations(): Record<string, Record<string, Operation>> {
         responses: {
           "200": {
             description: "The file.",
-            content: Object.fromEntries([...new Set(Object.values(DOCS_ASSET_TYPES).map((type) => type.split(";")[0]))].map((type) => [type, { schema: { type: "string" } }])),
+            content: fileContent(DOCS_ASSET_TYPES),
           },
+          "404": ref("responses", "NotFound"),
+        },
+      },
+    },
+  };
+}
+
+/** The media types of a set of files, each with a string schema. */
+function fileContent(types: Record<string, string>): Record<string, unknown> {
+  return Object.fromEntries([...new Set(Object.values(types).map((type) => type.split(";")[0]))].map((type) => [type, { schema: { type: "string" } }]));
+}
+
+function portalOperations(): Record<string, Record<string, Operation>> {
+  return {
+    [PORTAL_PATH]: {
+      get: {
+        operationId: "portalPage",
+        summary: "The subscriber portal: a page where a client signs in with its API key to see and manage its webhooks.",
+        description: "It calls only this public API with the key typed into it, which stays in the page's memory. The page is served with a Content-Security-Policy allowing only its own script and style (Trusted Types required), `X-Content-Type-Options: nosniff` and `Referrer-Policy: no-referrer`.",
+        responses: { "200": { description: "The page.", content: { "text/html": { schema: { type: "string" } } } } },
+      },
+    },
+    [`${PORTAL_PATH}/{asset}`]: {
+      get: {
+        operationId: "portalAsset",
+        summary: "A file of the subscriber portal (script, style).",
+        parameters: [{ name: "asset", in: "path", required: true, schema: { enum: Object.keys(PORTAL_ASSET_TYPES) } }],
+        responses: {
+          "200": { description: "The file.", content: fileContent(PORTAL_ASSET_TYPES) },
           "404": ref("responses", "NotFound"),
         },
       },
@@ -108,7 +138,7 @@ export function operationsPaths(openApiPath: string): Record<string, Record<stri
   });
   const paths: Record<string, Record<string, Operation>> = {};
   for (const path of PROBE_PATHS) paths[path] = { get: open(PROBES[path]) };
-  for (const [path, item] of Object.entries(docsOperations())) paths[path] = { get: open(item.get) };
+  for (const [path, item] of Object.entries({ ...docsOperations(), ...portalOperations() })) paths[path] = { get: open(item.get) };
   paths[openApiPath] = { get: open(openApiOperation()) };
   return paths;
 }

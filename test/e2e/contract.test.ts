@@ -86,11 +86,12 @@ describe("the API keeps its OpenAPI contract", () => {
     expect(body.openapi).toBe("3.1.0");
   });
 
-  it("when the probes and the browser reference are fetched without a key, then each answers as the operations tag documents", async () => {
-    for (const path of ["/healthz", "/readyz", "/metrics", "/docs", "/docs/init.js", "/docs/swagger-ui.css"]) {
+  it("when the probes, the browser reference and the portal are fetched without a key, then each answers as the operations tag documents", async () => {
+    for (const path of ["/healthz", "/readyz", "/metrics", "/docs", "/docs/init.js", "/docs/swagger-ui.css", "/portal", "/portal/portal.js", "/portal/portal.css"]) {
       expect({ path, status: (await anonymous.get(path)).status }).toEqual({ path, status: 200 });
     }
     expect((await anonymous.get("/docs/not-an-asset")).status).toBe(404);
+    expect((await anonymous.get("/portal/not-an-asset")).status).toBe(404);
   });
 
   it("when the admin creates a back-office and a partner client, then each answers 201 with its key, and clients can be read", async () => {
