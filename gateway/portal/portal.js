@@ -245,14 +245,14 @@
   function showHealth(subscription, deliveries) {
     const list = $("health");
     list.replaceChildren();
-    const add = (name, value, className) => {
+    const add = (name, value, asBadge = false) => {
       list.append(element("dt", name));
       const dd = element("dd");
-      if (className) badge(dd, value);
+      if (asBadge) badge(dd.appendChild(element("span", undefined, "badge")), value);
       else dd.textContent = value;
       list.append(dd);
     };
-    add("state", stateOf(subscription), "badge");
+    add("state", stateOf(subscription), true);
     const skip = new Set(["id", "event", "url", "status", "enabled", "key", "secret"]);
     for (const [name, value] of Object.entries(subscription)) {
       if (!skip.has(name)) add(label(name), formatValue(name, value));
@@ -393,7 +393,8 @@
     const since = new Date($("recover-since").value);
     if (Number.isNaN(since.getTime())) return say("Choose the time to recover from.", "error");
     const subscriptionId = selected.id;
-    let { data: recovery } = await call("POST", `/webhooks/${subscriptionId}/recover`, { since: since.toISOString() });
+    const all = $("recover-all").checked;
+    let { data: recovery } = await call("POST", `/webhooks/${subscriptionId}/recover`, { since: since.toISOString(), ...(all ? { all } : {}) });
     const mine = generation;
     showRecovery(recovery);
     // It runs in the background: follow it, then show what it queued.

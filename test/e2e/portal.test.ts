@@ -145,6 +145,23 @@ describeWithBrowser("the subscriber portal in a browser", () => {
     await page.screenshot({ path: path.join(ARTIFACTS, "portal.png"), fullPage: true });
   }, 60_000);
 
+  it("when the client sends a test event, then a webhook_test delivery reaches the receiver and shows in the page with its attempt", async () => {
+    await page.locator("#send-test").click();
+    const test = page.locator(".delivery", { has: page.locator(".event", { hasText: "webhook_test" }) });
+    await test.locator(".attempts li").first().waitFor({ timeout: 20_000 });
+    await expect(test.locator(".status").textContent()).resolves.toBe("succeeded");
+    expect(receiver.received.filter((r) => r.headers["x-webhook-event"] === "webhook_test")).toHaveLength(1);
+  }, 30_000);
+
+  it("when the client recovers the last day, succeeded ones too, then the recovery is followed to its end and both deliveries are sent again", async () => {
+    const before = receiver.received.length;
+    await page.locator("#recover-all").check();
+    await page.locator("#recover button[type=submit]").click();
+    // The order's delivery and the test event's: both in the window, both queued again.
+    await page.locator("#recover-progress", { hasText: /^Recovery #\d+: done, 2 of 2 / }).waitFor({ timeout: 20_000 });
+    await receiver.waitFor((received) => received.length >= before + 2, 20_000);
+  }, 30_000);
+
   it("when the client rotates the secret, then the new key and secret are shown once, and gone after signing out", async () => {
     page.once("dialog", (dialog) => dialog.accept());
     await page.locator("#rotate").click();
