@@ -32,7 +32,7 @@ export const ContactReference = {
 
 export const PackagingReference = {
   type: "object",
-  description: "A packaging a partner may order, under the partner's own reference (interface §2.7).",
+  description: "A packaging a partner may order, under the partner's own reference (docs/interface.md §2.7).",
   required: ["id", "externalReference", "active", "label", "packaging"],
   properties: {
     id: { type: "integer", description: "Identifier to use when ordering this packaging reference (`items[].internalReferenceId`)." },

@@ -19,7 +19,7 @@ export interface IdParams {
   id: number;
 }
 
-/** Body of POST /contact_references (interface §2.6): the same rules crm applies to a contact. */
+/** Body of POST /contact_references (docs/interface.md §2.6): the same rules crm applies to a contact. */
 const contactReferenceBody = {
   contact: {
     type: "object",

@@ -1,6 +1,6 @@
 /**
  * The block the demo start prints once: where the API is, the two demo keys (shown only
- * here), and one ready-to-paste `curl` per client kind that creates an order (interface §2.1).
+ * here), and one ready-to-paste `curl` per client kind that creates an order (docs/interface.md §2.1).
  */
 import { DEMO_ADDRESS } from "./demo-data";
 
