@@ -4,11 +4,20 @@
 import { EVENTS, type EventName } from "../../shared/events";
 import { pageParams, type PageQuery } from "../../shared/paging";
 import { BIGINT_ID_MAX, optional, pathId } from "../../shared/params";
+import { SIGNATURE_SCHEMES, type SignatureScheme } from "./webhooks.signing";
 
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "refused", "cancelled"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
 
 const id = pathId("webhook");
+
+function signatureRule(description: string) {
+  return optional({
+    type: "enum", values: [...SIGNATURE_SCHEMES],
+    messages: { enumValue: `Must be one of ${SIGNATURE_SCHEMES.join(", ")}.` },
+    jsonSchemaAlso: { description },
+  });
+}
 
 export const availableParams = { $$strict: true } as const;
 
@@ -25,10 +34,12 @@ export const subscribeParams = {
       description: "An `https://` URL whose host resolves to a public address (an operator may allow `http://` and private addresses for development).",
     },
   },
+  signature: signatureRule("How requests are signed: `hmac` (the default) or `ed25519`, which adds a `v1a` signature verified with the subscription's `publicKey`."),
 } as const;
 export interface SubscribeParams {
   event: EventName;
   url: string;
+  signature?: SignatureScheme;
 }
 
 export const listParams = { $$strict: true, ...pageParams } as const;
@@ -55,4 +66,42 @@ export const redeliverParams = { $$strict: true, id, deliveryId: pathId("deliver
 export interface RedeliverParams {
   id: number;
   deliveryId: number;
+}
+
+export const rotateParams = {
+  $$strict: true,
+  id,
+  signature: signatureRule("Switch the signature scheme with this rotation; left out, the subscription keeps its scheme (an `ed25519` one gets a new key pair)."),
+} as const;
+export interface RotateParams {
+  id: number;
+  signature?: SignatureScheme;
+}
+
+/** RFC 3339 with a time zone, e.g. `2026-05-01T00:00:00Z`. */
+const timestamp = (description: string) => ({
+  type: "string",
+  pattern: /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,6})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/,
+  messages: { stringPattern: "Must be an RFC 3339 date-time with a time zone, e.g. 2026-05-01T00:00:00Z." },
+  jsonSchemaAlso: { format: "date-time", description },
+}) as const;
+
+export const recoverParams = {
+  $$strict: true,
+  id,
+  since: timestamp("Deliveries created at or after this time are recovered."),
+  until: optional(timestamp("Deliveries created before this time are recovered; left out, up to when the recovery is asked for.")),
+  all: optional({ type: "boolean", jsonSchemaAlso: { description: "`true`: every delivery of the window, the successful ones too; by default only those that did not succeed." } }),
+} as const;
+export interface RecoverParams {
+  id: number;
+  since: string;
+  until?: string;
+  all?: boolean;
+}
+
+export const recoveryParams = { $$strict: true, id, recoveryId: pathId("recovery", BIGINT_ID_MAX) } as const;
+export interface RecoveryParams {
+  id: number;
+  recoveryId: number;
 }

@@ -8,26 +8,29 @@ import type { Knex } from "knex";
 
 const PAGE = 500;
 
-interface StoredSecrets {
-  id: number;
-  key: string;
-  secret: string;
-}
+/** The sealed columns the encryption migration knew: it keeps rewriting exactly these. */
+export const FIRST_SEALED_COLUMNS = ["key", "secret"] as const;
+/** Every sealed column of a subscription today (`npm run -s cli -- secrets reencrypt`). */
+export const SEALED_COLUMNS = [...FIRST_SEALED_COLUMNS, "previous_key", "previous_secret", "previous_signing_key", "signing_key"] as const;
+
+type StoredSecrets = { id: number } & Record<string, string | null>;
 
 /**
- * Applies `rewrite` to the key and secret of every subscription, page by page, and returns how
+ * Applies `rewrite` to the sealed `columns` of every subscription, page by page, and returns how
  * many rows changed. A row rotated meanwhile is left as the rotation wrote it.
  */
-export async function rewriteStoredSecrets(db: Knex, rewrite: (stored: string) => string): Promise<number> {
+export async function rewriteStoredSecrets(
+  db: Knex, rewrite: (stored: string) => string, columns: readonly string[] = FIRST_SEALED_COLUMNS,
+): Promise<number> {
   let changed = 0;
   for (let after = 0; ;) {
     const rows = (await db("webhooks.subscriptions").where("id", ">", after).orderBy("id").limit(PAGE)
-      .select("id", "key", "secret")) as StoredSecrets[];
+      .select("id", ...columns)) as StoredSecrets[];
     if (rows.length === 0) return changed;
-    for (const row of rows) {
-      const next = { key: rewrite(row.key), secret: rewrite(row.secret) };
-      if (next.key === row.key && next.secret === row.secret) continue;
-      const updated = await db("webhooks.subscriptions").where({ id: row.id, key: row.key, secret: row.secret }).update(next);
+    for (const { id, ...stored } of rows) {
+      const next = Object.fromEntries(Object.entries(stored).map(([column, value]) => [column, value === null ? null : rewrite(value)]));
+      if (columns.every((column) => next[column] === stored[column])) continue;
+      const updated = await db("webhooks.subscriptions").where({ id, ...stored }).update(next);
       changed += Number(updated) > 0 ? 1 : 0;
     }
     after = rows[rows.length - 1].id;

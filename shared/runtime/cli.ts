@@ -20,7 +20,7 @@ import { describeDatabaseUrl } from "./database-setup";
 import { errorText } from "./error-text";
 import { closeDatabase, openDatabase } from "../db";
 import { secretBoxFor } from "../secrets-keyring";
-import { rewriteStoredSecrets } from "../../services/webhooks/webhooks.secrets-at-rest";
+import { rewriteStoredSecrets, SEALED_COLUMNS } from "../../services/webhooks/webhooks.secrets-at-rest";
 
 const USAGE = `Usage: npm run -s cli -- <command> [options]
 
@@ -115,7 +115,7 @@ async function reencryptSecrets(): Promise<void> {
   const box = secretBoxFor(cfg);
   const db = openDatabase(cfg.databaseUrl, 1);
   try {
-    const changed = await rewriteStoredSecrets(db, (stored) => box.reseal(stored));
+    const changed = await rewriteStoredSecrets(db, (stored) => box.reseal(stored), SEALED_COLUMNS);
     console.log(`Re-encrypted ${changed} webhook subscription(s) with the key "${box.currentKeyId}".`);
   } finally {
     await closeDatabase();

@@ -237,6 +237,13 @@ describe("the API keeps its OpenAPI contract", () => {
     expect(deliveries.body.length).toBeGreaterThan(0);
     const redelivered = await backoffice.post<Delivery>(`/api/v1/webhooks/${ids.subscription}/deliveries/${deliveries.body[0].id}/redeliver`);
     expect(redelivered.status).toBe(202);
+
+    const tested = await backoffice.post<Delivery>(`/api/v1/webhooks/${ids.subscription}/test`);
+    expect(tested.status).toBe(202);
+    expect(tested.body.event).toBe("webhook_test");
+    const recovery = await backoffice.post<{ id: number }>(`/api/v1/webhooks/${ids.subscription}/recover`, { since: new Date(Date.now() - 3600_000).toISOString() });
+    expect(recovery.status).toBe(202);
+    expect((await backoffice.get(`/api/v1/webhooks/${ids.subscription}/recoveries/${recovery.body.id}`)).status).toBe(200);
   });
 
   describe("when requests go wrong, then each problem keeps the contract", () => {

@@ -116,7 +116,7 @@ describe("the OpenAPI document", () => {
     const validated = webhooks.sales_order_validated.post;
     expect(validated.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Order" });
     expect(validated.parameters.map((p: { name: string }) => p.name)).toEqual(
-      ["X-WEBHOOK-EVENT", "X-WEBHOOK-KEY", "User-Agent", "webhook-id", "webhook-timestamp", "webhook-signature"],
+      ["X-WEBHOOK-EVENT", "X-WEBHOOK-KEY", "X-WEBHOOK-PREVIOUS-KEY", "User-Agent", "webhook-id", "webhook-timestamp", "webhook-signature"],
     );
     expect(webhooks.contact_reference_created.post.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ContactReference" });
   });

@@ -1,0 +1,85 @@
+/**
+ * Recovery after an outage (POST /api/v1/webhooks/{id}/recover): a job row per request, worked
+ * on in the background by whichever webhooks replica claims it first. It walks the window's
+ * deliveries by id in short batches, queues again those that did not succeed (or all), and
+ * records how far it got, so its progress can be read and a replica that dies mid-way leaves
+ * the rest to another once its lease ends. The deliveries themselves go out through the
+ * dispatcher like any other.
+ */
+import type { Knex } from "knex";
+import type { Service } from "moleculer";
+import { WakeableSleep } from "../../shared/wakeable-sleep";
+import * as repo from "./webhooks.repository";
+
+/** Deliveries looked at per transaction: short enough to hold no lock for long. */
+const BATCH = 500;
+/** A claim lasts this long past each batch; only a replica that died lets it run out. */
+const LEASE_MS = 30_000;
+
+export interface RecovererOptions {
+  db: Knex;
+  logger: Service["logger"];
+  intervalMs: number;
+  /** Deliveries were queued again: the dispatcher should look now. */
+  queued(): void;
+}
+
+export class Recoverer {
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private readonly sleep = new WakeableSleep();
+
+  constructor(private readonly opts: RecovererOptions) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.sleep.wake();
+    await this.loop;
+  }
+
+  /** A recovery was asked for: look now rather than at the next round. */
+  wake(): void {
+    this.sleep.wake();
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      try {
+        const claimed = await repo.claimRecovery(this.opts.db, LEASE_MS);
+        if (claimed) {
+          await this.work(claimed);
+          continue;
+        }
+      } catch (err) {
+        this.opts.logger.warn(`Webhook recovery: will try again: ${(err as Error).message}`);
+      }
+      if (this.running) await this.sleep.sleep(this.opts.intervalMs);
+    }
+  }
+
+  /** Batch after batch until the window is done, the claim is lost, or the process stops (the lease then hands it on). */
+  private async work(recovery: repo.RecoveryRow): Promise<void> {
+    while (this.running) {
+      const step = await repo.recoverNextBatch(this.opts.db, recovery, BATCH, LEASE_MS);
+      if (!step) return;
+      if (step.queued > 0) this.opts.queued();
+      if (step.done) {
+        this.opts.logger.info({ recoveryId: recovery.id, subscriptionId: recovery.subscription_id }, "webhook recovery done");
+        return;
+      }
+    }
+  }
+}
+
+/** Whether an unfinished recovery is the one this request asks for (then it is answered again). */
+export function sameRecoveryRequest(row: repo.RecoveryRow, asked: repo.RecoveryRequest): boolean {
+  return row.since.getTime() === asked.since.getTime()
+    && (row.requested_until?.getTime() ?? null) === (asked.until?.getTime() ?? null)
+    && row.all_deliveries === asked.all;
+}

@@ -1,0 +1,36 @@
+/**
+ * A test event on demand (POST /api/v1/webhooks/{id}/test): recorded as an event about the
+ * subscription with one delivery to it, so it goes the real way — claimed by a dispatcher,
+ * signed, logged, retried, listed in the deliveries — and only that subscription receives it.
+ */
+import { randomUUID } from "node:crypto";
+import type { Knex } from "knex";
+import { TEST_EVENT } from "../../shared/events";
+import { currentRequestId } from "../../shared/request-context";
+import * as repo from "./webhooks.repository";
+
+/** The body of a test event: what it is for, and which subscription asked for it. */
+export interface TestEventBody {
+  test: true;
+  subscriptionId: number;
+  /** The event the subscription receives otherwise. */
+  event: string;
+  url: string;
+  requestedAt: string;
+}
+
+export function testEventBody(subscription: repo.SubscriptionRow, requestedAt: Date): TestEventBody {
+  return { test: true, subscriptionId: subscription.id, event: subscription.event, url: subscription.url, requestedAt: requestedAt.toISOString() };
+}
+
+/** Queues a test delivery to this subscription; returns the delivery's id. */
+export async function queueTestEvent(db: Knex, subscription: repo.SubscriptionRow): Promise<number> {
+  return repo.insertSubscriptionEvent(db, {
+    // Unique like a domain event's `<schema>-<outbox id>`, and never mistaken for one.
+    id: `${TEST_EVENT}-${randomUUID()}`,
+    event: TEST_EVENT,
+    subscription,
+    body: JSON.stringify(testEventBody(subscription, new Date())),
+    requestId: currentRequestId() ?? null,
+  });
+}
