@@ -45,8 +45,13 @@ export const ROUTES: Route[] = [
   { method: "GET", path: "/webhooks/:id", action: "webhooks.get" },
   { method: "DELETE", path: "/webhooks/:id", action: "webhooks.unsubscribe" },
   { method: "POST", path: "/webhooks/:id/rotate", action: "webhooks.rotate" },
+  { method: "POST", path: "/webhooks/:id/enable", action: "webhooks.enable" },
+  { method: "GET", path: "/webhooks/:id/stats", action: "webhooks.stats" },
   { method: "GET", path: "/webhooks/:id/deliveries", action: "webhooks.deliveries" },
   { method: "POST", path: "/webhooks/:id/deliveries/:deliveryId/redeliver", action: "webhooks.redeliver" },
+  { method: "POST", path: "/webhooks/:id/test", action: "webhooks.sendTest" },
+  { method: "POST", path: "/webhooks/:id/recover", action: "webhooks.recover" },
+  { method: "GET", path: "/webhooks/:id/recoveries/:recoveryId", action: "webhooks.recovery" },
   // API clients (admin)
   { method: "POST", path: "/clients", action: "clients.create" },
   { method: "GET", path: "/clients", action: "clients.list" },

@@ -12,6 +12,16 @@ export const ALL_SERVICES = ["gateway", "clients", "crm", "catalogue", "referenc
 export type ServiceName = (typeof ALL_SERVICES)[number];
 
 type VariableType = "string" | "integer" | "boolean" | "list";
+
+/** A duration as the retention and health variables take it: a whole number and a unit (ms, s, m, h, d). */
+const DURATION_PATTERN = /^\d+(ms|s|m|h|d)$/;
+const DURATION_UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** Milliseconds of a duration that matched DURATION_PATTERN. */
+export function durationMs(text: string): number {
+  const [, amount, unit] = /^(\d+)(ms|s|m|h|d)$/.exec(text) ?? [];
+  return Number(amount) * DURATION_UNIT_MS[unit as keyof typeof DURATION_UNIT_MS];
+}
 interface Variable {
   type: VariableType;
   default?: string;
@@ -63,6 +73,18 @@ export const VARIABLES = {
   WEBHOOK_ENDPOINT_CONCURRENCY: { type: "integer", default: "10",
     description: "Attempts one dispatcher has in flight to one endpoint (URL origin) at most; 1 while that endpoint's last attempt timed out.", rule: { min: 1, max: 1000 } },
   WEBHOOK_DISPATCH_INTERVAL_MS: { type: "integer", default: "250", description: "How often an idle dispatcher looks for due deliveries.", rule: { min: 10 } },
+  WEBHOOK_SECRET_OVERLAP: { type: "string", default: "24h",
+    description: "After a rotation, the replaced secret (and key, and Ed25519 key) still signs beside the new one for this long; a duration such as 1h, 24h, 0s.", rule: { pattern: DURATION_PATTERN } },
+  WEBHOOK_RETRY_AFTER_MAX: { type: "string", default: "1h",
+    description: "Longest wait a receiver's Retry-After (with 429 or 503) may impose on its endpoint; a duration such as 90s, 30m, 1h.", rule: { pattern: DURATION_PATTERN } },
+  WEBHOOK_DISABLE_AFTER: { type: "string", default: "5d",
+    description: "A subscription whose every attempt failed for this long is disabled (its owner is told by webhook_endpoint_disabled); a duration such as 12h, 5d.", rule: { pattern: DURATION_PATTERN } },
+  WEBHOOK_RETENTION: { type: "string", default: "30d",
+    description: "Webhook events, deliveries and attempts are pruned once settled (succeeded, failed, refused, cancelled) for this long; a duration such as 30d.", rule: { pattern: DURATION_PATTERN } },
+  OUTBOX_RETENTION: { type: "string", default: "7d",
+    description: "Outbox rows are pruned once published this long ago (each service prunes its own outbox); a duration such as 7d.", rule: { pattern: DURATION_PATTERN } },
+  RETENTION_INTERVAL: { type: "string", default: "1h",
+    description: "How often pruning runs: once per interval across all replicas of a service, in batches of 1,000 rows; a duration such as 1h.", rule: { pattern: DURATION_PATTERN } },
 } as const satisfies Record<string, Variable>;
 
 export type VariableName = keyof typeof VARIABLES;
@@ -99,7 +121,19 @@ export interface Config {
     dispatchBatch: number;
     endpointConcurrency: number;
     dispatchIntervalMs: number;
+    /** WEBHOOK_SECRET_OVERLAP */
+    secretOverlapMs: number;
+    /** WEBHOOK_RETRY_AFTER_MAX */
+    retryAfterMaxMs: number;
+    /** WEBHOOK_DISABLE_AFTER */
+    disableAfterMs: number;
+    /** WEBHOOK_RETENTION */
+    retentionMs: number;
   };
+  /** OUTBOX_RETENTION */
+  outboxRetentionMs: number;
+  /** RETENTION_INTERVAL */
+  retentionIntervalMs: number;
 }
 
 export class ConfigError extends Error {
@@ -204,7 +238,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, defaults: Parti
       dispatchBatch: raw.WEBHOOK_DISPATCH_BATCH as number,
       endpointConcurrency: raw.WEBHOOK_ENDPOINT_CONCURRENCY as number,
       dispatchIntervalMs: raw.WEBHOOK_DISPATCH_INTERVAL_MS as number,
+      secretOverlapMs: durationMs(String(raw.WEBHOOK_SECRET_OVERLAP)),
+      retryAfterMaxMs: durationMs(String(raw.WEBHOOK_RETRY_AFTER_MAX)),
+      disableAfterMs: durationMs(String(raw.WEBHOOK_DISABLE_AFTER)),
+      retentionMs: durationMs(String(raw.WEBHOOK_RETENTION)),
     },
+    outboxRetentionMs: durationMs(String(raw.OUTBOX_RETENTION)),
+    retentionIntervalMs: durationMs(String(raw.RETENTION_INTERVAL)),
   };
 }
 

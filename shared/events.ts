@@ -68,6 +68,14 @@ export const DOMAIN_EVENTS = {
     summary: "A partner registered a new contact reference.",
     meaning: "A partner's contact reference was created; the body is the reference as GET /api/v1/contact_references/{id} returns it.",
   },
+  webhook_endpoint_disabled: {
+    channel: "webhook_endpoint.disabled",
+    producer: "webhooks",
+    entity: "webhook_endpoint",
+    body: "Subscription",
+    summary: "One of your webhook subscriptions was disabled.",
+    meaning: "One of your webhook subscriptions was disabled (its endpoint answered 410 Gone, or every attempt failed for WEBHOOK_DISABLE_AFTER); sent to your other active subscriptions to this event; the body is the subscription as GET /api/v1/webhooks/{id} returns it.",
+  },
 } as const satisfies Record<string, DomainEventDeclaration>;
 
 export type EventName = keyof typeof DOMAIN_EVENTS;
@@ -102,6 +110,9 @@ export type SubscriptionEventName = keyof typeof SUBSCRIPTION_EVENTS;
 export type DeliveredEventName = EventName | SubscriptionEventName;
 
 export const SUBSCRIPTION_EVENT_NAMES = Object.keys(SUBSCRIPTION_EVENTS) as readonly SubscriptionEventName[];
+
+/** The event of POST /api/v1/webhooks/{id}/test. */
+export const TEST_EVENT: SubscriptionEventName = "webhook_test";
 
 export function isSubscriptionEvent(event: string): event is SubscriptionEventName {
   return Object.hasOwn(SUBSCRIPTION_EVENTS, event);

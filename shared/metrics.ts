@@ -8,6 +8,12 @@
  * - `outbox_lag_seconds` — age of the oldest unsent outbox row per schema, sampled at scrape.
  * - `webhook_delivery_attempts_total`, `webhook_delivery_attempt_duration_seconds` — by outcome;
  *   the webhooks dispatcher calls `observeWebhookAttempt` once per attempt.
+ * - `retention_rows_pruned_total` — rows removed by the retention jobs, by table (`<schema>.<table>`).
+ * - `webhook_subscriptions` (by state: healthy, failing, disabled), `webhook_deliveries_pending`,
+ *   `webhook_oldest_pending_delivery_age_seconds`, and per-subscription figures only for the
+ *   few worst (`webhook_subscription_failing_seconds`, label `rank` 1..5, never the subscription
+ *   id, so the label set stays bounded however many subscriptions there are); sampled at scrape
+ *   from the database, so every webhooks replica reports the same values.
  * - `db_pool_connections` (used, free, pending), `db_pool_max_connections` — sampled at scrape.
  * - the process defaults of prom-client (CPU, memory, event loop lag, GC).
  */
@@ -74,6 +80,76 @@ const webhookAttemptDuration = new Histogram({
   buckets: WEBHOOK_BUCKETS,
   registers: [registry],
 });
+
+const rowsPruned = new Counter({
+  name: "retention_rows_pruned_total",
+  help: "Rows removed by the retention jobs, by table (<schema>.<table>).",
+  labelNames: ["table"] as const,
+  registers: [registry],
+});
+
+/** Rows a retention job removed from one table. */
+export function countPrunedRows(table: string, rows: number): void {
+  if (rows > 0) rowsPruned.inc({ table }, rows);
+}
+
+/** What the webhooks service reports at each scrape (webhooks.health.ts). */
+export interface WebhookHealthFigures {
+  subscriptions: { healthy: number; failing: number; disabled: number };
+  pendingDeliveries: number;
+  oldestPendingAgeSeconds: number;
+  /** Seconds each of the longest-failing subscriptions has failed, longest first (at most WORST_RANKS). */
+  worstFailingSeconds: number[];
+}
+
+/** How many of the longest-failing subscriptions get a `rank` series. */
+export const WORST_RANKS = 5;
+
+const webhookSubscriptions = new Gauge({
+  name: "webhook_subscriptions",
+  help: "Webhook subscriptions by state: healthy, failing (its latest attempts all failed), disabled; sampled at scrape.",
+  labelNames: ["state"] as const,
+  registers: [registry],
+});
+const webhookPending = new Gauge({ name: "webhook_deliveries_pending", help: "Webhook deliveries waiting to be sent (the backlog); sampled at scrape.", registers: [registry] });
+const webhookOldestPending = new Gauge({
+  name: "webhook_oldest_pending_delivery_age_seconds",
+  help: "Age of the oldest pending webhook delivery (0 when none); sampled at scrape.",
+  registers: [registry],
+});
+const webhookWorstFailing = new Gauge({
+  name: "webhook_subscription_failing_seconds",
+  help: `How long each of the ${WORST_RANKS} longest-failing subscriptions has failed every attempt, by rank (1 = longest); sampled at scrape.`,
+  labelNames: ["rank"] as const,
+  registers: [registry],
+});
+
+function reportWebhookHealth(f: WebhookHealthFigures): void {
+  for (const [state, count] of Object.entries(f.subscriptions)) webhookSubscriptions.set({ state }, count);
+  webhookPending.set(f.pendingDeliveries);
+  webhookOldestPending.set(f.oldestPendingAgeSeconds);
+  webhookWorstFailing.reset();
+  f.worstFailingSeconds.slice(0, WORST_RANKS).forEach((seconds, i) => webhookWorstFailing.set({ rank: String(i + 1) }, seconds));
+}
+
+let webhookHealthSource: (() => Promise<WebhookHealthFigures>) | null = null;
+
+/** The webhooks service of this process hands in how to read its figures; returns the undo. */
+export function reportWebhookHealthFrom(source: () => Promise<WebhookHealthFigures>): () => void {
+  webhookHealthSource = source;
+  return () => {
+    if (webhookHealthSource === source) webhookHealthSource = null;
+  };
+}
+
+async function sampleWebhookHealth(): Promise<void> {
+  if (!webhookHealthSource) return;
+  try {
+    reportWebhookHealth(await webhookHealthSource());
+  } catch {
+    // An unreachable database shows in /readyz; a scrape still answers with what it has.
+  }
+}
 
 new Gauge({
   name: "db_pool_connections",
@@ -159,6 +235,6 @@ async function sampleOutboxLag(broker: ServiceBroker): Promise<void> {
 
 /** The text exposition of every metric, after sampling what is sampled at scrape. */
 export async function renderMetrics(broker: ServiceBroker): Promise<{ contentType: string; body: string }> {
-  await sampleOutboxLag(broker);
+  await Promise.all([sampleOutboxLag(broker), sampleWebhookHealth()]);
   return { contentType: registry.contentType, body: await registry.metrics() };
 }

@@ -21,7 +21,9 @@ import type { Knex } from "knex";
 import type { Service, ServiceBroker, ServiceSchema } from "moleculer";
 import { config } from "./config";
 import { channelOf, type DomainEvent } from "./events";
-import { claimUnpublished, onEventsCommitted, settleClaim, type Claim } from "./outbox";
+import { countPrunedRows } from "./metrics";
+import { claimUnpublished, onEventsCommitted, pruneSentEvents, settleClaim, type Claim } from "./outbox";
+import { PeriodicJob, pruneInBatches } from "./periodic-job";
 import { WakeableSleep } from "./wakeable-sleep";
 import "./types";
 
@@ -149,7 +151,28 @@ export class OutboxRelay {
 }
 
 /** The service the mixin is part of: databaseMixin gave it `db`. */
-type RelayHost = Service & { db: Knex; outboxRelay?: OutboxRelay };
+type RelayHost = Service & { db: Knex; outboxRelay?: OutboxRelay; outboxRetention?: PeriodicJob };
+
+/**
+ * Sent rows are kept OUTBOX_RETENTION (to look into what was published), then pruned, once per
+ * RETENTION_INTERVAL across the replicas (`<schema>.job_runs`): every sent event holds the
+ * entity's full representation, so without it the outbox outgrows the data it describes.
+ */
+export function outboxRetentionJob(host: Pick<RelayHost, "db" | "logger">, schema: string): PeriodicJob {
+  const cfg = config();
+  return new PeriodicJob({
+    db: host.db,
+    schema,
+    job: "outbox retention",
+    everyMs: cfg.retentionIntervalMs,
+    logger: host.logger,
+    run: async (keepGoing) => {
+      const pruned = await pruneInBatches((limit) => pruneSentEvents(host.db, schema, cfg.outboxRetentionMs, limit), keepGoing);
+      countPrunedRows(`${schema}.outbox`, pruned);
+      if (pruned > 0) host.logger.info(`Outbox retention: pruned ${pruned} sent events of "${schema}".`);
+    },
+  });
+}
 
 export function outboxRelayMixin(schema: string): Partial<ServiceSchema> {
   return {
@@ -163,9 +186,11 @@ export function outboxRelayMixin(schema: string): Partial<ServiceSchema> {
         intervalMs: cfg.outboxRelayIntervalMs,
       });
       this.outboxRelay.start();
+      this.outboxRetention = outboxRetentionJob(this, schema);
+      this.outboxRetention.start();
     },
     async stopped(this: RelayHost) {
-      await this.outboxRelay?.stop();
+      await Promise.all([this.outboxRelay?.stop(), this.outboxRetention?.stop()]);
     },
   } as unknown as Partial<ServiceSchema>;
 }

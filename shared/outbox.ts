@@ -150,6 +150,35 @@ export async function settleClaim(db: Db, schema: string, claim: Claim, publishe
     .update({ published_at: publishedAt, claimed_until: null, claim: null });
 }
 
+/**
+ * Indexes the sent rows by when they were sent (a migration after createOutboxTable), so that
+ * pruning reads only the rows it removes.
+ */
+export async function addOutboxSentIndex(knex: Knex, schema: string): Promise<void> {
+  await knex.raw(`CREATE INDEX outbox_sent ON ??.outbox (published_at) WHERE published_at IS NOT NULL`, [schema]);
+}
+
+export async function dropOutboxSentIndex(knex: Knex, schema: string): Promise<void> {
+  await knex.raw(`DROP INDEX IF EXISTS ??.outbox_sent`, [schema]);
+}
+
+/**
+ * Deletes up to `limit` rows published more than `olderThanMs` ago, oldest first, in one
+ * statement; resolves to how many. Unsent rows are never touched: an event is pruned only
+ * once its channel acknowledged it (JetStream keeps its own copy for a week).
+ */
+export async function pruneSentEvents(db: Db, schema: string, olderThanMs: number, limit: number): Promise<number> {
+  const { rows } = await db.raw<{ rows: { n: number }[] }>(
+    `WITH gone AS (
+       DELETE FROM ??.outbox WHERE id IN (
+         SELECT id FROM ??.outbox WHERE published_at < now() - ?::bigint * interval '1 millisecond' ORDER BY published_at LIMIT ?)
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM gone`,
+    [schema, schema, olderThanMs, limit],
+  );
+  return rows[0]?.n ?? 0;
+}
+
 /** Age in seconds of the oldest unsent event (0 when none), for the outbox-lag metric. */
 export async function outboxLagSeconds(db: Db, schema: string): Promise<number> {
   const row = await db.withSchema(schema).table("outbox").whereNull("published_at")

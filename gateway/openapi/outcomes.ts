@@ -85,10 +85,13 @@ export const OUTCOMES: Record<string, Outcome> = {
       one("Subscription", "The subscription existed already for this event and URL (its key and secret are not shown again)."),
     ],
     forbidden: "This client may not subscribe to this event (`GET /api/v1/webhooks/available` lists those it may).",
+    conflict: "The subscription exists with another `signature` scheme (rotating it with that `signature` switches it).",
   },
   "webhooks.list": { success: [list("Subscription")] },
   "webhooks.get": { success: [one("Subscription")] },
   "webhooks.unsubscribe": { success: [{ status: 204, description: "Unsubscribed; no further deliveries are made." }] },
+  "webhooks.enable": { success: [one("Subscription", "The subscription, active: deliveries are made to it again (`POST /webhooks/{id}/recover` queues again what failed meanwhile).")] },
+  "webhooks.stats": { success: [one("SubscriptionStats", "Its health: success rate and latency over the last 24 hours, backlog, last success and last failure.")] },
   "webhooks.rotate": { success: [one("SubscriptionWithSecrets", "The subscription with its new key and secret, shown once.")] },
   "webhooks.deliveries": {
     success: [{
@@ -100,6 +103,15 @@ export const OUTCOMES: Record<string, Outcome> = {
     }],
   },
   "webhooks.redeliver": { success: [{ status: 202, body: "Delivery", description: "The delivery is scheduled again." }] },
+  "webhooks.sendTest": { success: [{ status: 202, body: "Delivery", description: "The `webhook_test` delivery, queued; follow it in the subscription's deliveries." }] },
+  "webhooks.recover": {
+    success: [
+      { status: 202, body: "Recovery", location: true, description: "The recovery is queued; `Location` is where its progress is read." },
+      { ...one("Recovery", "The same recovery was asked for already and is not finished: this is it."), location: true },
+    ],
+    conflict: "Another recovery of this subscription, with another window, is not finished (the problem names it).",
+  },
+  "webhooks.recovery": { success: [one("Recovery", "The recovery and how far it got.")] },
 
   "clients.create": { success: [created("ClientWithKey")] },
   "clients.list": { success: [list("Client")] },

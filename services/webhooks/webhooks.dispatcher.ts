@@ -14,6 +14,7 @@ import { observeWebhookAttempt, type WebhookAttemptOutcome } from "../../shared/
 import { withRequestId } from "../../shared/request-context";
 import { WakeableSleep } from "../../shared/wakeable-sleep";
 import { EndpointSlots } from "./webhooks.endpoint-slots";
+import type { EndpointHealth, Verdict } from "./webhooks.health";
 import * as repo from "./webhooks.repository";
 import { retryDelayMs } from "./webhooks.schedule";
 import type { AttemptOutcome, OutgoingWebhook } from "./webhooks.sender";
@@ -33,6 +34,8 @@ export interface DispatcherOptions {
   intervalMs: number;
   timeoutMs: number;
   retryScheduleSeconds: readonly number[];
+  /** Reads what each answer says about its endpoint and acts on it (webhooks.health.ts). */
+  health: EndpointHealth;
 }
 
 /**
@@ -45,7 +48,9 @@ export function leaseMsFor(timeoutMs: number): number {
 }
 
 /** The delivery's next state after an attempt that ended this way. */
-export function nextState(outcome: AttemptOutcome, attemptsMade: number, schedule: readonly number[]): repo.DeliveryUpdate {
+export function nextState(outcome: AttemptOutcome, attemptsMade: number, schedule: readonly number[], verdict?: Verdict): repo.DeliveryUpdate {
+  if (verdict?.kind === "throttled") return { status: "pending", retryInMs: verdict.waitMs, spendsRetry: false };
+  if (verdict?.kind === "gone") return { status: "failed", retryInMs: null };
   switch (outcome.kind) {
     case "delivered":
       return { status: "succeeded", retryInMs: null };
@@ -147,13 +152,27 @@ export class Dispatcher {
     if (batchHalfFree || endpointHalfFree) this.sleep.wake();
   }
 
+  /** Its figures, a Retry-After pause, a disabling: a failure here costs freshness, never a delivery. */
+  private async noteHealth(delivery: repo.ClaimedDelivery, verdict: Verdict, record: repo.AttemptRecord): Promise<void> {
+    try {
+      const disabled = await this.opts.health.afterAttempt(delivery, verdict, record);
+      if (disabled) this.opts.logger.warn(`Webhook subscription ${delivery.subscription_id} disabled (${disabled}); its owner is told by webhook_endpoint_disabled.`);
+    } catch (err) {
+      this.opts.logger.warn(`Webhook dispatcher: noting the health of subscription ${delivery.subscription_id} failed: ${(err as Error).message}`);
+    }
+  }
+
   private async attempt(delivery: repo.ClaimedDelivery): Promise<AttemptOutcome["kind"]> {
     const attemptedAt = new Date();
+    const { previous_key: previousKey, previous_secret: previousSecret } = delivery;
     const outcome = await this.opts.send({
-      url: delivery.url, event: delivery.event, key: delivery.key, secret: delivery.secret, webhookId: delivery.webhook_id, body: delivery.body,
+      url: delivery.url, event: delivery.event, key: delivery.key, secret: delivery.secret, signingKey: delivery.signing_key,
+      previous: previousKey && previousSecret ? { key: previousKey, secret: previousSecret, signingKey: delivery.previous_signing_key } : null,
+      webhookId: delivery.webhook_id, body: delivery.body,
     });
     observeWebhookAttempt(METRIC_OUTCOME[outcome.kind], outcome.durationMs / 1000);
-    const next = nextState(outcome, delivery.attempt_count + 1, this.opts.retryScheduleSeconds);
+    const verdict = this.opts.health.verdictOf(outcome);
+    const next = nextState(outcome, delivery.attempt_count + 1, this.opts.retryScheduleSeconds, verdict);
     const record: repo.AttemptRecord = {
       attemptedAt,
       statusCode: outcome.kind === "delivered" || outcome.kind === "rejected" ? outcome.statusCode : null,
@@ -166,6 +185,7 @@ export class Dispatcher {
       // The lease runs out and the delivery is sent again: at least once, never lost.
       this.opts.logger.warn(`Webhook dispatcher: recording delivery ${delivery.id} failed: ${(err as Error).message}`);
     }
+    await this.noteHealth(delivery, verdict, record);
     // One line per attempt, under the request id that raised the event (never the key or secret).
     this.opts.logger.info({
       deliveryId: delivery.id, webhookId: delivery.webhook_id, event: delivery.event, attempt: delivery.attempt_count + 1,

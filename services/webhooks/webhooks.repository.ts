@@ -3,7 +3,7 @@
  */
 import type { Knex } from "knex";
 import type { Db } from "../../shared/db";
-import type { DomainEvent, EventName } from "../../shared/events";
+import { EVENTS, type DeliveredEventName, type DomainEvent, type EventName } from "../../shared/events";
 import { fetchPage, type PageQuery } from "../../shared/paging";
 import { secretBox } from "../../shared/secrets-keyring";
 import { BIGINT_ID_MAX } from "../../shared/params";
@@ -21,13 +21,32 @@ export interface SubscriptionRow {
   secret: string;
   created_at: Date;
   rotated_at: Date | null;
+  /** What the last rotation replaced (sealed), used beside the current values until `previous_until`. */
+  previous_key: string | null;
+  previous_secret: string | null;
+  previous_signing_key: string | null;
+  previous_until: Date | null;
+  /** Ed25519 private key, sealed (PKCS#8 DER in base64), and its `whpk_` public key; null for HMAC only. */
+  signing_key: string | null;
+  public_key: string | null;
+  /** Endpoint health (webhooks.health.ts). */
+  status: SubscriptionStatus;
+  disabled_at: Date | null;
+  disabled_reason: string | null;
+  failing_since: Date | null;
+  last_success_at: Date | null;
+  last_failure_at: Date | null;
+  last_failure_status_code: number | null;
+  last_failure_error: string | null;
 }
+
+export type SubscriptionStatus = "active" | "disabled";
 
 export interface DeliveryRow {
   id: number;
   subscription_id: number;
   event_id: string;
-  event: EventName;
+  event: DeliveredEventName;
   body: string;
   webhook_id: string;
   status: DeliveryStatus;
@@ -52,29 +71,41 @@ export interface ClaimedDelivery {
   claim_token: string;
   webhook_id: string;
   attempt_count: number;
-  event: EventName;
+  event: DeliveredEventName;
   body: string;
   url: string;
   /** As stored, sealed: the sender opens them just before signing. */
   key: string;
   secret: string;
+  signing_key: string | null;
+  /** Sealed as well; null unless a rotation's overlap is still running. */
+  previous_key: string | null;
+  previous_secret: string | null;
+  previous_signing_key: string | null;
   request_id: string | null;
   /** Who subscribed, and whose entity the event is about: the dispatcher re-checks the grants. */
   client_id: number;
   owner_client_id: number;
   /** Where it goes, as the dispatcher counts its slots: the URL's origin (scheme, host, port). */
   endpoint: string;
+  subscription_id: number;
 }
 
 // ---- subscriptions -------------------------------------------------------------------------
 
+/** An Ed25519 key pair for a subscription (webhooks.signing.ts), or null for HMAC only. */
+export type SigningKeys = { privateKey: string; publicKey: string } | null;
+
 export async function insertSubscription(
   db: Db,
-  s: { clientId: number; event: EventName; url: string; key: string; secret: string },
+  s: { clientId: number; event: EventName; url: string; key: string; secret: string; signing: SigningKeys },
 ): Promise<SubscriptionRow | null> {
   const box = secretBox();
   const rows = (await db.withSchema(S).table("subscriptions")
-    .insert({ client_id: s.clientId, event: s.event, url: s.url, key: box.seal(s.key), secret: box.seal(s.secret) })
+    .insert({
+      client_id: s.clientId, event: s.event, url: s.url, key: box.seal(s.key), secret: box.seal(s.secret),
+      signing_key: s.signing && box.seal(s.signing.privateKey), public_key: s.signing?.publicKey ?? null,
+    })
     .onConflict(["client_id", "event", "url"]).ignore()
     .returning("*")) as SubscriptionRow[];
   return rows[0] ? { ...rows[0], key: s.key, secret: s.secret } : null;
@@ -100,11 +131,24 @@ export async function deleteSubscription(db: Db, clientId: number, id: number): 
   return (result as { rows: unknown[] }).rows.length > 0;
 }
 
-export async function rotateSecrets(db: Db, clientId: number, id: number, key: string, secret: string): Promise<SubscriptionRow | undefined> {
+/**
+ * Replaces the key, the secret and the key pair; the replaced ones keep signing beside them for
+ * `overlapMs` (a second rotation within that time drops the oldest).
+ */
+export async function rotateSecrets(
+  db: Db, clientId: number, id: number, next: { key: string; secret: string; signing: SigningKeys; overlapMs: number },
+): Promise<SubscriptionRow | undefined> {
   const box = secretBox();
+  // The right-hand sides read the row as it was before this update.
   const [row] = (await db.withSchema(S).table("subscriptions").where({ id, client_id: clientId })
-    .update({ key: box.seal(key), secret: box.seal(secret), rotated_at: db.fn.now() }).returning("*")) as SubscriptionRow[];
-  return row && { ...row, key, secret };
+    .update({
+      previous_key: db.raw("??", ["key"]), previous_secret: db.raw("??", ["secret"]), previous_signing_key: db.raw("??", ["signing_key"]),
+      previous_until: db.raw("now() + ? * interval '1 millisecond'", [next.overlapMs]),
+      key: box.seal(next.key), secret: box.seal(next.secret),
+      signing_key: next.signing && box.seal(next.signing.privateKey), public_key: next.signing?.publicKey ?? null,
+      rotated_at: db.fn.now(),
+    }).returning("*")) as SubscriptionRow[];
+  return row && { ...row, key: next.key, secret: next.secret };
 }
 
 // ---- fan-out -------------------------------------------------------------------------------
@@ -117,7 +161,7 @@ export async function rotateSecrets(db: Db, clientId: number, id: number, key: s
  */
 export async function candidateSubscriptions(db: Db, e: DomainEvent): Promise<{ id: number; client_id: number }[]> {
   return (await db.withSchema(S).table("subscriptions")
-    .where({ event: e.event })
+    .where({ event: e.event, status: "active" })
     .andWhereRaw("date_trunc('milliseconds', created_at) <= ?", [e.occurredAt])
     .select("id", "client_id")) as { id: number; client_id: number }[];
 }
@@ -199,6 +243,8 @@ export async function cancelQueuedDeliveries(db: Db, clientId: number, audience:
     .join("subscriptions as s", "s.id", "d.subscription_id")
     .join("events as e", "e.id", "d.event_id")
     .where("s.client_id", clientId).andWhere("d.status", "pending")
+    // Subscription events (a test) depend on no grant but `webhooks`, which the dispatcher checks.
+    .whereIn("e.event", EVENTS)
     .whereNot((q) => q.whereIn("e.event", audience.events)
       .andWhere((who) => who.whereRaw("e.owner_client_id = s.client_id").orWhereIn("e.event", audience.everyClientEvents)))
     .select("d.id");
@@ -228,6 +274,9 @@ export interface EndpointAllowance {
  */
 const ENDPOINT_OF_URL = `substring(s.url from '^[^:]+://[^/]+')`;
 
+/** A replaced key or secret of subscription `s`, only while its rotation's overlap lasts. */
+const OVERLAPPING = (column: string) => `CASE WHEN s.previous_until > now() THEN s.${column} END AS ${column}`;
+
 /**
  * Claims up to `limit` due deliveries in one statement: each is held for `leaseMs` (its due
  * time moves past the attempt) under a new claim token, and the statement commits before any
@@ -247,6 +296,9 @@ export async function claimDue(db: Knex, limit: number, leaseMs: number, allowan
        SELECT s.id AS subscription_id, ${ENDPOINT_OF_URL} AS endpoint, coalesce(l.free, ?) AS free
          FROM ??.subscriptions s
          LEFT JOIN jsonb_to_recordset(?::jsonb) AS l(endpoint text, free int) ON l.endpoint = ${ENDPOINT_OF_URL}
+        -- A disabled subscription receives nothing; a paused endpoint (Retry-After) waits.
+        WHERE s.status = 'active'
+          AND NOT EXISTS (SELECT 1 FROM ??.endpoint_pauses p WHERE p.endpoint = ${ENDPOINT_OF_URL} AND p.until > now())
      ), candidates AS (
        SELECT d.id, d.next_attempt_at, e.endpoint, e.free,
               row_number() OVER (PARTITION BY e.endpoint ORDER BY d.next_attempt_at, d.id) AS turn
@@ -271,12 +323,13 @@ export async function claimDue(db: Knex, limit: number, leaseMs: number, allowan
          FROM due WHERE d.id = due.id
        RETURNING d.id, d.claim_token, d.webhook_id, d.attempt_count, d.subscription_id, d.event_id
      )
-     SELECT c.id, c.claim_token, c.webhook_id, c.attempt_count, e.event, e.body, e.request_id, s.url, s.key, s.secret, s.client_id, e.owner_client_id,
+     SELECT c.subscription_id, c.id, c.claim_token, c.webhook_id, c.attempt_count, e.event, e.body, e.request_id, s.url, s.key, s.secret, s.signing_key, s.client_id, e.owner_client_id,
+            ${OVERLAPPING("previous_key")}, ${OVERLAPPING("previous_secret")}, ${OVERLAPPING("previous_signing_key")},
             ${ENDPOINT_OF_URL} AS endpoint
        FROM claimed c
        JOIN ??.subscriptions s ON s.id = c.subscription_id
        JOIN ??.events e ON e.id = c.event_id`,
-    [allowance.perEndpoint, S, JSON.stringify(allowance.limits), S, limit, S, S, leaseMs, S, S],
+    [allowance.perEndpoint, S, JSON.stringify(allowance.limits), S, S, limit, S, S, leaseMs, S, S],
   );
   return (result as { rows: ClaimedDelivery[] }).rows;
 }
@@ -292,6 +345,8 @@ export interface DeliveryUpdate {
   status: DeliveryStatus;
   /** Milliseconds from now until the next attempt; null when none is scheduled. */
   retryInMs: number | null;
+  /** False when the receiver asked to wait (Retry-After): the attempt is kept but spends no retry. */
+  spendsRetry?: boolean;
 }
 
 /**
@@ -312,8 +367,295 @@ export async function recordAttempt(db: Knex, claim: ClaimedDelivery, attempt: A
      INSERT INTO ??.attempts (delivery_id, attempted_at, status_code, error, duration_ms)
      SELECT id, ?, ?, ?, ? FROM ??.deliveries WHERE id = ?`,
     [
-      S, next.status, claim.attempt_count + 1, next.retryInMs, next.retryInMs, claim.id, claim.claim_token,
+      S, next.status, claim.attempt_count + (next.spendsRetry === false ? 0 : 1), next.retryInMs, next.retryInMs, claim.id, claim.claim_token,
       S, attempt.attemptedAt, attempt.statusCode, attempt.error, attempt.durationMs, S, claim.id,
     ],
   );
+}
+
+// ---- events about one subscription (a test) ------------------------------------------------
+
+/** Records an event for one subscription only, with its pending delivery due now; returns the delivery's id. */
+export async function insertSubscriptionEvent(
+  db: Knex,
+  e: { id: string; event: DeliveredEventName; subscription: { id: number; client_id: number }; body: string; requestId: string | null },
+): Promise<number> {
+  return db.transaction(async (trx) => {
+    await trx.withSchema(S).table("events").insert({
+      id: e.id, event: e.event, owner_client_id: e.subscription.client_id, entity: "subscription", entity_id: e.subscription.id,
+      occurred_at: trx.fn.now(), body: e.body, request_id: e.requestId,
+    });
+    const [row] = (await trx.withSchema(S).table("deliveries").insert({
+      subscription_id: e.subscription.id, event_id: e.id,
+      webhook_id: trx.raw("'msg_' || replace(gen_random_uuid()::text, '-', '')"), next_attempt_at: trx.fn.now(),
+    }).returning("id")) as { id: number | string }[];
+    return Number(row.id);
+  });
+}
+
+// ---- recoveries ----------------------------------------------------------------------------
+
+export type RecoveryStatus = "queued" | "running" | "done";
+
+export interface RecoveryRow {
+  id: number;
+  subscription_id: number;
+  since: Date;
+  requested_until: Date | null;
+  until: Date;
+  all_deliveries: boolean;
+  status: RecoveryStatus;
+  claim_token: string | null;
+  after_delivery_id: number;
+  examined: number;
+  queued: number;
+  created_at: Date;
+  finished_at: Date | null;
+}
+
+export interface RecoveryRequest {
+  since: Date;
+  until: Date | null;
+  all: boolean;
+}
+
+/**
+ * A new recovery, or the subscription's unfinished one (at most one: recoveries_one_active),
+ * which the caller compares with what it asked.
+ */
+export async function createRecovery(db: Db, subscriptionId: number, r: RecoveryRequest): Promise<{ row: RecoveryRow; created: boolean }> {
+  for (;;) {
+    const inserted = await db.raw(
+      `INSERT INTO ??.recoveries (subscription_id, since, requested_until, until, all_deliveries)
+       VALUES (?, ?, ?::timestamptz, coalesce(?::timestamptz, now()), ?)
+       ON CONFLICT (subscription_id) WHERE status <> 'done' DO NOTHING
+       RETURNING *`,
+      [S, subscriptionId, r.since, r.until, r.until, r.all],
+    );
+    const [row] = (inserted as { rows: RecoveryRow[] }).rows;
+    if (row) return { row: normalRecovery(row), created: true };
+    const active = await db.withSchema(S).table("recoveries").where({ subscription_id: subscriptionId }).whereNot("status", "done").first();
+    // It finished between the two statements: ask again.
+    if (active) return { row: normalRecovery(active as RecoveryRow), created: false };
+  }
+}
+
+export async function findRecovery(db: Db, subscriptionId: number, id: number): Promise<RecoveryRow | undefined> {
+  const row = (await db.withSchema(S).table("recoveries").where({ id, subscription_id: subscriptionId }).first()) as RecoveryRow | undefined;
+  return row && normalRecovery(row);
+}
+
+/** bigint columns come back as text from node-postgres. */
+function normalRecovery(row: RecoveryRow): RecoveryRow {
+  return { ...row, id: Number(row.id), after_delivery_id: Number(row.after_delivery_id) };
+}
+
+/**
+ * Claims the oldest unfinished recovery nobody holds (never claimed, or its holder's lease
+ * ended), for `leaseMs`: one replica works on it at a time.
+ */
+export async function claimRecovery(db: Knex, leaseMs: number): Promise<RecoveryRow | undefined> {
+  const result = await db.raw(
+    `UPDATE ??.recoveries r
+        SET status = 'running', claim_token = gen_random_uuid(), claimed_until = now() + ? * interval '1 millisecond'
+      WHERE r.id = (SELECT id FROM ??.recoveries
+                     WHERE status <> 'done' AND (claimed_until IS NULL OR claimed_until < now())
+                     ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+      RETURNING *`,
+    [S, leaseMs, S],
+  );
+  const [row] = (result as { rows: RecoveryRow[] }).rows;
+  return row && normalRecovery(row);
+}
+
+/**
+ * Queues again the next `batch` deliveries of the recovery's window (those that did not succeed,
+ * or all of them with `all_deliveries`; pending ones are on their way already) and extends the
+ * lease, in one short transaction; marks the recovery done after the last. Returns how many were
+ * queued, or null when the claim was lost (another replica took it over).
+ */
+export async function recoverNextBatch(db: Knex, claim: RecoveryRow, batch: number, leaseMs: number): Promise<{ queued: number; done: boolean } | null> {
+  return db.transaction(async (trx) => {
+    const held = (await trx.withSchema(S).table("recoveries").where({ id: claim.id, claim_token: claim.claim_token }).forUpdate().first()) as RecoveryRow | undefined;
+    if (!held) return null;
+    const ids = ((await trx.withSchema(S).table("deliveries")
+      .where("subscription_id", held.subscription_id).andWhere("id", ">", held.after_delivery_id)
+      .andWhere("created_at", ">=", held.since).andWhere("created_at", "<", held.until)
+      .orderBy("id").limit(batch).select("id")) as { id: number | string }[]).map((r) => Number(r.id));
+    const again = trx.withSchema(S).table("deliveries").whereIn("id", ids).whereNot("status", "pending");
+    if (!held.all_deliveries) again.whereNot("status", "succeeded");
+    const queued = ids.length === 0 ? 0 : (await again.update({
+      status: "pending", attempt_count: 0, next_attempt_at: trx.fn.now(), claim_token: null, updated_at: trx.fn.now(),
+    }).returning("id")).length;
+    const done = ids.length < batch;
+    await trx.withSchema(S).table("recoveries").where({ id: held.id }).update({
+      after_delivery_id: ids.length > 0 ? ids[ids.length - 1] : held.after_delivery_id,
+      examined: trx.raw("examined + ?", [ids.length]),
+      queued: trx.raw("queued + ?", [queued]),
+      ...(done
+        ? { status: "done", finished_at: trx.fn.now(), claim_token: null, claimed_until: null }
+        : { claimed_until: trx.raw("now() + ? * interval '1 millisecond'", [leaseMs]) }),
+    });
+    return { queued, done };
+  });
+}
+
+// ---- endpoint health (webhooks.health.ts) --------------------------------------------------
+
+/** Disables an active subscription; undefined when it was not active. */
+export async function markDisabled(db: Db, id: number, reason: string): Promise<SubscriptionRow | undefined> {
+  const [row] = (await db.withSchema(S).table("subscriptions").where({ id, status: "active" })
+    .update({ status: "disabled", disabled_at: db.fn.now(), disabled_reason: reason }).returning("*")) as SubscriptionRow[];
+  return row;
+}
+
+/** Enables a subscription of this client again, with a clean slate; undefined when it has none with this id. */
+export async function markEnabled(db: Db, clientId: number, id: number): Promise<SubscriptionRow | undefined> {
+  const [row] = (await db.withSchema(S).table("subscriptions").where({ id, client_id: clientId })
+    .update({ status: "active", disabled_at: null, disabled_reason: null, failing_since: null }).returning("*")) as SubscriptionRow[];
+  return row;
+}
+
+/** A disabled subscription's queued deliveries fail (a claim being sent no longer decides them). */
+export async function failPendingDeliveries(db: Db, subscriptionId: number): Promise<void> {
+  await db.withSchema(S).table("deliveries").where({ subscription_id: subscriptionId, status: "pending" })
+    .update({ status: "failed", next_attempt_at: null, claim_token: null, updated_at: db.fn.now() });
+}
+
+/** The endpoint gets no attempt before `waitMs` from now (a later pause already there stands). */
+export async function pauseEndpoint(db: Db, endpoint: string, waitMs: number): Promise<void> {
+  await db.raw(
+    `INSERT INTO ??.endpoint_pauses AS p (endpoint, until) VALUES (?, now() + ?::bigint * interval '1 millisecond')
+     ON CONFLICT (endpoint) DO UPDATE SET until = greatest(p.until, excluded.until)`,
+    [S, endpoint, waitMs],
+  );
+}
+
+/**
+ * Keeps the subscription's latest figures after an attempt, in one statement: last success, or
+ * last failure with its status code, and since when every attempt failed. Says whether that
+ * run of failures has lasted `disableAfterMs`.
+ */
+export async function noteAttemptHealth(
+  db: Db, subscriptionId: number, a: AttemptRecord & { succeeded: boolean }, disableAfterMs: number,
+): Promise<{ status: SubscriptionStatus; failingTooLong: boolean } | undefined> {
+  const ok = a.succeeded;
+  const { rows } = await db.raw<{ rows: { status: SubscriptionStatus; failing_too_long: boolean }[] }>(
+    `UPDATE ??.subscriptions
+        SET last_success_at = CASE WHEN ? THEN ?::timestamptz ELSE last_success_at END,
+            last_failure_at = CASE WHEN ? THEN last_failure_at ELSE ?::timestamptz END,
+            last_failure_status_code = CASE WHEN ? THEN last_failure_status_code ELSE ?::integer END,
+            last_failure_error = CASE WHEN ? THEN last_failure_error ELSE ?::text END,
+            failing_since = CASE WHEN ? THEN NULL ELSE coalesce(failing_since, ?::timestamptz) END
+      WHERE id = ?
+      RETURNING status, coalesce(failing_since <= now() - ?::bigint * interval '1 millisecond', false) AS failing_too_long`,
+    [S, ok, a.attemptedAt, ok, a.attemptedAt, ok, a.statusCode, ok, a.error, ok, a.attemptedAt, subscriptionId, disableAfterMs],
+  );
+  return rows[0] && { status: rows[0].status, failingTooLong: rows[0].failing_too_long };
+}
+
+export interface SubscriptionStatsRow {
+  attempts: number;
+  succeeded: number;
+  p50_ms: number | null;
+  p95_ms: number | null;
+  max_ms: number | null;
+  pending: number;
+}
+
+/**
+ * A subscription's attempts over the last `windowMs` (count, successes, latency percentiles)
+ * and its backlog. Only deliveries touched within the window can have attempts in it
+ * (`updated_at` moves with every attempt), which bounds what is read.
+ */
+export async function subscriptionStats(db: Db, subscriptionId: number, windowMs: number): Promise<SubscriptionStatsRow> {
+  const { rows } = await db.raw<{ rows: SubscriptionStatsRow[] }>(
+    `WITH recent AS (
+       SELECT a.status_code, a.duration_ms FROM ??.deliveries d JOIN ??.attempts a ON a.delivery_id = d.id
+        WHERE d.subscription_id = ? AND d.updated_at >= now() - ?::bigint * interval '1 millisecond'
+          AND a.attempted_at >= now() - ?::bigint * interval '1 millisecond'
+     )
+     SELECT count(*)::int AS attempts,
+            count(*) FILTER (WHERE status_code BETWEEN 200 AND 299)::int AS succeeded,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS p50_ms,
+            percentile_cont(0.95) WITHIN GROUP (ORDER BY duration_ms) AS p95_ms,
+            max(duration_ms) AS max_ms,
+            (SELECT count(*)::int FROM ??.deliveries WHERE subscription_id = ? AND status = 'pending') AS pending
+       FROM recent`,
+    [S, S, subscriptionId, windowMs, windowMs, S, subscriptionId],
+  );
+  return rows[0];
+}
+
+/** Every subscription's state, the backlog, and how long the `worst` longest-failing ones have failed. */
+export async function healthFigures(db: Db, worst: number) {
+  const { rows: [states] } = await db.raw<{ rows: { healthy: number; failing: number; disabled: number }[] }>(
+    `SELECT count(*) FILTER (WHERE status = 'active' AND failing_since IS NULL)::int AS healthy,
+            count(*) FILTER (WHERE status = 'active' AND failing_since IS NOT NULL)::int AS failing,
+            count(*) FILTER (WHERE status = 'disabled')::int AS disabled
+       FROM ??.subscriptions`,
+    [S],
+  );
+  const { rows: [backlog] } = await db.raw<{ rows: { pending: number; oldest_seconds: number | null }[] }>(
+    `SELECT count(*)::int AS pending, extract(epoch FROM now() - min(created_at))::float8 AS oldest_seconds
+       FROM ??.deliveries WHERE status = 'pending'`,
+    [S],
+  );
+  const { rows: failing } = await db.raw<{ rows: { seconds: number }[] }>(
+    `SELECT extract(epoch FROM now() - failing_since)::float8 AS seconds FROM ??.subscriptions
+      WHERE status = 'active' AND failing_since IS NOT NULL ORDER BY failing_since LIMIT ?`,
+    [S, worst],
+  );
+  return {
+    subscriptions: states,
+    pendingDeliveries: backlog.pending,
+    oldestPendingAgeSeconds: Math.max(0, backlog.oldest_seconds ?? 0),
+    worstFailingSeconds: failing.map((r) => r.seconds),
+  };
+}
+
+// ---- retention (webhooks.retention.ts) -----------------------------------------------------
+
+/** Rows one pruning statement removed, by table. */
+export interface PrunedRows {
+  deliveries: number;
+  attempts: number;
+}
+
+/**
+ * Deletes up to `limit` deliveries settled (not pending) more than `olderThanMs` ago, with
+ * their attempts, in one statement. A failed delivery counts from its last attempt or
+ * redelivery, so it stays the whole period for its owner to look into or recover.
+ */
+export async function pruneSettledDeliveries(db: Db, olderThanMs: number, limit: number): Promise<PrunedRows> {
+  const { rows } = await db.raw<{ rows: PrunedRows[] }>(
+    `WITH doomed AS (
+       SELECT id FROM ??.deliveries
+        WHERE status <> 'pending' AND updated_at < now() - ?::bigint * interval '1 millisecond'
+        ORDER BY updated_at LIMIT ? FOR UPDATE SKIP LOCKED
+     ), gone_attempts AS (
+       DELETE FROM ??.attempts WHERE delivery_id IN (SELECT id FROM doomed) RETURNING 1
+     ), gone AS (
+       DELETE FROM ??.deliveries WHERE id IN (SELECT id FROM doomed) RETURNING 1
+     )
+     SELECT (SELECT count(*)::int FROM gone) AS deliveries, (SELECT count(*)::int FROM gone_attempts) AS attempts`,
+    [S, olderThanMs, limit, S, S],
+  );
+  return rows[0];
+}
+
+/** Deletes up to `limit` events older than `olderThanMs` that no delivery needs any more. */
+export async function pruneUnusedEvents(db: Db, olderThanMs: number, limit: number): Promise<number> {
+  const { rows } = await db.raw<{ rows: { n: number }[] }>(
+    `WITH gone AS (
+       DELETE FROM ??.events WHERE id IN (
+         SELECT e.id FROM ??.events e
+          WHERE e.received_at < now() - ?::bigint * interval '1 millisecond'
+            AND NOT EXISTS (SELECT 1 FROM ??.deliveries d WHERE d.event_id = e.id)
+          ORDER BY e.received_at LIMIT ?)
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM gone`,
+    [S, S, olderThanMs, S, limit],
+  );
+  return rows[0]?.n ?? 0;
 }

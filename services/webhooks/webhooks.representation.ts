@@ -1,7 +1,8 @@
 /** The JSON shapes of the webhooks service, as its endpoints return them. */
-import type { EventName } from "../../shared/events";
+import type { DeliveredEventName, EventName } from "../../shared/events";
 import type { DeliveryStatus } from "./webhooks.params";
-import type { AttemptRow, DeliveryRow, SubscriptionRow } from "./webhooks.repository";
+import type { AttemptRow, DeliveryRow, RecoveryRow, RecoveryStatus, SubscriptionRow, SubscriptionStatus } from "./webhooks.repository";
+import type { SignatureScheme } from "./webhooks.signing";
 
 export interface WebhookEvent {
   event: EventName;
@@ -10,10 +11,20 @@ export interface WebhookEvent {
 
 export interface Subscription {
   id: number;
+  /** `disabled`: it receives nothing until its owner enables it (POST /webhooks/{id}/enable). */
+  status: SubscriptionStatus;
+  disabledAt: string | null;
+  disabledReason: string | null;
   event: EventName;
   url: string;
   createdAt: string;
   rotatedAt: string | null;
+  /** `ed25519`: requests also carry a `v1a` signature that `publicKey` verifies. */
+  signature: SignatureScheme;
+  /** `whpk_` + base64 of the Ed25519 public key; null for `hmac`. */
+  publicKey: string | null;
+  /** Until when the key and secret the last rotation replaced still sign beside the new ones; null when they no longer do. */
+  previousSecretUntil: string | null;
 }
 
 /** Only when subscribing for the first time and when rotating: the one chance to read them. */
@@ -36,7 +47,7 @@ export interface Delivery {
   id: number;
   webhookId: string;
   eventId: string;
-  event: EventName;
+  event: DeliveredEventName;
   status: DeliveryStatus;
   /** When it is (re)tried next; null once it succeeded, failed or was refused. */
   nextAttemptAt: string | null;
@@ -47,7 +58,13 @@ export interface Delivery {
 }
 
 export function presentSubscription(row: SubscriptionRow): Subscription {
-  return { id: row.id, event: row.event, url: row.url, createdAt: row.created_at.toISOString(), rotatedAt: row.rotated_at?.toISOString() ?? null };
+  return {
+    id: row.id, event: row.event, url: row.url, createdAt: row.created_at.toISOString(), rotatedAt: row.rotated_at?.toISOString() ?? null,
+    status: row.status, disabledAt: row.disabled_at?.toISOString() ?? null, disabledReason: row.disabled_reason,
+    signature: row.public_key ? "ed25519" : "hmac",
+    publicKey: row.public_key,
+    previousSecretUntil: row.previous_until && row.previous_until.getTime() > Date.now() ? row.previous_until.toISOString() : null,
+  };
 }
 
 export function presentWithSecrets(row: SubscriptionRow): SubscriptionWithSecrets {
@@ -69,5 +86,29 @@ export function presentDelivery(row: DeliveryRow, attempts: AttemptRow[]): Deliv
     createdAt: row.created_at.toISOString(),
     payload: JSON.parse(row.body) as unknown,
     attempts: attempts.map(presentAttempt),
+  };
+}
+
+/** A recovery job (POST /webhooks/{id}/recover) and how far it got. */
+export interface Recovery {
+  id: number;
+  subscriptionId: number;
+  status: RecoveryStatus;
+  since: string;
+  /** The window's end: as asked, or when it was asked. */
+  until: string;
+  all: boolean;
+  /** Deliveries of the window looked at so far. */
+  examined: number;
+  /** Of those, how many were queued again. */
+  queued: number;
+  createdAt: string;
+  finishedAt: string | null;
+}
+
+export function presentRecovery(row: RecoveryRow): Recovery {
+  return {
+    id: row.id, subscriptionId: row.subscription_id, status: row.status, since: row.since.toISOString(), until: row.until.toISOString(),
+    all: row.all_deliveries, examined: row.examined, queued: row.queued, createdAt: row.created_at.toISOString(), finishedAt: row.finished_at?.toISOString() ?? null,
   };
 }

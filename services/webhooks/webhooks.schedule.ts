@@ -12,3 +12,16 @@ export function retryDelayMs(attemptsMade: number, scheduleSeconds: readonly num
   if (seconds === undefined) return null;
   return Math.round(seconds * 1000 * (1 + MAX_JITTER * random()));
 }
+
+/**
+ * Milliseconds a `Retry-After` header asks to wait (RFC 9110: delay-seconds or an HTTP date),
+ * capped at `maxMs`; null when there is none or it cannot be read.
+ */
+export function retryAfterMs(header: unknown, maxMs: number, now: number = Date.now()): number | null {
+  if (typeof header !== "string" || header.trim() === "") return null;
+  const text = header.trim();
+  // Every HTTP-date form starts with the day's name; Date.parse alone would take "-5" or "1.5" as dates.
+  const asked = /^\d+$/.test(text) ? Number(text) * 1000 : /^[A-Za-z]{3}/.test(text) ? Date.parse(text) - now : Number.NaN;
+  if (!Number.isFinite(asked)) return null;
+  return Math.min(Math.max(0, asked), maxMs);
+}

@@ -8,7 +8,7 @@ import axios, { type AxiosError } from "axios";
 import { productUserAgent } from "../../shared/product";
 import type { SecretBox } from "../../shared/secret-box";
 import { agentsFor } from "./webhooks.pinned-agents";
-import { sign } from "./webhooks.signing";
+import { signatureHeader } from "./webhooks.signing";
 import { checkTarget } from "./webhooks.url-policy";
 
 export interface OutgoingWebhook {
@@ -17,6 +17,10 @@ export interface OutgoingWebhook {
   /** The X-WEBHOOK-KEY value and the signing secret as stored: sealed (shared/secret-box.ts). */
   key: string;
   secret: string;
+  /** Sealed too; absent or null when the subscription has no Ed25519 key pair. */
+  signingKey?: string | null;
+  /** What a rotation replaced, sealed, while its overlap lasts; absent or null otherwise (webhooks.signing.ts). */
+  previous?: { key: string; secret: string; signingKey?: string | null } | null;
   webhookId: string;
   /** The exact JSON text to send. */
   body: string;
@@ -35,8 +39,8 @@ export interface SenderOptions {
 export type AttemptOutcome =
   /** The receiver answered 2xx. */
   | { kind: "delivered"; statusCode: number; durationMs: number }
-  /** The receiver answered something else. */
-  | { kind: "rejected"; statusCode: number; durationMs: number }
+  /** The receiver answered something else; `retryAfter` is its Retry-After header, if any (webhooks.health.ts). */
+  | { kind: "rejected"; statusCode: number; durationMs: number; retryAfter?: string }
   /** No answer within the time-out. */
   | { kind: "timeout"; error: string; durationMs: number }
   /** No answer: connection refused or reset, name did not resolve, TLS failed. */
@@ -44,7 +48,11 @@ export type AttemptOutcome =
   /** Not sent: the URL now leads to a forbidden address (or is no longer acceptable). */
   | { kind: "refused"; error: string; durationMs: number };
 
-/** `key` and `secret` here are the opened (clear) values. */
+/**
+ * The keys and secrets here are the opened (clear) values. During a rotation's overlap the
+ * replaced key rides along in X-WEBHOOK-PREVIOUS-KEY, as the replaced secret's signature does in
+ * webhook-signature: a receiver accepts either until it has switched (docs/webhooks.md).
+ */
 export function webhookHeaders(w: OutgoingWebhook, now: Date = new Date()): Record<string, string> {
   const timestamp = Math.floor(now.getTime() / 1000);
   return {
@@ -52,9 +60,10 @@ export function webhookHeaders(w: OutgoingWebhook, now: Date = new Date()): Reco
     "User-Agent": productUserAgent(),
     "X-WEBHOOK-EVENT": w.event,
     "X-WEBHOOK-KEY": w.key,
+    ...(w.previous ? { "X-WEBHOOK-PREVIOUS-KEY": w.previous.key } : {}),
     "webhook-id": w.webhookId,
     "webhook-timestamp": String(timestamp),
-    "webhook-signature": sign(w.secret, w.webhookId, timestamp, w.body),
+    "webhook-signature": signatureHeader(w, w.webhookId, timestamp, w.body),
   };
 }
 
@@ -65,6 +74,12 @@ function failureOf(err: unknown, timeoutMs: number, durationMs: number): Attempt
   const code = e.code ?? e.cause?.code;
   if (code && TIMEOUT_CODES.has(code)) return { kind: "timeout", error: `No answer within ${timeoutMs} ms.`, durationMs };
   return { kind: "error", error: code ? `${code}: ${e.message}` : (e.message ?? String(err)), durationMs };
+}
+
+/** The answer's Retry-After, kept only when it is text (a receiver may send anything). */
+function retryAfterOf(headers: Record<string, unknown>): { retryAfter?: string } {
+  const value = headers["retry-after"];
+  return typeof value === "string" ? { retryAfter: value } : {};
 }
 
 const TIMED_OUT = Symbol("timed out");
@@ -80,8 +95,12 @@ function beforeDeadline<T>(work: Promise<T>, deadline: AbortSignal): Promise<T |
 }
 
 function opened(w: OutgoingWebhook, secrets: SenderOptions["secrets"]): OutgoingWebhook | { error: string } {
+  const open = (sealed: string | null | undefined) => (sealed ? secrets.open(sealed) : null);
   try {
-    return { ...w, key: secrets.open(w.key), secret: secrets.open(w.secret) };
+    return {
+      ...w, key: secrets.open(w.key), secret: secrets.open(w.secret), signingKey: open(w.signingKey),
+      previous: w.previous && { key: secrets.open(w.previous.key), secret: secrets.open(w.previous.secret), signingKey: open(w.previous.signingKey) },
+    };
   } catch (err) {
     return { error: (err as Error).message };
   }
@@ -121,7 +140,7 @@ export async function sendWebhook(stored: OutgoingWebhook, opts: SenderOptions):
     const statusCode = response.status;
     return statusCode >= 200 && statusCode < 300
       ? { kind: "delivered", statusCode, durationMs: elapsed() }
-      : { kind: "rejected", statusCode, durationMs: elapsed() };
+      : { kind: "rejected", statusCode, durationMs: elapsed(), ...retryAfterOf(response.headers) };
   } catch (err) {
     return failureOf(err, opts.timeoutMs, elapsed());
   }

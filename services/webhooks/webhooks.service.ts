@@ -8,7 +8,10 @@ import { callerOf, type Principal, type RequestContext } from "../../shared/auth
 import { ALL_CHANNELS, NEVER_GIVE_UP } from "../../shared/channels";
 import { config } from "../../shared/config";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
-import { ForbiddenError, InvalidInputError, NotFoundError } from "../../shared/errors";
+import { reportWebhookHealthFrom } from "../../shared/metrics";
+import { outboxRelayMixin } from "../../shared/outbox-relay.mixin";
+import type { PeriodicJob } from "../../shared/periodic-job";
+import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from "../../shared/errors";
 import { BROADCASTS, type ClientsChangedPayload } from "../../shared/events";
 import { MAX_PAGE_BYTES, toPage, toSizeBoundedPage } from "../../shared/paging";
 import { withRequestId } from "../../shared/request-context";
@@ -19,17 +22,23 @@ import { audienceOf, availableEvents, describeEvent, hears } from "./webhooks.ev
 import { asDomainEvent, fanOut } from "./webhooks.fanout";
 import { ClientGrants } from "./webhooks.grants";
 import {
-  availableParams, deliveriesParams, idParams, listParams, redeliverParams, subscribeParams,
-  type DeliveriesParams, type IdParams, type ListParams, type RedeliverParams, type SubscribeParams,
+  availableParams, deliveriesParams, idParams, listParams, recoverParams, recoveryParams, redeliverParams, rotateParams, subscribeParams,
+  type DeliveriesParams, type IdParams, type ListParams, type RecoverParams, type RecoveryParams, type RedeliverParams, type RotateParams,
+  type SubscribeParams,
 } from "./webhooks.params";
 import * as repo from "./webhooks.repository";
 import {
-  presentDelivery, presentSubscription, presentWithSecrets,
-  type Delivery, type Subscription, type SubscriptionWithSecrets, type WebhookEvent,
+  presentDelivery, presentRecovery, presentSubscription, presentWithSecrets,
+  type Delivery, type Recovery, type Subscription, type SubscriptionWithSecrets, type WebhookEvent,
 } from "./webhooks.representation";
+import { Recoverer, sameRecoveryRequest } from "./webhooks.recovery";
+import { queueTestEvent } from "./webhooks.test-event";
 import { sendWebhook } from "./webhooks.sender";
-import { generateKey, generateSecret } from "./webhooks.signing";
+import { generateKey, generateSecret, generateSigningKeyPair, type SignatureScheme } from "./webhooks.signing";
 import { checkTarget } from "./webhooks.url-policy";
+import { EndpointHealth, healthFigures } from "./webhooks.health";
+import { webhooksRetentionJob } from "./webhooks.retention";
+import { presentStats, STATS_WINDOW_MS, type SubscriptionStats } from "./webhooks.stats";
 import { migrations } from "./migrations";
 
 /** Messages one webhooks process handles at once from each channel. */
@@ -42,7 +51,11 @@ interface Methods {
   ingest(payload: unknown): Promise<void>;
   clientChanged(clientId: number): Promise<void>;
   entitledOnly(claimed: repo.ClaimedDelivery[]): Promise<repo.ClaimedDelivery[]>;
+  presentDeliveryOf(subscriptionId: number, deliveryId: number): Promise<Delivery>;
 }
+
+/** An Ed25519 key pair for `ed25519`, none for `hmac`. */
+const signingKeysFor = (scheme: SignatureScheme): repo.SigningKeys => (scheme === "ed25519" ? generateSigningKeyPair() : null);
 
 /** One consumer per event channel, all in the `webhooks` group: replicas share the messages. */
 function channelConsumers(): Record<string, ChannelSchema<Pick<Methods, "ingest">>> {
@@ -56,9 +69,12 @@ function channelConsumers(): Record<string, ChannelSchema<Pick<Methods, "ingest"
   return Object.fromEntries(ALL_CHANNELS.map((channel) => [channel, consumer]));
 }
 
-const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher; grants: ClientGrants }> = {
+const webhooksService: DbServiceSchema<Methods, {
+  dispatcher?: Dispatcher; recoverer?: Recoverer; grants: ClientGrants; retention?: PeriodicJob; stopReportingHealth?: () => void;
+}> = {
   name: "webhooks",
-  mixins: [databaseMixin("webhooks", migrations)],
+  // Its own outbox carries webhook_endpoint_disabled (webhooks.health.ts).
+  mixins: [databaseMixin("webhooks", migrations), outboxRelayMixin("webhooks")],
 
   channels: channelConsumers(),
 
@@ -103,7 +119,7 @@ const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher; grant
         // Insert, or find the one that exists; a concurrent DELETE between the two means: insert again.
         for (;;) {
           const created = await repo.insertSubscription(this.db, {
-            clientId: client.clientId, event, url, key: generateKey(), secret: generateSecret(),
+            clientId: client.clientId, event, url, key: generateKey(), secret: generateSecret(), signing: signingKeysFor(ctx.params.signature ?? "hmac"),
           });
           if (created) {
             ctx.meta.$statusCode = 201;
@@ -111,6 +127,12 @@ const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher; grant
             return presentWithSecrets(created);
           }
           const existing = await repo.findSubscriptionByTarget(this.db, client.clientId, event, url);
+          if (existing && ctx.params.signature && presentSubscription(existing).signature !== ctx.params.signature) {
+            throw new ConflictError(
+              `Subscription ${existing.id} exists for this event and URL with another signature scheme: POST /api/v1/webhooks/${existing.id}/rotate with {"signature": "${ctx.params.signature}"} switches it.`,
+              { id: existing.id, path: "signature" },
+            );
+          }
           if (existing) return presentSubscription(existing);
         }
       },
@@ -154,12 +176,91 @@ const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher; grant
     rotate: {
       visibility: "published",
       scope: "webhooks",
-      summary: "Replace a subscription's key and secret (shown once); pending retries use the new ones.",
-      params: idParams,
-      async handler(ctx: RequestContext<IdParams>): Promise<SubscriptionWithSecrets> {
-        const row = await repo.rotateSecrets(this.db, callerOf(ctx).clientId, ctx.params.id, generateKey(), generateSecret());
+      summary: "Replace a subscription's key and secret (shown once), and its Ed25519 key pair if it has one; the replaced ones keep signing beside them for the overlap (24 h by default).",
+      params: rotateParams,
+      async handler(ctx: RequestContext<RotateParams>): Promise<SubscriptionWithSecrets> {
+        const current = await this.ownSubscription(ctx, ctx.params.id);
+        const scheme = ctx.params.signature ?? presentSubscription(current).signature;
+        const row = await repo.rotateSecrets(this.db, callerOf(ctx).clientId, ctx.params.id, {
+          key: generateKey(), secret: generateSecret(), signing: signingKeysFor(scheme), overlapMs: config().webhooks.secretOverlapMs,
+        });
         if (!row) throw new NotFoundError("webhook subscription", ctx.params.id);
         return presentWithSecrets(row);
+      },
+    },
+
+    sendTest: {
+      visibility: "published",
+      scope: "webhooks",
+      summary: "Send a `webhook_test` event to this subscription, the way every event goes: signed, logged, retried, listed in its deliveries.",
+      params: idParams,
+      async handler(ctx: RequestContext<IdParams>): Promise<Delivery> {
+        const subscription = await this.ownSubscription(ctx, ctx.params.id);
+        const deliveryId = await queueTestEvent(this.db, subscription);
+        this.dispatcher?.wake();
+        ctx.meta.$statusCode = 202;
+        return this.presentDeliveryOf(subscription.id, deliveryId);
+      },
+    },
+
+    recover: {
+      visibility: "published",
+      scope: "webhooks",
+      summary: "Queue again, in the background, every delivery of a time window that did not succeed (or all of them); the same request while it runs answers the same recovery.",
+      params: recoverParams,
+      async handler(ctx: RequestContext<RecoverParams>): Promise<Recovery> {
+        const subscription = await this.ownSubscription(ctx, ctx.params.id);
+        const asked: repo.RecoveryRequest = {
+          since: new Date(ctx.params.since), until: ctx.params.until === undefined ? null : new Date(ctx.params.until), all: ctx.params.all ?? false,
+        };
+        if (asked.until && asked.until <= asked.since) throw InvalidInputError.field("until", "Must be later than `since`.");
+        const { row, created } = await repo.createRecovery(this.db, subscription.id, asked);
+        if (!created && !sameRecoveryRequest(row, asked)) {
+          throw new ConflictError(
+            `Recovery ${row.id} of this subscription, with another window, is not finished: GET /api/v1/webhooks/${subscription.id}/recoveries/${row.id} follows it.`,
+            { recoveryId: row.id },
+          );
+        }
+        if (created) this.recoverer?.wake();
+        ctx.meta.$statusCode = created ? 202 : 200;
+        ctx.meta.$location = `/api/v1/webhooks/${subscription.id}/recoveries/${row.id}`;
+        return presentRecovery(row);
+      },
+    },
+
+    recovery: {
+      visibility: "published",
+      scope: "webhooks",
+      summary: "A recovery of this subscription and how far it got.",
+      params: recoveryParams,
+      async handler(ctx: RequestContext<RecoveryParams>): Promise<Recovery> {
+        const subscription = await this.ownSubscription(ctx, ctx.params.id);
+        const row = await repo.findRecovery(this.db, subscription.id, ctx.params.recoveryId);
+        if (!row) throw new NotFoundError("recovery", ctx.params.recoveryId);
+        return presentRecovery(row);
+      },
+    },
+
+    enable: {
+      visibility: "published",
+      scope: "webhooks",
+      summary: "Enable a disabled subscription again (its failures forgotten); an active one stays as it is.",
+      params: idParams,
+      async handler(ctx: RequestContext<IdParams>): Promise<Subscription> {
+        const row = await repo.markEnabled(this.db, callerOf(ctx).clientId, ctx.params.id);
+        if (!row) throw new NotFoundError("webhook subscription", ctx.params.id);
+        return presentSubscription(row);
+      },
+    },
+
+    stats: {
+      visibility: "published",
+      scope: "webhooks",
+      summary: "A subscription's health: success rate and latency over the last 24 hours, backlog, last success, last failure.",
+      params: idParams,
+      async handler(ctx: RequestContext<IdParams>): Promise<SubscriptionStats> {
+        const subscription = await this.ownSubscription(ctx, ctx.params.id);
+        return presentStats(subscription, await repo.subscriptionStats(this.db, subscription.id, STATS_WINDOW_MS));
       },
     },
 
@@ -190,10 +291,8 @@ const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher; grant
           throw new NotFoundError("delivery", ctx.params.deliveryId);
         }
         this.dispatcher?.wake();
-        const row = await repo.findDelivery(this.db, subscription.id, ctx.params.deliveryId);
-        if (!row) throw new NotFoundError("delivery", ctx.params.deliveryId);
         ctx.meta.$statusCode = 202;
-        return presentDelivery(row, (await repo.attemptsOf(this.db, [row.id])).get(row.id) ?? []);
+        return this.presentDeliveryOf(subscription.id, ctx.params.deliveryId);
       },
     },
   },
@@ -220,6 +319,13 @@ const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher; grant
         this.logger.info(`Webhooks: cancelled ${refused.length} deliveries whose client is no longer entitled to them.`);
       }
       return claimed.filter(allowed);
+    },
+
+    async presentDeliveryOf(subscriptionId: number, deliveryId: number): Promise<Delivery> {
+      // Gone meanwhile: the subscription was deleted with its deliveries.
+      const row = await repo.findDelivery(this.db, subscriptionId, deliveryId);
+      if (!row) throw new NotFoundError("delivery", deliveryId);
+      return presentDelivery(row, (await repo.attemptsOf(this.db, [row.id])).get(row.id) ?? []);
     },
 
     async ownSubscription(ctx: RequestContext, id: number): Promise<repo.SubscriptionRow> {
@@ -267,14 +373,25 @@ const webhooksService: DbServiceSchema<Methods, { dispatcher?: Dispatcher; grant
       intervalMs: cfg.dispatchIntervalMs,
       timeoutMs: cfg.timeoutMs,
       retryScheduleSeconds: cfg.retryScheduleSeconds,
+      health: new EndpointHealth({ db: this.db, retryAfterMaxMs: cfg.retryAfterMaxMs, disableAfterMs: cfg.disableAfterMs }),
     });
+    this.retention = webhooksRetentionJob({ db: this.db, logger: this.logger, retentionMs: cfg.retentionMs, everyMs: config().retentionIntervalMs });
+    this.retention.start();
+    const db = this.db;
+    this.stopReportingHealth = reportWebhookHealthFrom(() => healthFigures(db));
     this.dispatcher.start();
+    const dispatcherToWake = this.dispatcher;
+    this.recoverer = new Recoverer({ db: this.db, logger: this.logger, intervalMs: cfg.dispatchIntervalMs, queued: () => dispatcherToWake.wake() });
+    this.recoverer.start();
     // At SIGTERM, finish the attempts under way alongside the gateway's drain, not after it.
     const dispatcher = this.dispatcher;
     onShutdown(this.broker, () => dispatcher.stop());
   },
 
   async stopped() {
+    this.stopReportingHealth?.();
+    await this.retention?.stop();
+    await this.recoverer?.stop();
     await this.dispatcher?.stop();
   },
 };

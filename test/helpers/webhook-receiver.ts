@@ -13,8 +13,8 @@ export interface ReceivedWebhook {
   receivedAt: number;
 }
 
-/** How to answer: a status code (at once or after a delay), or "hang" to never answer. */
-export type Answer = number | { status: number; afterMs: number } | "hang";
+/** How to answer: a status code (at once or after a delay, with headers), or "hang" to never answer. */
+export type Answer = number | { status: number; afterMs: number; headers?: Record<string, string> } | "hang";
 
 /** Decides the answer from the request and how many times this webhook-id was received before. */
 export type Behaviour = (request: ReceivedWebhook, previousDeliveries: number) => Answer;
@@ -60,8 +60,8 @@ export async function startReceiver(behaviour: Behaviour = alwaysOk): Promise<We
       res.once("close", () => unanswered.set(id, (unanswered.get(id) ?? 1) - 1));
       const decision = answer(request, before);
       if (decision === "hang") return;
-      const { status, afterMs } = typeof decision === "number" ? { status: decision, afterMs: 0 } : decision;
-      const reply = () => res.writeHead(status, { "Content-Type": "text/plain" }).end(status < 300 ? "ok" : "no");
+      const { status, afterMs, headers = {} } = typeof decision === "number" ? { status: decision, afterMs: 0 } : decision;
+      const reply = () => res.writeHead(status, { "Content-Type": "text/plain", ...headers }).end(status < 300 ? "ok" : "no");
       if (afterMs > 0) setTimeout(reply, afterMs);
       else reply();
     });

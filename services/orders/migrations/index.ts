@@ -2,9 +2,11 @@ import type { Migration } from "../../../shared/db";
 import * as createOrders from "./20261121000400_create_orders";
 import * as externalIdClaims from "./20261124000200_external_id_claims";
 import * as outboxClaims from "./20261125000000_outbox_claims";
+import * as outboxRetention from "./20261202000000_outbox_retention";
 
 export const migrations: Migration[] = [
   { name: "20261121000400_create_orders", ...createOrders },
   { name: "20261124000200_external_id_claims", ...externalIdClaims },
   { name: "20261125000000_outbox_claims", ...outboxClaims },
+  { name: "20261202000000_outbox_retention", ...outboxRetention },
 ];

@@ -4,6 +4,9 @@ import * as vacuumDeliveriesOften from "./20261122000000_vacuum_deliveries_often
 import * as dueDeliveriesBySubscription from "./20261123000000_due_deliveries_by_subscription";
 import * as grantsAtFanout from "./20261123000100_grants_at_fanout";
 import * as encryptSecrets from "./20261124000000_encrypt_secrets";
+import * as rotationOverlapSignaturesRecoveries from "./20261201000000_rotation_overlap_signatures_recoveries";
+import * as endpointHealth from "./20261202000100_endpoint_health";
+import * as retention from "./20261202000200_retention";
 
 export const migrations: Migration[] = [
   { name: "20261121000500_create_webhooks", ...createWebhooks },
@@ -11,4 +14,7 @@ export const migrations: Migration[] = [
   { name: "20261123000000_due_deliveries_by_subscription", ...dueDeliveriesBySubscription },
   { name: "20261123000100_grants_at_fanout", ...grantsAtFanout },
   { name: "20261124000000_encrypt_secrets", ...encryptSecrets },
+  { name: "20261201000000_rotation_overlap_signatures_recoveries", ...rotationOverlapSignaturesRecoveries },
+  { name: "20261202000100_endpoint_health", ...endpointHealth },
+  { name: "20261202000200_retention", ...retention },
 ];

@@ -1,0 +1,96 @@
+/**
+ * Endpoint health (docs/webhooks.md, "Endpoint health"): what each attempt says about its
+ * subscription, and what follows.
+ *
+ * - `410 Gone`: the receiver says the URL is no more; the subscription is disabled at once.
+ * - `429` or `503` with `Retry-After`: its endpoint (the URL's origin, as the dispatcher counts
+ *   slots) is left alone until then, capped at WEBHOOK_RETRY_AFTER_MAX, for every replica
+ *   (`endpoint_pauses`); the delivery waits as long without spending a retry.
+ * - Any other failure follows the retry schedule; a subscription whose every attempt failed for
+ *   WEBHOOK_DISABLE_AFTER is disabled.
+ *
+ * Disabling fails the subscription's pending deliveries (they can be recovered once it is
+ * enabled again) and, in the same transaction, appends `webhook_endpoint_disabled` to this
+ * service's outbox: the owner's other subscriptions to that event hear of it like any event.
+ */
+import type { Knex } from "knex";
+import type { WebhookHealthFigures } from "../../shared/metrics";
+import { WORST_RANKS } from "../../shared/metrics";
+import { appendEvent } from "../../shared/outbox";
+import * as repo from "./webhooks.repository";
+import { presentSubscription } from "./webhooks.representation";
+import { retryAfterMs } from "./webhooks.schedule";
+import type { AttemptOutcome } from "./webhooks.sender";
+
+export type Verdict =
+  | { kind: "healthy" }
+  /** 410 Gone: disable now. */
+  | { kind: "gone" }
+  /** 429/503 with a readable Retry-After: wait `waitMs`, no retry spent. */
+  | { kind: "throttled"; waitMs: number }
+  | { kind: "failing" };
+
+/** The statuses whose Retry-After is honoured (RFC 9110 §10.2.3, RFC 6585 §4). */
+const THROTTLING_STATUSES = new Set([429, 503]);
+
+export function verdictOf(outcome: AttemptOutcome, retryAfterMaxMs: number): Verdict {
+  if (outcome.kind === "delivered") return { kind: "healthy" };
+  if (outcome.kind !== "rejected") return { kind: "failing" };
+  if (outcome.statusCode === 410) return { kind: "gone" };
+  const waitMs = THROTTLING_STATUSES.has(outcome.statusCode) ? retryAfterMs(outcome.retryAfter, retryAfterMaxMs) : null;
+  return waitMs === null ? { kind: "failing" } : { kind: "throttled", waitMs };
+}
+
+export type DisabledReason = "gone" | "failing";
+
+const REASON_TEXT: Record<DisabledReason, string> = {
+  gone: "The endpoint answered 410 Gone.",
+  failing: "Every attempt failed for longer than the service allows (WEBHOOK_DISABLE_AFTER).",
+};
+
+/**
+ * Disables an active subscription, fails its pending deliveries and tells its owner, in one
+ * transaction; resolves to the disabled row, or undefined when it was not active (already
+ * disabled, or deleted): a subscription is disabled and announced once.
+ */
+export async function disableSubscription(db: Knex, subscriptionId: number, reason: DisabledReason): Promise<repo.SubscriptionRow | undefined> {
+  return db.transaction(async (trx) => {
+    const row = await repo.markDisabled(trx, subscriptionId, REASON_TEXT[reason]);
+    if (!row) return undefined;
+    await repo.failPendingDeliveries(trx, subscriptionId);
+    await appendEvent(trx, "webhooks", {
+      event: "webhook_endpoint_disabled", ownerClientId: row.client_id, entityId: row.id, data: presentSubscription(row),
+    });
+    return row;
+  });
+}
+
+export interface HealthOptions {
+  db: Knex;
+  retryAfterMaxMs: number;
+  disableAfterMs: number;
+}
+
+/** What the dispatcher calls after recording each attempt (webhooks.dispatcher.ts). */
+export class EndpointHealth {
+  constructor(private readonly opts: HealthOptions) {}
+
+  verdictOf(outcome: AttemptOutcome): Verdict {
+    return verdictOf(outcome, this.opts.retryAfterMaxMs);
+  }
+
+  /** Resolves to the reason the subscription was disabled by this attempt, if it was. */
+  async afterAttempt(delivery: repo.ClaimedDelivery, verdict: Verdict, attempt: repo.AttemptRecord): Promise<DisabledReason | null> {
+    const { db } = this.opts;
+    if (verdict.kind === "throttled") await repo.pauseEndpoint(db, delivery.endpoint, verdict.waitMs);
+    const noted = await repo.noteAttemptHealth(db, delivery.subscription_id, { ...attempt, succeeded: verdict.kind === "healthy" }, this.opts.disableAfterMs);
+    const reason: DisabledReason | null = verdict.kind === "gone" ? "gone" : noted?.failingTooLong ? "failing" : null;
+    if (!reason) return null;
+    return (await disableSubscription(db, delivery.subscription_id, reason)) ? reason : null;
+  }
+}
+
+/** The figures /metrics shows, with bounded labels (shared/metrics.ts). */
+export async function healthFigures(db: Knex): Promise<WebhookHealthFigures> {
+  return repo.healthFigures(db, WORST_RANKS);
+}
