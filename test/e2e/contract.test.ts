@@ -244,6 +244,13 @@ describe("the API keeps its OpenAPI contract", () => {
     const recovery = await backoffice.post<{ id: number }>(`/api/v1/webhooks/${ids.subscription}/recover`, { since: new Date(Date.now() - 3600_000).toISOString() });
     expect(recovery.status).toBe(202);
     expect((await backoffice.get(`/api/v1/webhooks/${ids.subscription}/recoveries/${recovery.body.id}`)).status).toBe(200);
+
+    const stats = await backoffice.get<{ id: number; window: { hours: number } }>(`/api/v1/webhooks/${ids.subscription}/stats`);
+    expect(stats.status).toBe(200);
+    expect(stats.body).toMatchObject({ id: ids.subscription, window: { hours: 24 } });
+    const enabled = await backoffice.post<{ status: string }>(`/api/v1/webhooks/${ids.subscription}/enable`);
+    expect(enabled.status).toBe(200);
+    expect(enabled.body.status).toBe("active");
   });
 
   describe("when requests go wrong, then each problem keeps the contract", () => {
