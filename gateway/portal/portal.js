@@ -25,6 +25,7 @@
     enable: "POST /api/v1/webhooks/{id}/enable",
     recover: "POST /api/v1/webhooks/{id}/recover",
     recovery: "GET /api/v1/webhooks/{id}/recoveries/{recoveryId}",
+    stats: "GET /api/v1/webhooks/{id}/stats",
   };
   const STATUSES = new Set(["pending", "succeeded", "failed", "refused", "cancelled", "active", "disabled"]);
 
@@ -34,6 +35,7 @@
   /** Bumped on sign-in and sign-out, and when another subscription is chosen: late answers of the previous one are dropped. */
   let generation = 0;
   let selected = null;
+  let selectedStats = null;
   let offered = new Set();
 
   class ApiError extends Error {
@@ -119,22 +121,8 @@
     return Number.isNaN(date.getTime()) ? String(iso) : date.toLocaleString();
   }
 
-  /** camelCase → "camel case", for figures whose names the page does not know in advance. */
-  function label(name) {
-    return name.replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/_/g, " ").toLowerCase();
-  }
-
-  function formatValue(name, value) {
-    if (value === null || value === undefined) return "—";
-    if (typeof value === "number") {
-      if (/rate|ratio/i.test(name) && value <= 1) return `${(value * 100).toFixed(1)} %`;
-      if (/ms$/i.test(name)) return `${value} ms`;
-      return String(value);
-    }
-    if (typeof value === "string" && /^\d{4}-\d\d-\d\dT/.test(value)) return when(value);
-    if (typeof value === "object") return Object.entries(value).map(([k, v]) => `${label(k)}: ${formatValue(k, v)}`).join(", ");
-    return String(value);
-  }
+  const plural = (count, noun) => `${count} ${noun}${count === 1 ? "" : "s"}`;
+  const percent = (ratio) => `${(ratio * 100).toFixed(1).replace(/\.0$/, "")} %`;
 
   /** Runs an action with its button disabled; problems are shown, a refused key signs out. */
   async function busy(button, action) {
@@ -224,6 +212,7 @@
     const mine = generation;
     const { data } = await call("GET", `/webhooks/${id}`);
     if (mine !== generation) return;
+    selectedStats = null;
     showSubscription(data);
     await loadDeliveries();
   }
@@ -238,11 +227,11 @@
     $("enable").hidden = !(offers("enable") && state === "disabled");
     $("recover").hidden = !offers("recover");
     if (!$("recover-since").value) $("recover-since").value = localInputValue(new Date(Date.now() - 24 * 3600_000));
-    showHealth(subscription, null);
+    showHealth(subscription, selectedStats);
   }
 
-  /** The subscription's own health fields (whatever this server reports), then what its deliveries show. */
-  function showHealth(subscription, deliveries) {
+  /** Its state and secrets from the subscription; success rate, latency, backlog and last outcomes from its stats. */
+  function showHealth(subscription, stats) {
     const list = $("health");
     list.replaceChildren();
     const add = (name, value, asBadge = false) => {
@@ -253,12 +242,26 @@
       list.append(dd);
     };
     add("state", stateOf(subscription), true);
-    const skip = new Set(["id", "event", "url", "status", "enabled", "key", "secret"]);
-    for (const [name, value] of Object.entries(subscription)) {
-      if (!skip.has(name)) add(label(name), formatValue(name, value));
+    if (subscription.disabledAt) add("disabled", `${when(subscription.disabledAt)}${subscription.disabledReason ? ` — ${subscription.disabledReason}` : ""}`);
+    if (stats) {
+      const { window: recent, backlog, lastSuccessAt, lastFailure, failingSince } = stats;
+      const { latencyMs } = recent;
+      add(`success (${recent.hours} h)`, recent.successRate === null ? "no attempts" : `${percent(recent.successRate)} of ${plural(recent.attempts, "attempt")}`);
+      if (latencyMs) add("latency", `p50 ${latencyMs.p50} ms · p95 ${latencyMs.p95} ms · max ${latencyMs.max} ms`);
+      add("backlog", `${backlog} waiting`);
+      add("last success", lastSuccessAt ? when(lastSuccessAt) : "never");
+      if (lastFailure) add("last failure", `${answerOf(lastFailure)} · ${when(lastFailure.at)}`);
+      if (failingSince) add("failing since", when(failingSince));
     }
-    const last = deliveries?.flatMap((d) => d.attempts).sort((a, b) => b.attemptedAt.localeCompare(a.attemptedAt))[0];
-    if (last) add("last attempt", `${outcome(last)} · ${when(last.attemptedAt)}`);
+    add("signature", subscription.signature === "ed25519" ? "Ed25519 and HMAC" : "HMAC");
+    if (subscription.publicKey) add("public key", subscription.publicKey);
+    add("secret rotated", subscription.rotatedAt ? when(subscription.rotatedAt) : "never");
+    if (subscription.previousSecretUntil) add("old secret signs until", when(subscription.previousSecretUntil));
+    add("created", when(subscription.createdAt));
+  }
+
+  async function readStats(subscriptionId) {
+    return offers("stats") ? (await call("GET", `/webhooks/${subscriptionId}/stats`)).data : null;
   }
 
   // --- deliveries -----------------------------------------------------------------------------
@@ -283,7 +286,7 @@
   async function loadDeliveries() {
     if (!selected) return [];
     const mine = generation;
-    const { deliveries, complete } = await readRecentDeliveries(selected.id, $("status-filter").value);
+    const [{ deliveries, complete }, stats] = await Promise.all([readRecentDeliveries(selected.id, $("status-filter").value), readStats(selected.id)]);
     if (mine !== generation) return deliveries;
     const note = $("deliveries-note");
     note.hidden = complete && deliveries.length > 0;
@@ -291,13 +294,18 @@
       ? "No deliveries yet."
       : `More than ${PAGE_LIMIT * MAX_PAGES} deliveries: these are the newest of the first ${PAGE_LIMIT * MAX_PAGES}; filter by status to narrow.`;
     $("deliveries").replaceChildren(...deliveries.map(deliveryItem));
-    showHealth(selected, deliveries);
+    selectedStats = stats;
+    showHealth(selected, stats);
     return deliveries;
   }
 
+  /** What the receiver answered: its status code, or why there was none. */
+  function answerOf(attempt) {
+    return attempt.statusCode === null || attempt.statusCode === undefined ? `no answer (${attempt.error || "error"})` : `HTTP ${attempt.statusCode}`;
+  }
+
   function outcome(attempt) {
-    const answer = attempt.statusCode === null || attempt.statusCode === undefined ? `no answer (${attempt.error || "error"})` : `HTTP ${attempt.statusCode}`;
-    return `${answer} in ${attempt.durationMs} ms`;
+    return `${answerOf(attempt)} in ${attempt.durationMs} ms`;
   }
 
   function deliveryItem(delivery) {
@@ -311,7 +319,7 @@
     const last = attempts[attempts.length - 1];
     const pending = delivery.nextAttemptAt ? ` · next attempt ${when(delivery.nextAttemptAt)}` : "";
     item.querySelector(".last-attempt").textContent = last
-      ? `${attempts.length} attempt${attempts.length === 1 ? "" : "s"}, last: ${outcome(last)}${pending}`
+      ? `${plural(attempts.length, "attempt")}, last: ${outcome(last)}${pending}`
       : `Not attempted yet${pending}`;
     item.querySelector(".attempts").replaceChildren(...attempts.map(attemptItem));
     item.querySelector(".body").textContent = JSON.stringify(delivery.payload, null, 2);
@@ -338,11 +346,22 @@
     }
   }
 
+  /**
+   * Whether a delivery got a new attempt and its status caught up with it: it left `pending`, or
+   * that attempt failed and the next waits for the retry schedule (nothing more to see soon).
+   */
+  function settled(delivery, attemptsBefore) {
+    const attempts = delivery?.attempts ?? [];
+    if (attempts.length <= attemptsBefore) return false;
+    const { statusCode } = attempts[attempts.length - 1];
+    return delivery.status !== "pending" || !(statusCode >= 200 && statusCode < 300);
+  }
+
   async function redeliver(delivery) {
     const attemptsBefore = (delivery.attempts || []).length;
     await call("POST", `/webhooks/${selected.id}/deliveries/${delivery.id}/redeliver`);
     say(`Delivery #${delivery.id} is queued again.`);
-    await watchDeliveries((list) => (list.find((d) => d.id === delivery.id)?.attempts.length ?? 0) > attemptsBefore);
+    await watchDeliveries((list) => settled(list.find((d) => d.id === delivery.id), attemptsBefore));
   }
 
   // --- the subscription's actions -------------------------------------------------------------
@@ -351,7 +370,7 @@
     const known = new Set(Array.from($("deliveries").children, (li) => li.dataset.deliveryId));
     await call("POST", `/webhooks/${selected.id}/test`);
     say("A test event is on its way.");
-    await watchDeliveries((list) => list.some((d) => !known.has(String(d.id)) && d.attempts.length > 0));
+    await watchDeliveries((list) => list.some((d) => !known.has(String(d.id)) && settled(d, 0)));
   }
 
   async function enable() {

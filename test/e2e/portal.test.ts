@@ -2,7 +2,8 @@
  * The subscriber portal in a real browser: Debian's chromium, driven by playwright-core, against
  * the embedded mode with a local webhook receiver. A back-office client subscribes and validates
  * an order (one delivery); in the page, at phone width, it signs in with its key, sees that
- * delivery, resends it and sees the second attempt. Along the way: the key stays out of storage,
+ * delivery, resends it and sees the second attempt; then sends a test event, recovers, re-enables
+ * a subscription a 410 disabled, and rotates the secret. Along the way: the key stays out of storage,
  * cookies and the DOM, a hostile string in the delivery body stays text, the page loads nothing
  * from elsewhere, and the page's headers forbid inline script and sniffing. Screenshots go to
  * test/artifacts/ (ignored by git): portal-phone.png and portal.png.
@@ -11,11 +12,12 @@ import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { chromium, type Browser, type Page, type Request } from "playwright-core";
 import type { Order } from "../../services/orders/orders.representation";
+import type { Subscription } from "../../services/webhooks/webhooks.representation";
 import { createApiWorld, type ApiWorld } from "../helpers/api-fixtures";
 import { startEmbedded, type EmbeddedProcess } from "../helpers/embedded-process";
 import { ADDRESS } from "../helpers/fixtures";
 import { api, type ApiClient } from "../helpers/http";
-import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";
+import { alwaysOk, startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";
 
 const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = path.resolve(__dirname, "../artifacts");
@@ -27,6 +29,14 @@ const HOSTILE = "<img src=x onerror=document.title='pwned'>";
 const browserMissing = !existsSync(CHROMIUM) && !process.env.CI;
 if (browserMissing) console.log(`[e2e] portal browser test skipped: it needs Debian's chromium at ${CHROMIUM} (apt-get install chromium)`);
 const describeWithBrowser = browserMissing ? describe.skip : describe;
+
+async function eventually(probe: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
 
 describeWithBrowser("the subscriber portal in a browser", () => {
   let server: EmbeddedProcess;
@@ -50,17 +60,11 @@ describeWithBrowser("the subscriber portal in a browser", () => {
     world = await createApiWorld(admin);
     backoffice = admin.as(world.backofficeKey);
 
-    const subscribed = await backoffice.put<{ id: number }>("/api/v1/webhooks", { event: "sales_order_validated", url: `${receiver.url}/orders` });
+    const subscribed = await backoffice.put<Subscription>("/api/v1/webhooks", { event: "sales_order_validated", url: `${receiver.url}/orders` });
     expect(subscribed.status).toBe(201);
     subscriptionId = subscribed.body.id;
-    const order = await backoffice.post<Order>("/api/v1/orders", {
-      contact: { id: world.contactId },
-      invoicingAddress: { ...ADDRESS, recipient: HOSTILE },
-      deliveryAddress: ADDRESS,
-      items: [{ packaging: world.packagingIds[0], orderedQuantity: 1 }],
-    });
-    expect(order.status).toBe(201);
-    expect((await backoffice.post(`/api/v1/orders/${order.body.id}/validate`)).status).toBe(200);
+    const order = await createOrder();
+    expect((await backoffice.post(`/api/v1/orders/${order.id}/validate`)).status).toBe(200);
     await receiver.waitFor((received) => received.length >= 1, 30_000);
 
     page = await browser.newPage({ viewport: PHONE });
@@ -75,6 +79,18 @@ describeWithBrowser("the subscriber portal in a browser", () => {
       if (msg.type() === "error" && !msg.text().startsWith("Failed to load resource")) failures.push(`console: ${msg.text()}`);
     });
   }, 120_000);
+
+  /** An order whose invoicing recipient is HOSTILE, so that every delivery body about it carries the string. */
+  async function createOrder(): Promise<Order> {
+    const order = await backoffice.post<Order>("/api/v1/orders", {
+      contact: { id: world.contactId },
+      invoicingAddress: { ...ADDRESS, recipient: HOSTILE },
+      deliveryAddress: ADDRESS,
+      items: [{ packaging: world.packagingIds[0], orderedQuantity: 1 }],
+    });
+    expect(order.status).toBe(201);
+    return order.body;
+  }
 
   afterAll(async () => {
     await browser?.close();
@@ -114,18 +130,19 @@ describeWithBrowser("the subscriber portal in a browser", () => {
     await expect(page.locator(".delivery img").count()).resolves.toBe(0);
     await expect(page.title()).resolves.not.toBe("pwned");
 
-    const kept = await page.evaluate(() => ({
-      local: Object.keys(localStorage).length,
-      session: Object.keys(sessionStorage).length,
+    // Evaluated in the page (a string: the test's own types know no DOM).
+    const kept = await page.evaluate(`({
+      local: localStorage.length,
+      session: sessionStorage.length,
       cookie: document.cookie,
       url: location.href,
       html: document.documentElement.outerHTML,
-      input: (document.getElementById("api-key") as HTMLInputElement).value,
-    }));
+      input: document.getElementById("api-key").value,
+    })`);
     expect(kept).toEqual({ local: 0, session: 0, cookie: "", url: `${server.baseUrl}/portal`, html: expect.not.stringContaining(world.backofficeKey), input: "" });
 
     // Usable at 375 px: nothing wider than the screen.
-    await expect(page.evaluate(() => document.documentElement.scrollWidth)).resolves.toBeLessThanOrEqual(PHONE.width);
+    await expect(page.evaluate("document.documentElement.scrollWidth")).resolves.toBeLessThanOrEqual(PHONE.width);
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.screenshot({ path: path.join(ARTIFACTS, "portal-phone.png"), fullPage: true });
   }, 60_000);
@@ -134,11 +151,13 @@ describeWithBrowser("the subscriber portal in a browser", () => {
     const delivery = page.locator(".delivery").first();
     const webhookId = receiver.received[0].headers["webhook-id"];
     await delivery.locator("button.resend").click();
-    await page.locator(".delivery").first().locator(".attempts li").nth(1).waitFor({ timeout: 20_000 });
+    const resent = page.locator(".delivery").first();
+    await resent.locator(".attempts li").nth(1).waitFor({ timeout: 20_000 });
+    await resent.locator(".status", { hasText: "succeeded" }).waitFor({ timeout: 20_000 });
 
     const again = receiver.received.filter((r) => r.headers["webhook-id"] === webhookId);
     expect(again).toHaveLength(2);
-    await expect(page.locator(".delivery").first().locator(".last-attempt").textContent()).resolves.toMatch(/^2 attempts, last: HTTP 200/);
+    await expect(resent.locator(".last-attempt").textContent()).resolves.toMatch(/^2 attempts, last: HTTP 200/);
     await expect(page.locator("#message").textContent()).resolves.toMatch(/queued again/);
 
     await page.setViewportSize({ width: 1280, height: 900 });
@@ -148,8 +167,8 @@ describeWithBrowser("the subscriber portal in a browser", () => {
   it("when the client sends a test event, then a webhook_test delivery reaches the receiver and shows in the page with its attempt", async () => {
     await page.locator("#send-test").click();
     const test = page.locator(".delivery", { has: page.locator(".event", { hasText: "webhook_test" }) });
-    await test.locator(".attempts li").first().waitFor({ timeout: 20_000 });
-    await expect(test.locator(".status").textContent()).resolves.toBe("succeeded");
+    await test.locator(".status", { hasText: "succeeded" }).waitFor({ timeout: 20_000 });
+    await expect(test.locator(".attempts li").count()).resolves.toBe(1);
     expect(receiver.received.filter((r) => r.headers["x-webhook-event"] === "webhook_test")).toHaveLength(1);
   }, 30_000);
 
@@ -162,7 +181,28 @@ describeWithBrowser("the subscriber portal in a browser", () => {
     await receiver.waitFor((received) => received.length >= before + 2, 20_000);
   }, 30_000);
 
+  it("when a subscription's endpoint answered 410 Gone, then the page shows it disabled, and Re-enable makes it active again", async () => {
+    receiver.answerWith((request) => (request.path === "/gone" ? 410 : 200));
+    const gone = await backoffice.put<Subscription>("/api/v1/webhooks", { event: "sales_order_created", url: `${receiver.url}/gone` });
+    expect(gone.status).toBe(201);
+    await createOrder();
+    await eventually(async () => (await backoffice.get<Subscription>(`/api/v1/webhooks/${gone.body.id}`)).body.status === "disabled", "the 410 to disable the subscription");
+
+    await page.locator("#refresh").click();
+    const item = page.locator(`button.subscription[data-subscription-id="${gone.body.id}"]`);
+    await item.locator(".badge", { hasText: "disabled" }).waitFor({ timeout: 10_000 });
+    await item.click();
+    await page.locator("#health .badge", { hasText: "disabled" }).waitFor({ timeout: 10_000 });
+    await page.locator("#enable").click();
+    await item.locator(".badge", { hasText: "active" }).waitFor({ timeout: 10_000 });
+    await expect(page.locator("#enable").isVisible()).resolves.toBe(false);
+    expect((await backoffice.get<Subscription>(`/api/v1/webhooks/${gone.body.id}`)).body.status).toBe("active");
+    receiver.answerWith(alwaysOk);
+  }, 60_000);
+
   it("when the client rotates the secret, then the new key and secret are shown once, and gone after signing out", async () => {
+    await page.locator(`button.subscription[data-subscription-id="${subscriptionId}"]`).click();
+    await page.locator("#subscription-title", { hasText: "sales_order_validated" }).waitFor();
     page.once("dialog", (dialog) => dialog.accept());
     await page.locator("#rotate").click();
     await page.locator("#secrets").waitFor({ state: "visible" });
