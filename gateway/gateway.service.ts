@@ -124,6 +124,8 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
           },
           onAfterCall(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req, res: ServerResponse, data: unknown) {
             if (ctx.meta.$location && cfg.publicBaseUrl) ctx.meta.$location = cfg.publicBaseUrl + ctx.meta.$location;
+            // moleculer-web sends $location only with 201 and redirects; a 202 or 200 that names where to follow up needs it too.
+            if (ctx.meta.$location) res.setHeader("Location", ctx.meta.$location);
             if (!isPage(data)) return data;
             if (data.nextCursor) res.setHeader("Link", nextLink(req.originalUrl ?? req.url ?? "/", data.nextCursor));
             return data.items;

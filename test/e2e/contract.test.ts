@@ -36,7 +36,8 @@ async function startReceiver(): Promise<{ url: string; received: ReceivedWebhook
     req.on("data", (chunk: Buffer) => (text += chunk.toString()));
     req.on("end", () => {
       received.push({ headers: req.headers as Record<string, string>, body: JSON.parse(text) as unknown });
-      res.writeHead(204).end();
+      // A URL that is gone disables its subscription (webhook_endpoint_disabled).
+      res.writeHead(req.url?.endsWith("/gone") ? 410 : 204).end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -165,6 +166,8 @@ describe("the API keeps its OpenAPI contract", () => {
       if (event === "sales_order_validated") ids.subscription = subscribed.body.id;
     }
     expect((await partner.put("/api/v1/webhooks", { event: "contact_reference_created", url: receiver.url })).status).toBe(201);
+    expect((await backoffice.put("/api/v1/webhooks", { event: "webhook_endpoint_disabled", url: receiver.url })).status).toBe(201);
+    ids.gone = (await backoffice.put<SubscriptionWithSecrets>("/api/v1/webhooks", { event: "sales_order_created", url: `${receiver.url}/gone` })).body.id;
     expect((await backoffice.put<Subscription>("/api/v1/webhooks", { event: "sales_order_validated", url: receiver.url })).status).toBe(200);
 
     expect((await backoffice.get<Subscription[]>("/api/v1/webhooks")).body.map((s) => s.id)).toContain(ids.subscription);
@@ -222,7 +225,7 @@ describe("the API keeps its OpenAPI contract", () => {
 
   it("when events happen, then every webhook request keeps the contract, and deliveries can be listed and redelivered", async () => {
     const contract = await backoffice.contract();
-    for (const event of ["sales_order_created", "sales_order_validated", "sales_order_cancelled", "contact_reference_created"]) {
+    for (const event of ["sales_order_created", "sales_order_validated", "sales_order_cancelled", "contact_reference_created", "webhook_endpoint_disabled"]) {
       const delivered = await eventually(
         `the ${event} webhook`,
         () => receiver.received.find((w) => w.headers["x-webhook-event"] === event),
@@ -238,6 +241,13 @@ describe("the API keeps its OpenAPI contract", () => {
     const redelivered = await backoffice.post<Delivery>(`/api/v1/webhooks/${ids.subscription}/deliveries/${deliveries.body[0].id}/redeliver`);
     expect(redelivered.status).toBe(202);
 
+    const stats = await backoffice.get<{ id: number; status: string; lastFailure: { statusCode: number } }>(`/api/v1/webhooks/${ids.gone}/stats`);
+    expect(stats.status).toBe(200);
+    expect(stats.body).toMatchObject({ id: ids.gone, status: "disabled", lastFailure: { statusCode: 410 } });
+    const enabled = await backoffice.post<Subscription>(`/api/v1/webhooks/${ids.gone}/enable`);
+    expect(enabled.status).toBe(200);
+    expect(enabled.body).toMatchObject({ status: "active", disabledAt: null });
+
     const tested = await backoffice.post<Delivery>(`/api/v1/webhooks/${ids.subscription}/test`);
     expect(tested.status).toBe(202);
     expect(tested.body.event).toBe("webhook_test");
@@ -245,12 +255,6 @@ describe("the API keeps its OpenAPI contract", () => {
     expect(recovery.status).toBe(202);
     expect((await backoffice.get(`/api/v1/webhooks/${ids.subscription}/recoveries/${recovery.body.id}`)).status).toBe(200);
 
-    const stats = await backoffice.get<{ id: number; window: { hours: number } }>(`/api/v1/webhooks/${ids.subscription}/stats`);
-    expect(stats.status).toBe(200);
-    expect(stats.body).toMatchObject({ id: ids.subscription, window: { hours: 24 } });
-    const enabled = await backoffice.post<{ status: string }>(`/api/v1/webhooks/${ids.subscription}/enable`);
-    expect(enabled.status).toBe(200);
-    expect(enabled.body.status).toBe("active");
   });
 
   describe("when requests go wrong, then each problem keeps the contract", () => {
