@@ -106,8 +106,8 @@ export const OUTCOMES: Record<string, Outcome> = {
   "webhooks.sendTest": { success: [{ status: 202, body: "Delivery", description: "The `webhook_test` delivery, queued; follow it in the subscription's deliveries." }] },
   "webhooks.recover": {
     success: [
-      { status: 202, body: "Recovery", description: "The recovery is queued; `GET /webhooks/{id}/recoveries/{recoveryId}` with its `id` shows its progress." },
-      one("Recovery", "The same recovery was asked for already and is not finished: this is it."),
+      { status: 202, body: "Recovery", location: true, description: "The recovery is queued; `Location` is where its progress is read." },
+      { ...one("Recovery", "The same recovery was asked for already and is not finished: this is it."), location: true },
     ],
     conflict: "Another recovery of this subscription, with another window, is not finished (the problem names it).",
   },

@@ -222,8 +222,8 @@ const webhooksService: DbServiceSchema<Methods, {
           );
         }
         if (created) this.recoverer?.wake();
-        // Its `id` leads to GET /webhooks/{id}/recoveries/{recoveryId} (moleculer-web sends `Location` with 201 and 3xx only).
         ctx.meta.$statusCode = created ? 202 : 200;
+        ctx.meta.$location = `/api/v1/webhooks/${subscription.id}/recoveries/${row.id}`;
         return presentRecovery(row);
       },
     },

@@ -50,7 +50,7 @@ describe("webhooks: test event and recovery", () => {
     callWithMeta: async <T>(action: string, params: object) => {
       const meta: Record<string, unknown> = { client: partner };
       const result = await replica.broker.call<T, object>(action, params, { meta });
-      return { result, status: meta.$statusCode as number | undefined };
+      return { result, status: meta.$statusCode as number | undefined, location: meta.$location as string | undefined };
     },
   });
   const subscribe = (path: string) => on(replicaA).call<SubscriptionJson>("webhooks.subscribe", { event: "sales_order_created", url: `${receiver.url}${path}` });
@@ -132,6 +132,7 @@ describe("webhooks: test event and recovery", () => {
     ]);
     expect(b.result.id).toBe(a.result.id);
     expect([a.status, b.status].sort()).toEqual([200, 202]);
+    expect(a.location).toBe(`/api/v1/webhooks/${sub.id}/recoveries/${a.result.id}`);
 
     const done = await until("the recovery finishing", () => on(replicaB).call<RecoveryJson>("webhooks.recovery", { id: sub.id, recoveryId: a.result.id }),
       (r) => r.status === "done");
