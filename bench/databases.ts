@@ -3,7 +3,7 @@
  * when the target is done (WITH (FORCE): a process that did not close its pool cannot keep it).
  */
 import pg from "pg";
-import { ensurePostgresDatabase } from "../shared/runtime/database-setup";
+import { ensurePostgresDatabase } from "../runtime/database-setup";
 
 export interface FreshDatabase {
   name: string;

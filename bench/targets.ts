@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ALL_SERVICES, environmentWith, type ServiceName, type VariableName } from "../shared/config";
-import { SERVICE_NODE_OPTIONS } from "../shared/runtime/process-limits";
+import { SERVICE_NODE_OPTIONS } from "../runtime/process-limits";
 import { newEncryptionKeyEntry } from "../shared/secret-box";
 import { createFreshDatabase, type FreshDatabase } from "./databases";
 import { benchNamespace, deleteNamespaceStreams } from "./nats-namespace";
@@ -50,7 +50,7 @@ export interface RunContext {
   profileDir?: string;
 }
 
-const START = dist("shared/runtime/start.js");
+const START = dist("runtime/start.js");
 /** One key for every process of a run: they read each other's stored webhook secrets. */
 const SECRETS_ENCRYPTION_KEYS = newEncryptionKeyEntry("bench");
 
@@ -190,7 +190,7 @@ function memberNames(layout: DistributedLayout): { service: ServiceName; name: s
  */
 export function deployDistributed(run: DistributedRun, layout: DistributedLayout = { bench: "orders" }): Promise<DistributedDeployment> {
   return withFreshDatabase(run, distributedDatabaseSuffix(layout.bench), async (db) => {
-    await BenchProcess.start("migrate", dist("shared/runtime/migrate.js"), serviceEnvironment({ DATABASE_URL: db.url })).finished();
+    await BenchProcess.start("migrate", dist("runtime/migrate.js"), serviceEnvironment({ DATABASE_URL: db.url })).finished();
     const namespace = benchNamespace(run.runId, layout.bench);
     const adminKey = newAdminKey();
     const backends = memberNames(layout);
@@ -232,7 +232,7 @@ export function deployDistributed(run: DistributedRun, layout: DistributedLayout
 const distributed: TargetSpec = {
   id: "distributed",
   label: "(b) distributed, NATS + PostgreSQL",
-  description: "The gateway and each service (clients, crm, catalogue, references, orders, webhooks) in its own process (SERVICES=<name>), over the machine's NATS in a namespace of the run's own, on the local PostgreSQL; migrations run once before (dist/shared/runtime/migrate.js).",
+  description: "The gateway and each service (clients, crm, catalogue, references, orders, webhooks) in its own process (SERVICES=<name>), over the machine's NATS in a namespace of the run's own, on the local PostgreSQL; migrations run once before (dist/runtime/migrate.js).",
   deploy: (run) => deployDistributed(run),
 };
 

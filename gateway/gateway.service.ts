@@ -12,7 +12,7 @@ import { config } from "../shared/config";
 import { ErrorType, InvalidInputError } from "../shared/errors";
 import { BROADCASTS, type ClientsChangedPayload, type UsageReport } from "../shared/events";
 import { isPage } from "../shared/paging";
-import { onShutdown } from "../shared/runtime/shutdown";
+import { onShutdown } from "../shared/shutdown";
 import { bodyRequired, hasBody, jsonBodyParser, requiresBody, WITH_BODY } from "./body-parser";
 import { answerClientErrors } from "./client-errors";
 import { answerMethodSemantics } from "./http-methods";
@@ -212,7 +212,7 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
       applyServerLimits(this.server);
       // What Node's server refuses before routing (431, 408, 400) is a problem document too.
       answerClientErrors(this.server);
-      // On shutdown: stop accepting connections, finish the requests in flight (shared/runtime/shutdown.ts).
+      // On shutdown: stop accepting connections, finish the requests in flight (shared/shutdown.ts).
       const http = new HttpObserver(this.server, this.logger);
       onShutdown(this.broker, (deadline) => http.drain(deadline));
     },

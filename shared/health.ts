@@ -5,7 +5,7 @@
  * says what is not ready.
  */
 import type { Service, ServiceBroker } from "moleculer";
-import { isShuttingDown } from "./runtime/shutdown";
+import { isShuttingDown } from "./shutdown";
 
 /** "ok", or a short reason it is not. */
 export type CheckState = "ok" | string;

@@ -6,7 +6,7 @@
  * actions of the nodes connected at that moment, so the document would change as service
  * processes come and go (and be incomplete while one restarts), and the unit test would need a
  * running broker with every service. The schemas are in this one codebase and image anyway
- * (shared/runtime/services.ts imports them all), importing one starts nothing, and the
+ * (runtime/services.ts imports them all), importing one starts nothing, and the
  * document is the same everywhere. There is no second copy: what the action validates with is
  * what the document shows.
  */

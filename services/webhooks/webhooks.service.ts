@@ -17,7 +17,7 @@ import { MAX_PAGE_BYTES, toPage, toSizeBoundedPage } from "../../shared/paging";
 import { withRequestId } from "../../shared/request-context";
 import { secretBox } from "../../shared/secrets-keyring";
 import { Dispatcher } from "./webhooks.dispatcher";
-import { onShutdown } from "../../shared/runtime/shutdown";
+import { onShutdown } from "../../shared/shutdown";
 import { audienceOf, availableEvents, describeEvent, hears } from "./webhooks.events";
 import { asDomainEvent, fanOut } from "./webhooks.fanout";
 import { ClientGrants } from "./webhooks.grants";

@@ -5,7 +5,7 @@
 import type { ServiceBroker } from "moleculer";
 import { SCOPES, type Principal, type RequestMeta, type Scope } from "../../shared/auth";
 import { loadConfig, type ServiceName } from "../../shared/config";
-import { createBroker, stopBroker } from "../../shared/runtime/broker";
+import { createBroker, stopBroker } from "../../runtime/broker";
 import { createTestDatabase, type TestDatabase } from "./database";
 import { TEST_NAMESPACE, TEST_SECRETS_ENCRYPTION_KEYS } from "./processes";
 

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { ALL_SERVICES, type ServiceName } from "../../shared/config";
-import { migrateAll } from "../../shared/runtime/migrations";
+import { migrateAll } from "../../runtime/migrations";
 import { openDatabase, closeDatabase } from "../../shared/db";
 import { createTestDatabase, type TestDatabase } from "./database";
 import { disposeAll, ServiceProcess } from "./processes";

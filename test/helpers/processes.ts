@@ -1,5 +1,5 @@
 /**
- * Real service processes for end-to-end tests: each runs `node dist/shared/runtime/start.js`
+ * Real service processes for end-to-end tests: each runs `node dist/runtime/start.js`
  * (built beforehand: `npm test` builds; this harness builds nothing) with the services named,
  * its output captured in a log file under test/artifacts/logs/, and can be killed (SIGKILL),
  * stopped (SIGTERM, as Kubernetes does) and started again on the same ports.
@@ -23,7 +23,7 @@ import { namespacePrefix } from "./test-run";
 
 // Compiled (dist/test/helpers, as the failover bench runs it) sits one folder deeper.
 export const ROOT = path.resolve(__dirname, path.basename(path.resolve(__dirname, "../..")) === "dist" ? "../../.." : "../..");
-const START = path.join(ROOT, "dist/shared/runtime/start.js");
+const START = path.join(ROOT, "dist/runtime/start.js");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
 export const LOG_DIR = path.join(ROOT, "test/artifacts/logs");
 

@@ -1,6 +1,6 @@
 import type { Principal } from "../../shared/auth";
 import { loadConfig, type Config } from "../../shared/config";
-import { demoWanted, seedDemoDataIfWanted } from "../../shared/runtime/demo";
+import { demoWanted, seedDemoDataIfWanted } from "../../runtime/demo";
 import { ADMIN, startTestBroker, type TestBroker } from "../helpers/broker";
 
 const SERVICES = ["clients", "crm", "catalogue", "references"] as const;

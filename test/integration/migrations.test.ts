@@ -3,7 +3,7 @@
  * behind on the way down. (catalogue and references also check their exact tables in their
  * own test files.)
  */
-import { SCHEMA_MIGRATIONS } from "../../shared/runtime/migrations";
+import { SCHEMA_MIGRATIONS } from "../../runtime/migrations";
 import { migrationRoundTrip } from "../helpers/migration-roundtrip";
 
 describe.each(SCHEMA_MIGRATIONS.map(([schema, migrations]) => [schema, migrations] as const))("the %s migrations", (schema, migrations) => {

@@ -1,6 +1,6 @@
 /**
- * The operator's entry points as they are run: `node dist/shared/runtime/migrate.js` and
- * `node dist/shared/runtime/cli.js`, as child processes on a database of their own.
+ * The operator's entry points as they are run: `node dist/runtime/migrate.js` and
+ * `node dist/runtime/cli.js`, as child processes on a database of their own.
  * They run the compiled code: `npm test` builds first (pretest); alone, run `npm run build`.
  */
 import { execFile } from "node:child_process";
@@ -10,7 +10,7 @@ import path from "node:path";
 import knexFactory from "knex";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
 
-const DIST = path.resolve(__dirname, "../../dist/shared/runtime");
+const DIST = path.resolve(__dirname, "../../dist/runtime");
 const SCHEMAS = ["catalogue", "clients", "crm", "orders", "references", "webhooks"];
 
 interface Run {
@@ -36,7 +36,7 @@ const cli = (args: string[], url: string) => run("cli.js", args, url);
  */
 async function authenticate(keys: string[], url: string): Promise<(number | string)[]> {
   const script = `
-    const { loadConfig } = require(${JSON.stringify(path.resolve(DIST, "../config.js"))});
+    const { loadConfig } = require(${JSON.stringify(path.resolve(DIST, "../shared/config.js"))});
     const { createBroker, stopBroker } = require(${JSON.stringify(path.join(DIST, "broker.js"))});
     (async () => {
       const broker = createBroker(loadConfig({ DATABASE_URL: process.env.DATABASE_URL, SERVICES: "clients" }), { logger: false });

@@ -1,5 +1,5 @@
 /**
- * `npm run start:cluster` as a user runs it: `node dist/shared/runtime/cluster.js` in a folder of
+ * `npm run start:cluster` as a user runs it: `node dist/runtime/cluster.js` in a folder of
  * their own, with NATS and PostgreSQL but no SECRETS_ENCRYPTION_KEYS. Only the webhooks process
  * (`SERVICES=webhooks`): it is the one that refuses to start without the keys. Runs the compiled
  * code: `npm test` builds first (pretest); alone, run `npm run build`.
@@ -13,7 +13,7 @@ import { EMBEDDED_KEY_FILE } from "../../shared/secrets-keyring";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
 import { freePort, TEST_NAMESPACE, TEST_SECRETS_ENCRYPTION_KEYS } from "../helpers/processes";
 
-const CLUSTER = path.resolve(__dirname, "../../dist/shared/runtime/cluster.js");
+const CLUSTER = path.resolve(__dirname, "../../dist/runtime/cluster.js");
 const natsUrl = process.env.TEST_NATS_URL;
 
 interface Started {

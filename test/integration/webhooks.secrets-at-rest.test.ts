@@ -18,7 +18,7 @@ import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { TEST_SECRETS_ENCRYPTION_KEYS } from "../helpers/processes";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";
 
-const CLI = path.resolve(__dirname, "../../dist/shared/runtime/cli.js");
+const CLI = path.resolve(__dirname, "../../dist/runtime/cli.js");
 const boxOf = (...entries: string[]) => new SecretBox(parseEncryptionKeys(entries, "keys").keys);
 
 interface Stored {

@@ -11,7 +11,7 @@ import {
   ofKind, readKustomization, resolvePort, ROOT, variableNamesSetIn, yamlFilesIn,
   type Container, type Manifest,
 } from "../helpers/manifests";
-import { SERVICE_NODE_OPTIONS } from "../../shared/runtime/process-limits";
+import { SERVICE_NODE_OPTIONS } from "../../runtime/process-limits";
 
 const manifests = baseManifests();
 const deployments = ofKind(manifests, "Deployment");
@@ -19,7 +19,7 @@ const compose = composeServices();
 const appServices = composeAppServices();
 const dockerfile = fs.readFileSync(DOCKERFILE, "utf8");
 
-/** shared/runtime/start.ts forces the exit this long after SHUTDOWN_TIMEOUT_MS. */
+/** runtime/start.ts forces the exit this long after SHUTDOWN_TIMEOUT_MS. */
 const START_EXIT_MARGIN_MS = 5_000;
 
 const servicesOf = (env: Record<string, string>) => (env.SERVICES ?? "").split(",").map((s) => s.trim()).filter(Boolean);
@@ -166,7 +166,7 @@ describe("configuration variables", () => {
     const [job] = ofKind(manifests, "Job");
     const container = containerOf(job);
     expect(loadConfig(containerEnv(container, manifests)).databaseUrl).toMatch(/^postgres(ql)?:\/\//);
-    expect(container.command).toEqual(["node", "dist/shared/runtime/migrate.js"]);
+    expect(container.command).toEqual(["node", "dist/runtime/migrate.js"]);
   });
 });
 
@@ -209,7 +209,7 @@ describe("Dockerfile", () => {
     expect([...cfg.services].sort()).toEqual([...ALL_SERVICES].sort());
     const exposed = (/^EXPOSE (.+)$/m.exec(dockerfile)?.[1] ?? "").split(/\s+/).map(Number);
     expect(exposed.sort()).toEqual([cfg.port, cfg.healthPort].sort());
-    expect(dockerfile).toMatch(/^HEALTHCHECK [\s\S]*?CMD \["node", "dist\/shared\/runtime\/healthcheck.js"\]/m);
+    expect(dockerfile).toMatch(/^HEALTHCHECK [\s\S]*?CMD \["node", "dist\/runtime\/healthcheck.js"\]/m);
     // The image caps the heap as start:cluster and the benchmark do.
     expect(env.NODE_OPTIONS).toBe(SERVICE_NODE_OPTIONS);
     // The Kubernetes ConfigMap and the image agree on the health port.
@@ -231,12 +231,12 @@ describe("Compose", () => {
       nats: { condition: "service_healthy" },
       postgres: { condition: "service_healthy" },
     });
-    expect(service.healthcheck?.test).toEqual(["CMD", "node", "dist/shared/runtime/healthcheck.js"]);
+    expect(service.healthcheck?.test).toEqual(["CMD", "node", "dist/runtime/healthcheck.js"]);
   });
 
   it("when the migration service is read, then it runs once, migrates, and waits for PostgreSQL only", () => {
     const migrate = compose.migrate;
-    expect(migrate.command).toEqual(["node", "dist/shared/runtime/migrate.js"]);
+    expect(migrate.command).toEqual(["node", "dist/runtime/migrate.js"]);
     expect(migrate.depends_on).toEqual({ postgres: { condition: "service_healthy" } });
     expect(migrate.healthcheck?.disable).toBe(true);
   });

@@ -1,6 +1,6 @@
 import { ServiceBroker } from "moleculer";
 import { checkReadiness, type DatabaseServiceProbes } from "../../shared/health";
-import { drainForShutdown, onShutdown } from "../../shared/runtime/shutdown";
+import { drainForShutdown, onShutdown } from "../../shared/shutdown";
 
 type Checks = Awaited<ReturnType<DatabaseServiceProbes["readinessChecks"]>>;
 

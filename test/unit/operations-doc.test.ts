@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { VARIABLES } from "../../shared/config";
-import { TABLE_END, TABLE_START, variablesTable } from "../../shared/runtime/config-table";
+import { TABLE_END, TABLE_START, variablesTable } from "../../runtime/config-table";
 
 const doc = fs.readFileSync(path.resolve(__dirname, "../../docs/operations.md"), "utf8");
 

@@ -3,8 +3,8 @@
  * every service's pending migrations to DATABASE_URL, then exits 0. Upgrades run this first,
  * then roll the Deployments (which start with MIGRATE_ON_START=false).
  */
-import { config, ConfigError } from "../config";
-import { closeDatabase, openDatabase } from "../db";
+import { config, ConfigError } from "../shared/config";
+import { closeDatabase, openDatabase } from "../shared/db";
 import { describeDatabaseUrl } from "./database-setup";
 import { errorText } from "./error-text";
 import { migrateAll } from "./migrations";

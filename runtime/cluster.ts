@@ -9,10 +9,10 @@
 import os from "node:os";
 import path from "node:path";
 import { connect } from "nats";
-import { ConfigError, environmentWith, loadConfig, setConfig, type Config, type ServiceName } from "../config";
-import { localDevelopmentKeyEntry, SECRETS_VARIABLE } from "../secrets-keyring";
+import { ConfigError, environmentWith, loadConfig, setConfig, type Config, type ServiceName } from "../shared/config";
+import { localDevelopmentKeyEntry, SECRETS_VARIABLE } from "../shared/secrets-keyring";
 import { SERVICE_NODE_OPTIONS } from "./process-limits";
-import { closeDatabase, openDatabase } from "../db";
+import { closeDatabase, openDatabase } from "../shared/db";
 import { describeDatabaseUrl, ensurePostgresDatabase } from "./database-setup";
 import { errorText } from "./error-text";
 import { migrateAll } from "./migrations";

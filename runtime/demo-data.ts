@@ -1,7 +1,7 @@
 /**
  * The demo data set of the embedded quick start: a back office and a partner app, customers and
  * contacts, a small catalogue, and the partner's references. Created through the services'
- * own actions (shared/runtime/demo.ts), so it obeys every rule real data obeys.
+ * own actions (runtime/demo.ts), so it obeys every rule real data obeys.
  */
 export const DEMO_CLIENTS = {
   backoffice: { name: "Demo back office", kind: "backoffice" },

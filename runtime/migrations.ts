@@ -4,14 +4,14 @@
  * Only the migration lists are imported, never the services: migrating starts no broker.
  */
 import type { Knex } from "knex";
-import { migrateUp, type Migration } from "../db";
+import { migrateUp, type Migration } from "../shared/db";
 import { errorText } from "./error-text";
-import { migrations as clients } from "../../services/clients/migrations";
-import { migrations as crm } from "../../services/crm/migrations";
-import { migrations as catalogue } from "../../services/catalogue/migrations";
-import { migrations as references } from "../../services/references/migrations";
-import { migrations as orders } from "../../services/orders/migrations";
-import { migrations as webhooks } from "../../services/webhooks/migrations";
+import { migrations as clients } from "../services/clients/migrations";
+import { migrations as crm } from "../services/crm/migrations";
+import { migrations as catalogue } from "../services/catalogue/migrations";
+import { migrations as references } from "../services/references/migrations";
+import { migrations as orders } from "../services/orders/migrations";
+import { migrations as webhooks } from "../services/webhooks/migrations";
 
 /** Schema name → its migrations, in the order they are applied. Schemas are service names. */
 export const SCHEMA_MIGRATIONS: ReadonlyArray<readonly [schema: string, migrations: Migration[]]> = [

@@ -2,14 +2,14 @@
  * Which schema each service name runs. The runner picks from here with SERVICES=.
  */
 import type { ServiceSchema } from "moleculer";
-import type { ServiceName } from "../config";
-import { gatewaySchema } from "../../gateway/gateway.service";
-import clientsService from "../../services/clients/clients.service";
-import crmService from "../../services/crm/crm.service";
-import catalogueService from "../../services/catalogue/catalogue.service";
-import referencesService from "../../services/references/references.service";
-import ordersService from "../../services/orders/orders.service";
-import webhooksService from "../../services/webhooks/webhooks.service";
+import type { ServiceName } from "../shared/config";
+import { gatewaySchema } from "../gateway/gateway.service";
+import clientsService from "../services/clients/clients.service";
+import crmService from "../services/crm/crm.service";
+import catalogueService from "../services/catalogue/catalogue.service";
+import referencesService from "../services/references/references.service";
+import ordersService from "../services/orders/orders.service";
+import webhooksService from "../services/webhooks/webhooks.service";
 
 const SCHEMAS: Record<ServiceName, () => ServiceSchema> = {
   gateway: () => gatewaySchema() as ServiceSchema,

@@ -5,10 +5,10 @@
  * Everything goes through the services' actions, as an admin client would do it.
  */
 import type { ServiceBroker } from "moleculer";
-import { API_PREFIX } from "../../gateway/routes";
-import { SCOPES, type Principal } from "../auth";
-import type { Config, ServiceName } from "../config";
-import { MAX_LIMIT, type Page } from "../paging";
+import { API_PREFIX } from "../gateway/routes";
+import { SCOPES, type Principal } from "../shared/auth";
+import type { Config, ServiceName } from "../shared/config";
+import { MAX_LIMIT, type Page } from "../shared/paging";
 import { demoBanner } from "./demo-banner";
 import {
   DEMO_CLIENTS, DEMO_CONTACT_REFERENCE, DEMO_CONTACTS, DEMO_PACKAGING_REFERENCES, DEMO_PACKAGINGS, DEMO_PRODUCTS,

@@ -3,8 +3,8 @@
  * Embedded by default (no transporter, PGlite in ./.data); distributed with TRANSPORTER and
  * DATABASE_URL. SIGTERM/SIGINT stop taking requests, finish in-flight work, then exit 0.
  */
-import { config, ConfigError } from "../config";
-import { startProbeServer, type ProbeServer } from "../probe-server";
+import { config, ConfigError } from "../shared/config";
+import { startProbeServer, type ProbeServer } from "../shared/probe-server";
 import { createBroker, stopBroker } from "./broker";
 import { seedDemoDataIfWanted } from "./demo";
 

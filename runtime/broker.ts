@@ -3,11 +3,11 @@
  * the transporter (none when embedded), and a stop that also closes the shared database.
  */
 import { ServiceBroker, type BrokerOptions } from "moleculer";
-import { brokerOptions } from "../../moleculer.config";
-import { config, setConfig, type Config } from "../config";
-import { closeDatabase } from "../db";
+import { brokerOptions } from "../moleculer.config";
+import { config, setConfig, type Config } from "../shared/config";
+import { closeDatabase } from "../shared/db";
 import { schemaOf } from "./services";
-import { drainForShutdown } from "./shutdown";
+import { drainForShutdown } from "../shared/shutdown";
 
 export function createBroker(cfg: Config, overrides: Partial<BrokerOptions> = {}): ServiceBroker {
   setConfig(cfg);
@@ -18,7 +18,7 @@ export function createBroker(cfg: Config, overrides: Partial<BrokerOptions> = {}
 
 /**
  * Stops within SHUTDOWN_TIMEOUT_MS: readiness turns 503 and the gateway stops taking requests
- * and finishes its in-flight ones (shared/runtime/shutdown.ts), then the broker waits for the
+ * and finishes its in-flight ones (shared/shutdown.ts), then the broker waits for the
  * action calls and event handlers still running with what is left of the same budget.
  */
 export async function stopBroker(broker: ServiceBroker): Promise<void> {

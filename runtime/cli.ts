@@ -6,10 +6,10 @@
  * 2 wrong usage or a value the service refused.
  */
 import { parseArgs } from "node:util";
-import { toProblem } from "../../gateway/problem";
-import { CLIENT_KINDS, SCOPES } from "../auth";
-import { ConfigError, environmentWith, loadConfig, type Config } from "../config";
-import { EVENTS } from "../events";
+import { toProblem } from "../gateway/problem";
+import { CLIENT_KINDS, SCOPES } from "../shared/auth";
+import { ConfigError, environmentWith, loadConfig, type Config } from "../shared/config";
+import { EVENTS } from "../shared/events";
 import { createBroker, stopBroker } from "./broker";
 import {
   clientsTable, createClient, CREATE_FLAGS, describeClient, describeNewKey, listClients, revokeClient, rotateKey, updateClient,
@@ -18,9 +18,9 @@ import {
 import { variablesTable } from "./config-table";
 import { describeDatabaseUrl } from "./database-setup";
 import { errorText } from "./error-text";
-import { closeDatabase, openDatabase } from "../db";
-import { secretBoxFor } from "../secrets-keyring";
-import { rewriteStoredSecrets, SEALED_COLUMNS } from "../../services/webhooks/webhooks.secrets-at-rest";
+import { closeDatabase, openDatabase } from "../shared/db";
+import { secretBoxFor } from "../shared/secrets-keyring";
+import { rewriteStoredSecrets, SEALED_COLUMNS } from "../services/webhooks/webhooks.secrets-at-rest";
 
 const USAGE = `Usage: npm run -s cli -- <command> [options]
 
