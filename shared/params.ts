@@ -16,6 +16,7 @@
  * hold the two sides to each other (test/unit/params.test.ts, test/unit/openapi-agreement.test.ts).
  */
 import { NotFoundError } from "./errors";
+import type { RuleOf, Typed } from "./schema-types";
 
 /** Largest id of an `integer` (serial) column. */
 export const INT_ID_MAX = 2_147_483_647;
@@ -54,7 +55,7 @@ function idSchema(max: number): Rule {
  * An id in the URL path (`/orders/{id}`). Other services may pass it as a number. Anything else
  * is 404: a URL that is no id names no resource.
  */
-export function pathId(entity: string, max = INT_ID_MAX): Rule {
+export function pathId(entity: string, max = INT_ID_MAX): Rule & Typed<number> {
   const check: Custom = (value) => {
     const id = typeof value === "string" ? parseId(value, max) : isId(value, max) ? value : null;
     if (id === null) throw new NotFoundError(entity, String(value));
@@ -64,12 +65,12 @@ export function pathId(entity: string, max = INT_ID_MAX): Rule {
 }
 
 /** An id in a JSON body: a JSON integer in range, never a string. */
-export function bodyId(max = INT_ID_MAX): Rule {
+export function bodyId(max = INT_ID_MAX): Rule & Typed<number> {
   return { type: "number", integer: true, min: 1, max, convert: false };
 }
 
 /** The ids an internal action takes in one call (at most `maxItems`). */
-export function idList(maxItems: number, max = INT_ID_MAX): Rule {
+export function idList(maxItems: number, max = INT_ID_MAX): Rule & Typed<number[]> {
   return arrayOf(bodyId(max), { max: maxItems });
 }
 
@@ -77,7 +78,7 @@ export function idList(maxItems: number, max = INT_ID_MAX): Rule {
  * A whole number in the query string (`?limit=`): decimal digits within `min` … `max`, or a
  * number when another service calls.
  */
-export function queryInteger(min: number, max: number): Rule {
+export function queryInteger(min: number, max: number): Rule & Typed<number> {
   const check: Custom = (value, errors) => {
     const n = typeof value === "string" && /^[1-9][0-9]{0,15}$/.test(value) ? Number(value) : value;
     if (typeof n === "number" && Number.isSafeInteger(n) && n >= min && n <= max) return n;
@@ -93,7 +94,7 @@ const refuseNull: Custom = (value, errors) => {
 };
 
 /** The rule of a field that may be left out, but is never `null`. */
-export function optional<R extends Rule>(rule: R): R & { optional: true } {
+export function optional<const R extends Rule>(rule: R): R & { optional: true } {
   const inner = rule.custom as Custom | undefined;
   const custom: Custom = (value, errors, ...rest) => {
     if (value === null) return refuseNull(value, errors);
@@ -120,7 +121,7 @@ const elementsPresent: Custom = (value, errors, _schema, path) => {
  * through and the array's check names each one. The path is the array's place in the params
  * (right for an array that is not itself an element of another array).
  */
-export function arrayOf(items: Rule, limits: Rule = {}): Rule {
+export function arrayOf<const Item extends Rule>(items: Item, limits: Rule = {}): Rule & Typed<RuleOf<Item>[]> {
   return { type: "array", ...limits, items: { ...items, optional: true }, custom: elementsPresent };
 }
 

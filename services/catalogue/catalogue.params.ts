@@ -1,29 +1,22 @@
-import { pageParams, type PageQuery } from "../../shared/paging";
+import { pageParams } from "../../shared/paging";
 import { arrayOf, bodyId, idList, optional, pathId } from "../../shared/params";
+import type { ParamsOf } from "../../shared/schema-types";
 
 const text = { type: "string", trim: true, min: 1, max: 200 } as const;
 
 export const listParams = { $$strict: true, ...pageParams } as const;
-export type ListParams = PageQuery;
+export type ListParams = ParamsOf<typeof listParams>;
 
 /** A product or packaging in the path. */
 export const idParams = { $$strict: true, id: pathId("record") } as const;
-export interface IdParams {
-  id: number;
-}
-
-export interface TaxInput {
-  name: string;
-  /** Percentage: 20 means 20 %. */
-  rate: number;
-  vat: boolean;
-}
+export type IdParams = ParamsOf<typeof idParams>;
 
 const taxRule = {
   type: "object",
   strict: true,
   props: {
     name: text,
+    /** Percentage: 20 means 20 %. */
     rate: { type: "number", min: 0, max: 100 },
     vat: { type: "boolean" },
   },
@@ -35,11 +28,8 @@ export const createProductParams = {
   label: text,
   taxes: optional(arrayOf(taxRule, { max: 20 })),
 } as const;
-export interface CreateProductParams {
-  code: string;
-  label: string;
-  taxes?: TaxInput[];
-}
+export type CreateProductParams = ParamsOf<typeof createProductParams>;
+export type TaxInput = ParamsOf<typeof taxRule.props>;
 
 export const createPackagingParams = {
   $$strict: true,
@@ -48,17 +38,10 @@ export const createPackagingParams = {
   unit: { type: "string", trim: true, min: 1, max: 50 },
   unit_factor: { type: "number", positive: true, max: 1_000_000 },
 } as const;
-export interface CreatePackagingParams {
-  productId: number;
-  name: string;
-  unit: string;
-  unit_factor: number;
-}
+export type CreatePackagingParams = ParamsOf<typeof createPackagingParams>;
 
 /** Orders carry at most 1,000 items, hence at most 1,000 distinct packagings per call. */
 export const packagingsByIdsParams = {
   ids: idList(1000),
 } as const;
-export interface PackagingsByIdsParams {
-  ids: number[];
-}
+export type PackagingsByIdsParams = ParamsOf<typeof packagingsByIdsParams>;

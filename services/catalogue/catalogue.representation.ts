@@ -1,28 +1,13 @@
 /** The JSON shapes of catalogue entities, as GET /packagings/{id} and GET /products/{id} return them. */
+import type { FromJsonSchema } from "../../shared/schema-types";
+import type * as Schemas from "./catalogue.openapi";
 import type { PackagingRow, ProductRow, ProductTaxRow } from "./catalogue.repository";
 
-export interface Tax {
-  name: string;
-  rate: number;
-  vat: boolean;
-}
-
-export interface Product {
-  id: number;
-  code: string;
-  label: string;
-  taxes: Tax[];
-  createdAt: string;
-}
-
+/** Each type is read off its JSON Schema in catalogue.openapi.ts, so the document and the code agree. */
+export type Product = FromJsonSchema<typeof Schemas.Product>;
+export type Tax = Product["taxes"][number];
 /** `unit_factor` is spelled as the interface spells it (§2.7). */
-export interface Packaging {
-  id: number;
-  name: string;
-  unit: string;
-  unit_factor: number;
-  product: { id: number; code: string; label: string; taxes: Tax[] };
-}
+export type Packaging = FromJsonSchema<typeof Schemas.Packaging>;
 
 /** Tax rows of several products → each product's taxes, in their given order. */
 export function taxesByProduct(rows: ProductTaxRow[]): Map<number, Tax[]> {

@@ -1,7 +1,8 @@
-import { CLIENT_KINDS, SCOPES, type ClientKind, type Scope } from "../../shared/auth";
-import { EVENTS, type EventName } from "../../shared/events";
-import { pageParams, type PageQuery } from "../../shared/paging";
+import { CLIENT_KINDS, SCOPES } from "../../shared/auth";
+import { EVENTS } from "../../shared/events";
+import { pageParams } from "../../shared/paging";
 import { idList, optional, pathId } from "../../shared/params";
+import type { ParamsOf } from "../../shared/schema-types";
 
 const scopesField = { type: "array", unique: true, max: SCOPES.length, items: { type: "enum", values: [...SCOPES] } } as const;
 const webhookEventsField = { type: "array", unique: true, max: EVENTS.length, items: { type: "enum", values: [...EVENTS] } } as const;
@@ -13,20 +14,13 @@ export const createClientParams = {
   scopes: optional(scopesField),
   webhookEvents: optional(webhookEventsField),
 } as const;
-export interface CreateClientParams {
-  name: string;
-  kind: ClientKind;
-  scopes?: Scope[];
-  webhookEvents?: EventName[];
-}
+export type CreateClientParams = ParamsOf<typeof createClientParams>;
 
 export const clientIdParams = {
   $$strict: true,
   id: pathId("client"),
 } as const;
-export interface ClientIdParams {
-  id: number;
-}
+export type ClientIdParams = ParamsOf<typeof clientIdParams>;
 
 /** Every field optional, but at least one must be given (checked in the handler, naming the body). */
 export const updateClientParams = {
@@ -36,22 +30,13 @@ export const updateClientParams = {
   scopes: optional(scopesField),
   webhookEvents: optional(webhookEventsField),
 } as const;
-export interface UpdateClientParams {
-  id: number;
-  name?: string;
-  scopes?: Scope[];
-  webhookEvents?: EventName[];
-}
+export type UpdateClientParams = ParamsOf<typeof updateClientParams>;
 
 export const listClientsParams = { $$strict: true, ...pageParams } as const;
-export type ListClientsParams = PageQuery;
+export type ListClientsParams = ParamsOf<typeof listClientsParams>;
 
 export const authenticateParams = { key: { type: "string", min: 1, max: 512 } } as const;
-export interface AuthenticateParams {
-  key: string;
-}
+export type AuthenticateParams = ParamsOf<typeof authenticateParams>;
 
 export const principalsParams = { ids: idList(1000) } as const;
-export interface PrincipalsParams {
-  ids: number[];
-}
+export type PrincipalsParams = ParamsOf<typeof principalsParams>;

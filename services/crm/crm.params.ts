@@ -1,22 +1,19 @@
-import { pageParams, type PageQuery } from "../../shared/paging";
+import { pageParams } from "../../shared/paging";
 import { bodyId, idList, optional, pathId } from "../../shared/params";
+import type { ParamsOf } from "../../shared/schema-types";
 
 const name = { type: "string", trim: true, min: 1, max: 200 } as const;
 const email = { type: "email", max: 254, normalize: true } as const;
 
 export const listParams = { $$strict: true, ...pageParams } as const;
-export type ListParams = PageQuery;
+export type ListParams = ParamsOf<typeof listParams>;
 
 /** A contact or customer in the path. */
 export const idParams = { $$strict: true, id: pathId("record") } as const;
-export interface IdParams {
-  id: number;
-}
+export type IdParams = ParamsOf<typeof idParams>;
 
 export const createCustomerParams = { $$strict: true, name } as const;
-export interface CreateCustomerParams {
-  name: string;
-}
+export type CreateCustomerParams = ParamsOf<typeof createCustomerParams>;
 
 export const createContactParams = {
   $$strict: true,
@@ -25,24 +22,11 @@ export const createContactParams = {
   lastName: name,
   email,
 } as const;
-export interface CreateContactParams {
-  customerId: number;
-  firstName: string;
-  lastName: string;
-  email: string;
-}
+export type CreateContactParams = ParamsOf<typeof createContactParams>;
 
 export const contactsByIdsParams = { ids: idList(1000) } as const;
-export interface ContactsByIdsParams {
-  ids: number[];
-}
+export type ContactsByIdsParams = ParamsOf<typeof contactsByIdsParams>;
 
 /** `ownerClientId`: the partner it is done for; absent for the instance's own records (the demo). */
 export const upsertContactParams = { $$strict: true, ownerClientId: optional(bodyId()), firstName: name, lastName: name, email, customerName: name } as const;
-export interface UpsertContactParams {
-  ownerClientId?: number;
-  firstName: string;
-  lastName: string;
-  email: string;
-  customerName: string;
-}
+export type UpsertContactParams = ParamsOf<typeof upsertContactParams>;

@@ -1,25 +1,12 @@
 /** The JSON shapes of crm entities, as GET /contacts/{id} and GET /customers/{id} return them. */
+import type { FromJsonSchema } from "../../shared/schema-types";
+import type * as Schemas from "./crm.openapi";
 import type { ContactRow, CustomerRow } from "./crm.repository";
 
-export interface Customer {
-  id: number;
-  name: string;
-  /** The partner it was created for; null when it is the instance's own. */
-  ownerClientId: number | null;
-  createdAt: string;
-}
-
-export interface Contact {
-  id: number;
-  firstName: string;
-  lastName: string;
-  email: string;
-  customer: { id: number; name: string };
-  /** Its customer's owner. */
-  ownerClientId: number | null;
-  createdAt: string;
-  updatedAt: string;
-}
+/** Each type is read off its JSON Schema in crm.openapi.ts, so the document and the code agree. */
+export type CustomerSummary = FromJsonSchema<typeof Schemas.CustomerSummary>;
+export type Customer = FromJsonSchema<typeof Schemas.Customer>;
+export type Contact = FromJsonSchema<typeof Schemas.Contact, { CustomerSummary: CustomerSummary }>;
 
 export function presentCustomer(row: CustomerRow): Customer {
   return { id: row.id, name: row.name, ownerClientId: row.owner_client_id, createdAt: row.created_at.toISOString() };

@@ -4,8 +4,9 @@
  * how the contact and each item are identified is checked in orders.identify.ts, because
  * "exactly one mode" is a rule across fields that a schema cannot say clearly.
  */
-import { pageParams, type PageQuery } from "../../shared/paging";
-import { arrayOf, bodyId, exactlyOneMode, INT_ID_MAX, isId, optional, pathId } from "../../shared/params";
+import { pageParams } from "../../shared/paging";
+import { arrayOf, bodyId, exactlyOneMode, INT_ID_MAX, isId, optional, pathId, type Rule } from "../../shared/params";
+import type { ParamsOf, Typed } from "../../shared/schema-types";
 
 export const MAX_ITEMS = 1000;
 export const ORDER_STATUSES = ["pending", "validated", "cancelled"] as const;
@@ -22,7 +23,7 @@ type Errors = { type: string; actual: unknown; message?: string }[];
  * A new rule object for each field: fastest-validator compiles a rule object it meets a second
  * time by reference to the first, and then never runs the second field's `custom`.
  */
-const referenceId = () => optional({
+const referenceId = (): Rule & Typed<string> & { optional: true } => optional({
   type: "any",
   custom: (value: unknown, errors: Errors) => {
     if (isId(value)) return String(value);
@@ -106,51 +107,18 @@ export const createOrderParams = {
   ),
 } as const;
 
-export interface AddressInput {
-  recipient: string;
-  street: string;
-  zipCode: string;
-  city: string;
-  country: string;
-}
-
-export interface ContactInput {
-  id?: number;
-  externalReferenceId?: string;
-  internalReferenceId?: string;
-  externalReference?: string;
-  firstName?: string;
-  lastName?: string;
-  email?: string;
-}
-
-export interface ItemInput {
-  packaging?: number;
-  externalReferenceId?: string;
-  internalReferenceId?: string;
-  orderedQuantity: number;
-}
-
-export interface CreateOrderParams {
-  externalId?: string;
-  externalReference?: string;
-  contact: ContactInput;
-  customer?: { name: string };
-  invoicingAddress: AddressInput;
-  deliveryAddress: AddressInput;
-  items: ItemInput[];
-}
+/** The types of the params, read off the schemas above (shared/schema-types.ts). */
+export type CreateOrderParams = ParamsOf<typeof createOrderParams>;
+export type AddressInput = CreateOrderParams["invoicingAddress"];
+export type ContactInput = CreateOrderParams["contact"];
+export type ItemInput = CreateOrderParams["items"][number];
 
 export const orderIdParams = { $$strict: true, id: pathId("order") } as const;
-export interface OrderIdParams {
-  id: number;
-}
+export type OrderIdParams = ParamsOf<typeof orderIdParams>;
 
 export const listOrdersParams = {
   $$strict: true,
   ...pageParams,
   status: optional({ type: "enum", values: [...ORDER_STATUSES] }),
 } as const;
-export interface ListOrdersParams extends PageQuery {
-  status?: OrderStatus;
-}
+export type ListOrdersParams = ParamsOf<typeof listOrdersParams>;

@@ -2,62 +2,22 @@
  * The order as GET /api/v1/orders/{id} returns it — also the body of the order webhooks.
  * Everything in it is a snapshot taken when the order was created.
  */
-import type { AddressInput, OrderStatus } from "./orders.params";
+import type { FromJsonSchema } from "../../shared/schema-types";
+import type { Order as OrderSchema } from "./orders.openapi";
 import type { ItemRow, OrderRow } from "./orders.repository";
 
-export interface Tax {
-  name: string;
-  rate: number;
-  vat: boolean;
-}
-
+/**
+ * The order's type, read off its JSON Schema in orders.openapi.ts: the document and the code
+ * cannot drift apart. The customer is the order's snapshot of crm's CustomerSummary.
+ */
+export type Order = FromJsonSchema<typeof OrderSchema, { CustomerSummary: { id: number; name: string } }>;
+export type ContactSnapshot = Order["contact"];
+export type OrderItem = Order["items"][number];
 /** The packaging as the catalogue described it when ordered. */
-export interface PackagingSnapshot {
-  id: number;
-  name: string;
-  unit: string;
-  unit_factor: number;
-  product: { id: number; code: string; label: string; taxes: Tax[] };
-}
-
-export interface PackagingReferenceSnapshot {
-  id: number;
-  externalReference: string;
-  label: string;
-}
-
-export interface ContactSnapshot {
-  id: number;
-  firstName: string;
-  lastName: string;
-  email: string;
-  /** The partner's contact reference used to name the contact, if any. */
-  reference: { id: number; externalReference: string } | null;
-}
-
-export interface OrderItem {
-  position: number;
-  orderedQuantity: number;
-  packaging: PackagingSnapshot;
-  packagingReference: PackagingReferenceSnapshot | null;
-}
-
-export interface Order {
-  id: number;
-  code: string;
-  status: OrderStatus;
-  externalId: string | null;
-  externalReference: string | null;
-  contact: ContactSnapshot;
-  customer: { id: number; name: string };
-  invoicingAddress: AddressInput;
-  deliveryAddress: AddressInput;
-  items: OrderItem[];
-  createdAt: string;
-  updatedAt: string;
-  validatedAt: string | null;
-  cancelledAt: string | null;
-}
+export type PackagingSnapshot = OrderItem["packaging"];
+export type PackagingReferenceSnapshot = NonNullable<OrderItem["packagingReference"]>;
+export type Tax = PackagingSnapshot["product"]["taxes"][number];
+export type Address = Order["invoicingAddress"];
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 

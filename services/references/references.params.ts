@@ -1,5 +1,6 @@
-import { pageParams, type PageQuery } from "../../shared/paging";
+import { pageParams } from "../../shared/paging";
 import { arrayOf, bodyId, optional, pathId } from "../../shared/params";
+import type { ParamsOf } from "../../shared/schema-types";
 
 const name = { type: "string", trim: true, min: 1, max: 200 } as const;
 const email = { type: "email", max: 254, normalize: true } as const;
@@ -11,13 +12,11 @@ const lookupBy = { type: "enum", values: ["internal", "external"] } as const;
 const lookupValue = { type: "string", convert: true, trim: true, min: 1, max: 200 } as const;
 
 export const listParams = { $$strict: true, ...pageParams } as const;
-export type ListParams = PageQuery;
+export type ListParams = ParamsOf<typeof listParams>;
 
 /** A contact or packaging reference in the path. */
 export const idParams = { $$strict: true, id: pathId("record") } as const;
-export interface IdParams {
-  id: number;
-}
+export type IdParams = ParamsOf<typeof idParams>;
 
 /** Body of POST /contact_references (docs/interface.md §2.6): the same rules crm applies to a contact. */
 const contactReferenceBody = {
@@ -29,18 +28,13 @@ const contactReferenceBody = {
   customer: { type: "object", strict: true, props: { name } },
 } as const;
 
-export interface ContactReferenceInput {
-  contact: { externalReference: string; firstName: string; lastName: string; email: string };
-  customer: { name: string };
-}
+export type ContactReferenceInput = ParamsOf<typeof contactReferenceBody>;
 
 export const createContactReferenceParams = { $$strict: true, ...contactReferenceBody } as const;
-export type CreateContactReferenceParams = ContactReferenceInput;
+export type CreateContactReferenceParams = ParamsOf<typeof createContactReferenceParams>;
 
 export const upsertContactReferenceParams = { $$strict: true, clientId: id, ...contactReferenceBody } as const;
-export interface UpsertContactReferenceParams extends ContactReferenceInput {
-  clientId: number;
-}
+export type UpsertContactReferenceParams = ParamsOf<typeof upsertContactReferenceParams>;
 
 export const createPackagingReferenceParams = {
   $$strict: true,
@@ -50,40 +44,25 @@ export const createPackagingReferenceParams = {
   label: optional(name),
   active: optional({ type: "boolean" }),
 } as const;
-export interface CreatePackagingReferenceParams {
-  clientId: number;
-  externalReference: string;
-  packagingId: number;
-  label?: string;
-  active?: boolean;
-}
+export type CreatePackagingReferenceParams = ParamsOf<typeof createPackagingReferenceParams>;
 
-export type LookupBy = "internal" | "external";
-export interface ReferenceLookup {
-  by: LookupBy;
-  value: string;
-}
+const lookup = { by: lookupBy, value: lookupValue } as const;
+export type ReferenceLookup = ParamsOf<typeof lookup>;
+export type LookupBy = ReferenceLookup["by"];
 
-export const resolveContactParams = { clientId: id, by: lookupBy, value: lookupValue } as const;
-export interface ResolveContactParams extends ReferenceLookup {
-  clientId: number;
-}
+export const resolveContactParams = { clientId: id, ...lookup } as const;
+export type ResolveContactParams = ParamsOf<typeof resolveContactParams>;
 
-const lookups = arrayOf({ type: "object", props: { by: lookupBy, value: lookupValue } }, { max: 1000 });
+const lookups = arrayOf({ type: "object", props: lookup }, { max: 1000 });
 
 /** Orders carry at most 1,000 items. */
 export const resolvePackagingsParams = { clientId: id, refs: lookups } as const;
-export interface ResolvePackagingsParams {
-  clientId: number;
-  refs: ReferenceLookup[];
-}
+export type ResolvePackagingsParams = ParamsOf<typeof resolvePackagingsParams>;
 
 /** A partner's whole order in one call: its contact reference and its packaging references. */
 export const resolveOrderParams = {
   clientId: id,
-  contact: { type: "object", props: { by: lookupBy, value: lookupValue } },
+  contact: { type: "object", props: lookup },
   refs: lookups,
 } as const;
-export interface ResolveOrderParams extends ResolvePackagingsParams {
-  contact: ReferenceLookup;
-}
+export type ResolveOrderParams = ParamsOf<typeof resolveOrderParams>;

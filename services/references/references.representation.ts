@@ -3,6 +3,8 @@
  * GET /packaging_references/{id} return them. The contact and the packaging inside come from
  * the crm and catalogue services; only the fields read here are typed here.
  */
+import type { FromJsonSchema } from "../../shared/schema-types";
+import type * as Schemas from "./references.openapi";
 import type { ContactReferenceRow, PackagingReferenceRow } from "./references.repository";
 
 /** What crm.contactsByIds and crm.upsertContact answer (the fields this service uses). */
@@ -23,23 +25,11 @@ export interface CataloguePackaging {
   product: { id: number; code: string; label: string; taxes: { name: string; rate: number; vat: boolean }[] };
 }
 
-export interface ContactReference {
-  id: number;
-  externalReference: string;
-  contact: { id: number; firstName: string; lastName: string; email: string };
-  customer: { id: number; name: string };
-  createdAt: string;
-  updatedAt: string;
-}
+/** Read off its JSON Schema in references.openapi.ts, so the document and the code agree. */
+export type ContactReference = FromJsonSchema<typeof Schemas.ContactReference, { CustomerSummary: CrmContact["customer"] }>;
 
 /** Interface §2.7, plus the partner's own `externalReference`. */
-export interface PackagingReference {
-  id: number;
-  externalReference: string;
-  active: boolean;
-  label: string;
-  packaging: CataloguePackaging;
-}
+export type PackagingReference = FromJsonSchema<typeof Schemas.PackagingReference, { Packaging: CataloguePackaging }>;
 
 export function presentContactReference(row: ContactReferenceRow, contact: CrmContact): ContactReference {
   return {
