@@ -11,7 +11,7 @@ import { openDatabase } from "../../shared/db";
 import { EVENTS } from "../../shared/events";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { addEventSource, type EventSource } from "../helpers/event-source";
-import { startReceiver, type ReceivedWebhook, type WebhookReceiver } from "../helpers/webhook-receiver";
+import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";
 
 interface SubscriptionJson {
   id: number;
