@@ -18,6 +18,7 @@ import { answerClientErrors } from "./client-errors";
 import { answerMethodSemantics } from "./http-methods";
 import { HttpObserver } from "./http-observer";
 import { docsRoutes } from "./openapi/docs-routes";
+import type { ServiceDescription } from "./openapi/service-description";
 import { portalRoutes } from "./portal-routes";
 import { PrincipalCache } from "./principal-cache";
 import { probeRoutes } from "./probe-route";
@@ -83,7 +84,8 @@ function nextLink(originalUrl: string, nextCursor: string): string {
   return `<${config().publicBaseUrl}${url.pathname}${url.search}>; rel="next"`;
 }
 
-export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
+/** `services`: what the API reference documents, given by the composition root (runtime/service-descriptions.ts). */
+export function gatewaySchema(services: readonly ServiceDescription[]): ServiceSchema<ApiSettingsSchema> {
   const cfg = config();
   return {
     name: "gateway",
@@ -134,7 +136,7 @@ export function gatewaySchema(): ServiceSchema<ApiSettingsSchema> {
         // /healthz, /readyz, /metrics: no authentication, no rate limit.
         ...probeRoutes(),
         // /api/v1/openapi.json and /docs (Swagger UI): the public API reference, no authentication.
-        ...docsRoutes(),
+        ...docsRoutes(services),
         // /portal: the subscriber portal, a page that calls /api/v1 with the key typed into it.
         ...portalRoutes(),
       ]),

@@ -1,26 +1,43 @@
 /**
- * Which schema each service name runs. The runner picks from here with SERVICES=.
+ * Which schema each service name runs (the runner picks from here with SERVICES=), and what each
+ * service publishes about itself for the API reference: its schema and the exports of its
+ * `<name>.openapi.ts`. The gateway is handed that list, so it imports no service
+ * (docs/architecture.md, "Import rules").
  */
 import type { ServiceSchema } from "moleculer";
 import type { ServiceName } from "../shared/config";
 import { gatewaySchema } from "../gateway/gateway.service";
+import type { ServiceDescription } from "../gateway/openapi/service-description";
 import clientsService from "../services/clients/clients.service";
+import * as clientsOpenApi from "../services/clients/clients.openapi";
 import crmService from "../services/crm/crm.service";
+import * as crmOpenApi from "../services/crm/crm.openapi";
 import catalogueService from "../services/catalogue/catalogue.service";
+import * as catalogueOpenApi from "../services/catalogue/catalogue.openapi";
 import referencesService from "../services/references/references.service";
+import * as referencesOpenApi from "../services/references/references.openapi";
 import ordersService from "../services/orders/orders.service";
+import * as ordersOpenApi from "../services/orders/orders.openapi";
 import webhooksService from "../services/webhooks/webhooks.service";
+import * as webhooksOpenApi from "../services/webhooks/webhooks.openapi";
 
-const SCHEMAS: Record<ServiceName, () => ServiceSchema> = {
-  gateway: () => gatewaySchema() as ServiceSchema,
-  clients: () => clientsService as ServiceSchema,
-  crm: () => crmService as ServiceSchema,
-  catalogue: () => catalogueService as ServiceSchema,
-  references: () => referencesService as ServiceSchema,
-  orders: () => ordersService as ServiceSchema,
-  webhooks: () => webhooksService as ServiceSchema,
+type BusinessService = Exclude<ServiceName, "gateway">;
+
+/** In the order the document lists their component schemas. */
+const BUSINESS_SERVICES: Record<BusinessService, Omit<ServiceDescription, "name">> = {
+  orders: { schema: ordersService as ServiceSchema, components: ordersOpenApi },
+  crm: { schema: crmService as ServiceSchema, components: crmOpenApi },
+  catalogue: { schema: catalogueService as ServiceSchema, components: catalogueOpenApi },
+  references: { schema: referencesService as ServiceSchema, components: referencesOpenApi },
+  webhooks: { schema: webhooksService as ServiceSchema, components: webhooksOpenApi },
+  clients: { schema: clientsService as ServiceSchema, components: clientsOpenApi },
 };
 
+export const SERVICE_DESCRIPTIONS: readonly ServiceDescription[] = Object.entries(BUSINESS_SERVICES).map(
+  ([name, description]) => ({ name, ...description }),
+);
+
 export function schemaOf(name: ServiceName): ServiceSchema {
-  return SCHEMAS[name]();
+  if (name === "gateway") return gatewaySchema(SERVICE_DESCRIPTIONS) as ServiceSchema;
+  return BUSINESS_SERVICES[name].schema as ServiceSchema;
 }

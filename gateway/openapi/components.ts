@@ -2,19 +2,14 @@
  * The reusable parts of the document: representation schemas (each from the service that
  * produces it), the problem document, headers, parameters and the error responses.
  */
-import * as catalogue from "../../services/catalogue/catalogue.openapi";
-import * as clients from "../../services/clients/clients.openapi";
-import * as crm from "../../services/crm/crm.openapi";
-import * as orders from "../../services/orders/orders.openapi";
-import * as references from "../../services/references/references.openapi";
-import * as webhooks from "../../services/webhooks/webhooks.openapi";
 import { Problem } from "../problem.openapi";
 import type { JsonSchema } from "./fastest-to-json-schema";
+import type { ServiceDescription } from "./service-description";
 
-/** Every export of a `<name>.openapi.ts` is a component schema of the same name. */
-export const SCHEMAS: Record<string, JsonSchema> = {
-  ...orders, ...crm, ...catalogue, ...references, ...webhooks, ...clients, Problem,
-};
+/** Each service's representation schemas, and the problem document every error answers with. */
+export function componentSchemas(services: readonly ServiceDescription[]): Record<string, JsonSchema> {
+  return Object.assign({}, ...services.map((service) => service.components), { Problem }) as Record<string, JsonSchema>;
+}
 
 export const ref = (kind: "schemas" | "headers" | "parameters" | "responses", name: string) => ({ $ref: `#/components/${kind}/${name}` });
 

@@ -9,7 +9,8 @@ import path from "node:path";
 import type { ApiRouteSchema, GatewayResponse, IncomingRequest } from "moleculer-web";
 import { NotFoundError } from "../../shared/errors";
 import { DOCS_ASSET_TYPES, DOCS_PATH, type DocsAsset } from "./docs-paths";
-import { OPENAPI_PATH, openApiJson } from "./document";
+import { buildOpenApiDocument, OPENAPI_PATH } from "./document";
+import type { ServiceDescription } from "./service-description";
 
 type AliasHandler = (req: IncomingRequest, res: GatewayResponse, next?: (err?: unknown) => void) => void;
 
@@ -71,9 +72,14 @@ function send(res: ServerResponse, headers: Record<string, string>, body: Buffer
   res.end(body);
 }
 
-const serveDocument: AliasHandler = (_req, res) => {
-  send(res, { "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-cache" }, openApiJson());
-};
+/** Serves the document of these services, built on the first request (it depends on code only). */
+function documentServer(services: readonly ServiceDescription[]): AliasHandler {
+  let json: string | null = null;
+  return (_req, res) => {
+    json ??= JSON.stringify(buildOpenApiDocument(services));
+    send(res, { "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-cache" }, json);
+  };
+}
 
 const servePage: AliasHandler = (_req, res) => {
   send(res, { ...PAGE_HEADERS, "Cache-Control": "no-cache" }, PAGE);
@@ -92,7 +98,7 @@ const serveAsset: AliasHandler = (req, res, next) => {
 };
 
 /** Routes without authentication, each matching its own paths only (their order does not matter). */
-export function docsRoutes(): ApiRouteSchema[] {
+export function docsRoutes(services: readonly ServiceDescription[]): ApiRouteSchema[] {
   const common = {
     mappingPolicy: "restrict" as const,
     autoAliases: false,
@@ -101,7 +107,7 @@ export function docsRoutes(): ApiRouteSchema[] {
     bodyParsers: false as const,
   };
   return [
-    { name: "openapi-document", path: OPENAPI_PATH, aliases: { "GET /": serveDocument }, ...common },
+    { name: "openapi-document", path: OPENAPI_PATH, aliases: { "GET /": documentServer(services) }, ...common },
     { name: "docs", path: DOCS_PATH, aliases: { "GET /": servePage, "GET /:asset": serveAsset }, ...common },
   ];
 }

@@ -1,15 +1,17 @@
 /**
  * The OpenAPI 3.1 document of /api/v1, generated from the route table (gateway/routes.ts), the
  * actions' own fastest-validator params (converted, never re-typed), the representation schemas
- * next to each service, and the table of success answers (outcomes.ts).
+ * next to each service, and the table of success answers (outcomes.ts). The services come in as
+ * an argument (service-description.ts): the composition root says which exist.
  */
 import { API_PREFIX, ROUTES, type Route } from "../routes";
-import { actionDefinition, type ActionDefinition } from "./actions";
-import { ERROR_RESPONSES, HEADERS, PARAMETERS, SCHEMAS, ref, responseComponents, type ErrorStatus } from "./components";
+import { actionLookup, type ActionDefinition, type ActionLookup } from "./actions";
+import { componentSchemas, ERROR_RESPONSES, HEADERS, PARAMETERS, ref, responseComponents, type ErrorStatus } from "./components";
 import { convertParams, type JsonSchema } from "./fastest-to-json-schema";
 import { OUTCOMES, type Outcome, type Success } from "./outcomes";
 import { product } from "../../shared/product";
 import { OPERATIONS_TAG, operationsPaths } from "./operations-paths";
+import type { ServiceDescription } from "./service-description";
 import { webhookOperations } from "./webhooks";
 
 export const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
@@ -116,7 +118,7 @@ function errorStatuses(route: Route, action: ActionDefinition | null, outcome: O
   return statuses;
 }
 
-function operation(route: Route): Operation {
+function operation(route: Route, actionDefinition: ActionLookup): Operation {
   const action = actionDefinition(route.action);
   const outcome = OUTCOMES[route.action];
   const service = route.action.split(".")[0];
@@ -144,12 +146,13 @@ function operation(route: Route): Operation {
   };
 }
 
-export function buildOpenApiDocument(): OpenApiDocument {
+export function buildOpenApiDocument(services: readonly ServiceDescription[]): OpenApiDocument {
+  const actionDefinition = actionLookup(services);
   const paths: Record<string, Record<string, Operation>> = {};
   for (const route of ROUTES) {
     const { path } = openApiPath(route.path);
     paths[path] ??= {};
-    paths[path][route.method.toLowerCase()] = operation(route);
+    paths[path][route.method.toLowerCase()] = operation(route, actionDefinition);
   }
   Object.assign(paths, operationsPaths(OPENAPI_PATH));
 
@@ -172,18 +175,10 @@ export function buildOpenApiDocument(): OpenApiDocument {
       securitySchemes: {
         apiKey: { type: "http", scheme: "bearer", bearerFormat: "API key", description: "`Authorization: Bearer <api key>`; keys are created by an admin (`POST /api/v1/clients`) or the CLI." },
       },
-      schemas: SCHEMAS,
+      schemas: componentSchemas(services),
       headers: HEADERS,
       parameters: PARAMETERS,
       responses: responseComponents(),
     },
   };
-}
-
-let cached: string | null = null;
-
-/** The document as served: built once per process (it depends on code only). */
-export function openApiJson(): string {
-  cached ??= JSON.stringify(buildOpenApiDocument());
-  return cached;
 }

@@ -8,6 +8,7 @@ import path from "node:path";
 import type { ServiceSchema } from "moleculer";
 import { buildOpenApiDocument } from "../../gateway/openapi/document";
 import { gatewaySchema } from "../../gateway/gateway.service";
+import { SERVICE_DESCRIPTIONS } from "../../runtime/services";
 import { ALL_CHANNELS } from "../../shared/channels";
 import { BROADCASTS, channelOf, DOMAIN_EVENTS, EVENTS, type EventName } from "../../shared/events";
 import { startingWith } from "../helpers/matchers";
@@ -42,7 +43,7 @@ function filesSpelling(name: string): string[] {
 }
 
 const serviceSchemas: Record<string, Partial<ServiceSchema>> = {
-  catalogue, clients, crm, orders, references, webhooks, gateway: gatewaySchema(),
+  catalogue, clients, crm, orders, references, webhooks, gateway: gatewaySchema(SERVICE_DESCRIPTIONS),
 } as Record<string, Partial<ServiceSchema>>;
 
 describe("the event contract", () => {
@@ -94,7 +95,7 @@ describe("the event contract", () => {
   });
 
   it("when the OpenAPI document describes the webhooks, then each event's request carries the contract's summary, meaning and body schema", () => {
-    const document = buildOpenApiDocument() as unknown as {
+    const document = buildOpenApiDocument(SERVICE_DESCRIPTIONS) as unknown as {
       webhooks: Record<string, { post: { summary: string; description: string; requestBody: { content: Record<string, { schema: { $ref: string } }> } } }>;
       components: { schemas: Record<string, unknown> };
     };

@@ -3,9 +3,10 @@
  * answers are checked against the generated document, here without any server.
  */
 import { buildOpenApiDocument } from "../../gateway/openapi/document";
+import { SERVICE_DESCRIPTIONS } from "../../runtime/services";
 import { Contract, type ApiResponse } from "../helpers/http";
 
-const contract = new Contract(buildOpenApiDocument());
+const contract = new Contract(buildOpenApiDocument(SERVICE_DESCRIPTIONS));
 const JSON_TYPE = "application/json; charset=utf-8";
 const PROBLEM_TYPE = "application/problem+json; charset=utf-8";
 

@@ -2,17 +2,20 @@
  * The OpenAPI document: valid OpenAPI 3.1, complete against the route table, and built from the
  * actions' own params (no second copy of a request schema that could drift).
  */
-import { actionDefinition } from "../../gateway/openapi/actions";
+import { actionLookup } from "../../gateway/openapi/actions";
 import { buildOpenApiDocument, openApiPath, type OpenApiDocument, type Operation } from "../../gateway/openapi/document";
 import { OUTCOMES } from "../../gateway/openapi/outcomes";
 import { ROUTES, type Route } from "../../gateway/routes";
 import { EVENTS } from "../../shared/events";
+import { SERVICE_DESCRIPTIONS } from "../../runtime/services";
 import { DocumentSchemas, dereference, pointer } from "../helpers/openapi-schemas";
 import { validateOpenApiDocument } from "../helpers/openapi-validator";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 
-const document: OpenApiDocument = buildOpenApiDocument();
+// Built from the services as the composition root registers them for the gateway.
+const document: OpenApiDocument = buildOpenApiDocument(SERVICE_DESCRIPTIONS);
+const actionDefinition = actionLookup(SERVICE_DESCRIPTIONS);
 
 function operationOf(route: Route): Operation | undefined {
   return document.paths[openApiPath(route.path).path]?.[route.method.toLowerCase()];

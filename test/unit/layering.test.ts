@@ -1,0 +1,96 @@
+/**
+ * The layering of docs/architecture.md ("Import rules"), read from the imports of every source
+ * file that ships: shared/ is the ground floor, services stand on it side by side without
+ * importing each other, the gateway knows no service, the composition root (runtime/) sits on
+ * top, and no two top-level folders import each other round in a circle.
+ */
+import path from "node:path";
+import { folderCycles, importGraph, LAYERING_RULES, relativeSpecifiers, violations, type ImportEdge } from "../helpers/import-graph";
+
+const ROOT = path.resolve(__dirname, "../..");
+const edges = importGraph(ROOT);
+
+const edge = (from: string, to: string): ImportEdge => ({ from, to });
+const ruleNamed = (start: string) => LAYERING_RULES.find((rule) => rule.name.startsWith(start))!.name;
+
+describe("reading the imports", () => {
+  it("when a file imports in every form TypeScript allows, then each relative module is found and packages, node: and comments are not", () => {
+    const source = [
+      'import os from "node:os";',
+      'import type { Knex } from "knex";',
+      "import {",
+      "  config,",
+      "  type Config,",
+      '} from "../shared/config";',
+      'import type { Scope } from "../shared/auth";',
+      'import * as orders from "../services/orders/orders.openapi";',
+      'import "../shared/types";',
+      'export { DOCS_PATH } from "./docs-paths";',
+      'export * from "./outcomes";',
+      'const later = await import("./later");',
+      'const old = require("./old");',
+      '// import { nothing } from "../gateway/commented-out";',
+      '/* import { neither } from "../gateway/in-a-block"; */',
+    ].join("\n");
+    expect(relativeSpecifiers(source).sort()).toEqual(
+      ["../services/orders/orders.openapi", "../shared/auth", "../shared/config", "../shared/types", "./docs-paths", "./later", "./old", "./outcomes"].sort(),
+    );
+  });
+
+  it("when the tree is read, then imports known to exist are in the graph, resolved to their files", () => {
+    expect(edges).toEqual(expect.arrayContaining([
+      edge("runtime/services.ts", "services/orders/orders.service.ts"),
+      edge("runtime/services.ts", "gateway/gateway.service.ts"),
+      edge("gateway/gateway.service.ts", "shared/shutdown.ts"),
+      edge("moleculer.config.ts", "shared/config.ts"),
+      edge("runtime/broker.ts", "moleculer.config.ts"),
+    ]));
+  });
+});
+
+describe("the layering rules", () => {
+  it.each([
+    ["shared/ imports a service", edge("shared/events.ts", "services/orders/orders.service.ts"), "shared/"],
+    ["shared/ imports the gateway", edge("shared/health.ts", "gateway/problem.ts"), "shared/"],
+    ["shared/ imports the composition root", edge("shared/db.ts", "runtime/migrations.ts"), "shared/"],
+    ["shared/ imports moleculer.config.ts", edge("shared/channels.ts", "moleculer.config.ts"), "shared/"],
+    ["a service imports another", edge("services/orders/orders.resolve.ts", "services/catalogue/catalogue.repository.ts"), "a service imports no other"],
+    ["a service imports the gateway", edge("services/webhooks/webhooks.service.ts", "gateway/problem.ts"), "a service imports nothing"],
+    ["a service imports the composition root", edge("services/clients/clients.service.ts", "runtime/broker.ts"), "a service imports nothing"],
+    ["the gateway imports a service", edge("gateway/openapi/components.ts", "services/orders/orders.openapi.ts"), "gateway/"],
+    ["the gateway imports the composition root", edge("gateway/openapi/document.ts", "runtime/services.ts"), "gateway/"],
+  ])("when %s, then that rule reports the import", (_case, forbidden, rule) => {
+    expect(violations([forbidden])).toEqual({ [ruleNamed(rule)]: [`${forbidden.from} → ${forbidden.to}`] });
+  });
+
+  it.each([
+    ["a service imports shared/", edge("services/orders/orders.service.ts", "shared/db.ts")],
+    ["a service imports its own files", edge("services/orders/orders.service.ts", "services/orders/orders.repository.ts")],
+    ["a service imports its own migrations", edge("services/orders/migrations/index.ts", "services/orders/migrations/20240101000000_orders.ts")],
+    ["the gateway imports shared/", edge("gateway/gateway.service.ts", "shared/config.ts")],
+    ["the composition root imports a service and the gateway", edge("runtime/services.ts", "services/orders/orders.service.ts")],
+    ["moleculer.config.ts imports shared/", edge("moleculer.config.ts", "shared/channels.ts")],
+  ])("when %s, then no rule reports it", (_case, allowed) => {
+    expect(violations([allowed])).toEqual({});
+  });
+
+  it("when two folders import each other, directly or round three, then the cycle is reported along its folders", () => {
+    expect(folderCycles([edge("shared/a.ts", "gateway/b.ts"), edge("gateway/b.ts", "shared/c.ts")])).toEqual([["shared", "gateway", "shared"]]);
+    expect(folderCycles([
+      edge("runtime/a.ts", "gateway/b.ts"),
+      edge("gateway/b.ts", "shared/c.ts"),
+      edge("shared/c.ts", "runtime/d.ts"),
+    ])).toEqual([["runtime", "gateway", "shared", "runtime"]]);
+    expect(folderCycles([edge("shared/a.ts", "shared/b.ts"), edge("shared/b.ts", "shared/a.ts")])).toEqual([]);
+  });
+});
+
+describe("the source tree", () => {
+  it("when its imports are checked against the layering rules, then none is broken", () => {
+    expect(violations(edges)).toEqual({});
+  });
+
+  it("when its imports are drawn between top-level folders, then there is no cycle", () => {
+    expect(folderCycles(edges)).toEqual([]);
+  });
+});
