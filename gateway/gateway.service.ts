@@ -84,7 +84,7 @@ function nextLink(originalUrl: string, nextCursor: string): string {
   return `<${config().publicBaseUrl}${url.pathname}${url.search}>; rel="next"`;
 }
 
-/** `services`: what the API reference documents, given by the composition root (runtime/service-descriptions.ts). */
+/** `services`: what the API reference documents, given by the composition root (runtime/services.ts). */
 export function gatewaySchema(services: readonly ServiceDescription[]): ServiceSchema<ApiSettingsSchema> {
   const cfg = config();
   return {

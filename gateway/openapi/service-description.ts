@@ -3,7 +3,7 @@
  * `scope`, `summary`, `visibility`) and the component schemas of its `<name>.openapi.ts`.
  *
  * The gateway never imports a service to learn this: the composition root, which knows which
- * services exist, hands the list in (runtime/service-descriptions.ts), so gateway/ depends on
+ * services exist, hands the list in (runtime/services.ts), so gateway/ depends on
  * no service folder and a test can build the document from any set of services.
  */
 import type { ServiceSchema } from "moleculer";
