@@ -4,6 +4,7 @@
  * connection. Such an error becomes a ServiceUnavailableError (503 with Retry-After at the
  * gateway) instead of surfacing as an unknown error (a 500 with a stack trace in the logs).
  */
+import { uniqueViolation } from "./db";
 import { ServiceUnavailableError } from "./errors";
 
 /** Node's socket errors on the way to the server. */
@@ -39,4 +40,21 @@ export const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 export function databaseUnavailable(): ServiceUnavailableError {
   return new ServiceUnavailableError(`The database is unavailable; retry in ${DATABASE_RETRY_AFTER_SECONDS} seconds.`, DATABASE_RETRY_AFTER_SECONDS);
+}
+
+/**
+ * `work`, with a broken unique constraint turned into the conflict the caller names for it (a 409
+ * at the gateway): the index is the last word on "already exists", so the error is recognised
+ * here, once. `conflict` gets the constraint's name and may look something up; when it gives
+ * back nothing (a constraint the caller did not expect), the database's error goes on unchanged,
+ * as does every other error.
+ */
+export async function conflictOnUnique<T>(work: Promise<T>, conflict: (constraint: string) => Error | undefined | Promise<Error | undefined>): Promise<T> {
+  try {
+    return await work;
+  } catch (err) {
+    const constraint = uniqueViolation(err);
+    if (constraint === null) throw err;
+    throw (await conflict(constraint)) ?? err;
+  }
 }

@@ -5,7 +5,7 @@
  */
 import type { RequestContext } from "../../shared/auth";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
-import { uniqueViolation } from "../../shared/db";
+import { conflictOnUnique } from "../../shared/database-errors";
 import { ConflictError, InvalidInputError, NotFoundError, unknownReference } from "../../shared/errors";
 import { toPage } from "../../shared/paging";
 import { respondCreated } from "../../shared/responses";
@@ -109,10 +109,7 @@ const catalogueService: DbServiceSchema<CatalogueMethods> = {
         rejectRepeatedTaxes(taxes);
         const id = await this.db.transaction(async (trx) => {
           const taxIds = await repo.upsertTaxes(trx, taxes);
-          const productId = await repo.insertProduct(trx, { code, label }).catch((err: unknown) => {
-            if (uniqueViolation(err) !== null) throw new ConflictError(`A product with code ${JSON.stringify(code)} already exists.`, { code });
-            throw err;
-          });
+          const productId = await conflictOnUnique(repo.insertProduct(trx, { code, label }), () => new ConflictError(`A product with code ${JSON.stringify(code)} already exists.`, { code }));
           await repo.linkProductTaxes(trx, productId, taxIds);
           return productId;
         });

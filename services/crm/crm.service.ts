@@ -5,7 +5,7 @@
  */
 import type { RequestContext } from "../../shared/auth";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
-import { uniqueViolation } from "../../shared/db";
+import { conflictOnUnique } from "../../shared/database-errors";
 import { ConflictError, NotFoundError, unknownReference } from "../../shared/errors";
 import { BROADCASTS, type ContactsChangedPayload } from "../../shared/events";
 import { toPage } from "../../shared/paging";
@@ -55,14 +55,9 @@ const crmService: DbServiceSchema<{ contactById(id: number): Promise<Contact> }>
         if (!(await repo.findCustomer(this.db, ctx.params.customerId))) {
           throw unknownReference("customerId", "customer", ctx.params.customerId);
         }
-        try {
-          const id = await repo.insertContact(this.db, ctx.params);
-          respondCreated(ctx, "contacts", id);
-          return await this.contactById(id);
-        } catch (err) {
-          if (uniqueViolation(err) !== null) throw new ConflictError("This customer already has a contact with this e-mail address.");
-          throw err;
-        }
+        const id = await conflictOnUnique(repo.insertContact(this.db, ctx.params), () => new ConflictError("This customer already has a contact with this e-mail address."));
+        respondCreated(ctx, "contacts", id);
+        return this.contactById(id);
       },
     },
 
@@ -95,14 +90,9 @@ const crmService: DbServiceSchema<{ contactById(id: number): Promise<Contact> }>
       summary: "Create a customer.",
       params: createCustomerParams,
       async handler(ctx: RequestContext<CreateCustomerParams>) {
-        try {
-          const row = await repo.insertCustomer(this.db, ctx.params.name);
-          respondCreated(ctx, "customers", row.id);
-          return presentCustomer(row);
-        } catch (err) {
-          if (uniqueViolation(err) !== null) throw new ConflictError("A customer with this name already exists.");
-          throw err;
-        }
+        const row = await conflictOnUnique(repo.insertCustomer(this.db, ctx.params.name), () => new ConflictError("A customer with this name already exists."));
+        respondCreated(ctx, "customers", row.id);
+        return presentCustomer(row);
       },
     },
 

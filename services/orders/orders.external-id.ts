@@ -8,14 +8,21 @@ import { config } from "../../shared/config";
 import { ConflictError } from "../../shared/errors";
 import * as repo from "./orders.repository";
 
-/** 409 naming the client's order with this externalId, if there is one. */
-export async function refuseDuplicate(db: Knex, clientId: number, externalId: string): Promise<void> {
+/** The orders table's unique index on a client's externalId. */
+export const EXTERNAL_ID_UNIQUE = "orders_client_external_id_unique";
+
+/** The 409 naming the client's order with this externalId, if there is one. */
+export async function duplicateOrder(db: Knex, clientId: number, externalId: string): Promise<ConflictError | undefined> {
   const existing = await repo.findOrderByExternalId(db, clientId, externalId);
-  if (existing) {
-    throw new ConflictError(`You already sent an order with externalId ${JSON.stringify(externalId)}: ${existing.code}.`, {
-      existingOrderId: existing.id, existingOrderCode: existing.code,
-    });
-  }
+  if (!existing) return undefined;
+  return new ConflictError(`You already sent an order with externalId ${JSON.stringify(externalId)}: ${existing.code}.`, {
+    existingOrderId: existing.id, existingOrderCode: existing.code,
+  });
+}
+
+async function refuseDuplicate(db: Knex, clientId: number, externalId: string): Promise<void> {
+  const conflict = await duplicateOrder(db, clientId, externalId);
+  if (conflict) throw conflict;
 }
 
 /**

@@ -14,11 +14,11 @@
  */
 import type { Knex } from "knex";
 import { hasScope, type Principal } from "../../shared/auth";
-import { uniqueViolation } from "../../shared/db";
+import { conflictOnUnique } from "../../shared/database-errors";
 import { ForbiddenError, IdempotencyKeyReusedError } from "../../shared/errors";
 import { appendEvent } from "../../shared/outbox";
 import { codeDay, orderCode } from "./orders.code";
-import { holdingExternalId, refuseDuplicate } from "./orders.external-id";
+import { duplicateOrder, EXTERNAL_ID_UNIQUE, holdingExternalId } from "./orders.external-id";
 import { contactModeOf, itemModesOf, scopesNeeded, type ContactMode, type ItemMode } from "./orders.identify";
 import { requestHash } from "./orders.idempotency";
 import type { CreateOrderParams } from "./orders.params";
@@ -63,8 +63,9 @@ async function takeOrder(intake: Intake, order: CreateOrderParams, hash: string,
   const day = codeDay(new Date());
   // The day's counter moves even for an order refused below: codes may skip a number, never repeat.
   const code = orderCode(day, await repo.nextCodeNumber(db, day));
+  const externalIdTaken = (constraint: string) => (constraint === EXTERNAL_ID_UNIQUE ? duplicateOrder(db, client.clientId, order.externalId!) : undefined);
   try {
-    return await db.transaction(async (trx) => {
+    return await conflictOnUnique(db.transaction(async (trx) => {
       if (key && !(await repo.claimIdempotencyKey(trx, client.clientId, key, hash))) throw new KeyTakenMeanwhile();
       const row = await repo.insertOrder(trx, {
         code, clientId: client.clientId, externalId: order.externalId ?? null, externalReference: order.externalReference ?? null,
@@ -74,10 +75,9 @@ async function takeOrder(intake: Intake, order: CreateOrderParams, hash: string,
       await appendEvent(trx, "orders", { event: "sales_order_created", ownerClientId: client.clientId, entityId: row.id, data: created });
       if (key) await repo.completeIdempotencyKey(trx, client.clientId, key, row.id, created);
       return created;
-    });
+    }), externalIdTaken);
   } catch (err) {
     if (err instanceof KeyTakenMeanwhile) return (await replayed(db, client.clientId, key!, hash))!;
-    if (uniqueViolation(err) === "orders_client_external_id_unique") await refuseDuplicate(db, client.clientId, order.externalId!);
     throw err;
   }
 }

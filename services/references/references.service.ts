@@ -8,7 +8,7 @@
 import type { Context } from "moleculer";
 import { callerOf, type Principal, type RequestContext, type RequestMeta } from "../../shared/auth";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
-import { uniqueViolation } from "../../shared/db";
+import { conflictOnUnique } from "../../shared/database-errors";
 import { ExpiringCache } from "../../shared/expiring-cache";
 import { ConflictError, InvalidInputError, NotFoundError, unknownReferenceField, type FieldError } from "../../shared/errors";
 import { BROADCASTS, type ContactsChangedPayload } from "../../shared/events";
@@ -157,18 +157,15 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
         if (!client?.scopes.includes("partner")) errors.push({ path: "clientId", message: `No active partner client (scope \`partner\`) has id ${p.clientId}.` });
         if (!packaging) errors.push(unknownReferenceField("packagingId", "packaging", p.packagingId));
         if (errors.length > 0 || !packaging) throw new InvalidInputError(errors);
-        const row = await repo.insertPackagingReference(this.db, {
+        const row = await conflictOnUnique(repo.insertPackagingReference(this.db, {
           clientId: p.clientId,
           externalReference: p.externalReference,
           packagingId: packaging.id,
           label: p.label ?? packaging.product.label,
           active: p.active ?? true,
-        }).catch((err: unknown) => {
-          if (uniqueViolation(err) === null) throw err;
-          throw new ConflictError(`Client ${p.clientId} already has a packaging reference ${JSON.stringify(p.externalReference)}.`, {
-            clientId: p.clientId, externalReference: p.externalReference,
-          });
-        });
+        }), () => new ConflictError(`Client ${p.clientId} already has a packaging reference ${JSON.stringify(p.externalReference)}.`, {
+          clientId: p.clientId, externalReference: p.externalReference,
+        }));
         respondCreated(ctx, "packaging_references", row.id);
         return presentPackagingReference(row, packaging);
       },
