@@ -1,6 +1,6 @@
 /**
  * Static types read off the schemas that already exist at run time, so that a shape is written
- * once (docs/architecture.md: "one declaration per shape"):
+ * once and the rest follows from it:
  *
  * - `ParamsOf<typeof schema>`: the params an action's fastest-validator schema lets through
  *   (fastest-validator 1.19 infers nothing itself). A schema must be declared `as const`.
