@@ -43,17 +43,17 @@ function existsAsFile(root: string, relative: string): boolean {
   return existsSync(absolute) && statSync(absolute).isFile();
 }
 
-function sourceFiles(root: string, entry: string): string[] {
-  if (entry.endsWith(".ts")) return [entry];
-  return readdirSync(path.join(root, entry), { withFileTypes: true }).flatMap((dirent) => {
-    const relative = path.posix.join(entry, dirent.name);
-    if (dirent.isDirectory()) return sourceFiles(root, relative);
-    return dirent.name.endsWith(".ts") ? [relative] : [];
+/** The `.ts` files under `entries` (folders or files), relative to `root`. */
+export function sourceFiles(root: string, entries: readonly string[] = APPLICATION_ROOTS): string[] {
+  return entries.flatMap((entry) => {
+    if (entry.endsWith(".ts")) return [entry];
+    const children = readdirSync(path.join(root, entry), { withFileTypes: true });
+    return sourceFiles(root, children.filter((c) => c.isDirectory() || c.name.endsWith(".ts")).map((c) => path.posix.join(entry, c.name)));
   });
 }
 
 export function importGraph(root: string, entries: readonly string[] = APPLICATION_ROOTS): ImportEdge[] {
-  return entries.flatMap((entry) => sourceFiles(root, entry)).flatMap((file) =>
+  return sourceFiles(root, entries).flatMap((file) =>
     relativeSpecifiers(readFileSync(path.join(root, file), "utf8")).map((specifier) => ({
       from: file,
       to: resolveSpecifier(root, file, specifier),
