@@ -23,7 +23,7 @@ import type { Principal } from "../../shared/auth";
 
 const ROOT = path.resolve(__dirname, "../..");
 
-/** Every TypeScript source file of the services, the gateway and shared/ (tests excluded). */
+/** Every TypeScript source file of the services, the gateway, shared/ and runtime/ (tests excluded). */
 function sourceFiles(): string[] {
   const walk = (dir: string): string[] =>
     readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
@@ -31,7 +31,7 @@ function sourceFiles(): string[] {
       if (entry.isDirectory()) return walk(relative);
       return entry.name.endsWith(".ts") ? [relative] : [];
     });
-  return ["services", "gateway", "shared"].flatMap(walk);
+  return ["services", "gateway", "shared", "runtime"].flatMap(walk);
 }
 
 const sources = new Map(sourceFiles().map((file) => [file, readFileSync(path.join(ROOT, file), "utf8")]));
