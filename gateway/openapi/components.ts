@@ -20,6 +20,11 @@ export const HEADERS = {
     schema: { type: "string" },
   },
   Location: { description: "URL of the resource this request created.", required: true, schema: { type: "string", format: "uri-reference" } },
+  IdempotentReplayed: {
+    description: "`true` when this answer replays the first response to the same `Idempotency-Key` and body (nothing was created this time); absent otherwise.",
+    required: false,
+    schema: { const: "true" },
+  },
   Link: {
     description: 'The next page, when there is one: `<url>; rel="next"`. Absent on the last page.',
     required: false,

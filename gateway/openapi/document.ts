@@ -96,9 +96,10 @@ export function requestParts(route: Route, params: JsonSchema): RequestParts {
   };
 }
 
-function successResponse(success: Success): Record<string, unknown> {
+function successResponse(success: Success, idempotent: boolean): Record<string, unknown> {
   const headers: Record<string, unknown> = { "X-Request-ID": ref("headers", "RequestId") };
   if (success.location) headers.Location = ref("headers", "Location");
+  if (idempotent) headers["Idempotent-Replayed"] = ref("headers", "IdempotentReplayed");
   if (success.paged) headers.Link = ref("headers", "Link");
   if (!success.body) return { description: success.description, headers };
   const schema = success.array ? { type: "array", items: ref("schemas", success.body) } : ref("schemas", success.body);
@@ -126,7 +127,7 @@ function operation(route: Route, actionDefinition: ActionLookup): Operation {
   const headerParams = [ref("parameters", "RequestId"), ...(outcome?.idempotencyKey ? [ref("parameters", "IdempotencyKey")] : [])];
 
   const responses: Record<string, unknown> = {};
-  for (const success of outcome?.success ?? []) responses[String(success.status)] = successResponse(success);
+  for (const success of outcome?.success ?? []) responses[String(success.status)] = successResponse(success, outcome?.idempotencyKey === true);
   for (const status of errorStatuses(route, action, outcome, parameters.some((p) => p.in === "path"))) {
     const response = ref("responses", ERROR_RESPONSES[status].name);
     const reason = status === "409" ? outcome?.conflict : status === "403" && !action?.scope ? outcome?.forbidden : undefined;

@@ -17,3 +17,15 @@ function canonical(value: unknown): string {
 export function requestHash(body: unknown): string {
   return createHash("sha256").update(canonical(body)).digest("hex");
 }
+
+/**
+ * The response header that tells a client its retry was answered from the stored first
+ * response (nothing was created this time), as Stripe and the IETF Idempotency-Key draft's
+ * implementations do, so a client can tell a replay from a fresh order without comparing bodies.
+ */
+export const REPLAYED_HEADER = "Idempotent-Replayed";
+
+/** Marks the HTTP answer of this call as a replay (moleculer-web sends ctx.meta.$responseHeaders). */
+export function markReplayed(meta: { $responseHeaders?: Record<string, string> }): void {
+  meta.$responseHeaders = { ...meta.$responseHeaders, [REPLAYED_HEADER]: "true" };
+}

@@ -33,15 +33,21 @@ export interface Intake {
   idempotencyKey?: string;
 }
 
+/** The order, and whether it is the replay of an earlier request's (the answer says so in a header). */
+export interface Placed {
+  order: Order;
+  replayed: boolean;
+}
+
 /** Thrown inside the transaction when a concurrent request committed the same key first. */
 class KeyTakenMeanwhile extends Error {}
 
-export async function placeOrder(intake: Intake, order: CreateOrderParams): Promise<Order> {
+export async function placeOrder(intake: Intake, order: CreateOrderParams): Promise<Placed> {
   const { db, client, idempotencyKey: key } = intake;
   const hash = key ? requestHash(order) : "";
   if (key) {
     const replay = await replayed(db, client.clientId, key, hash);
-    if (replay) return replay;
+    if (replay) return { order: replay, replayed: true };
   }
 
   const contactMode = contactModeOf(order);
@@ -57,7 +63,7 @@ export async function placeOrder(intake: Intake, order: CreateOrderParams): Prom
 }
 
 /** The order's own writes, in one transaction. */
-async function takeOrder(intake: Intake, order: CreateOrderParams, hash: string, resolved: ResolvedContact, items: repo.NewItem[]): Promise<Order> {
+async function takeOrder(intake: Intake, order: CreateOrderParams, hash: string, resolved: ResolvedContact, items: repo.NewItem[]): Promise<Placed> {
   const { db, client, idempotencyKey: key } = intake;
   const { contact, customer } = resolved;
   const day = codeDay(new Date());
@@ -74,10 +80,10 @@ async function takeOrder(intake: Intake, order: CreateOrderParams, hash: string,
       const created = presentOrder(row, await repo.insertItems(trx, row.id, items));
       await appendEvent(trx, "orders", { event: "sales_order_created", ownerClientId: client.clientId, entityId: row.id, data: created });
       if (key) await repo.completeIdempotencyKey(trx, client.clientId, key, row.id, created);
-      return created;
+      return { order: created, replayed: false };
     }), externalIdTaken);
   } catch (err) {
-    if (err instanceof KeyTakenMeanwhile) return (await replayed(db, client.clientId, key!, hash))!;
+    if (err instanceof KeyTakenMeanwhile) return { order: (await replayed(db, client.clientId, key!, hash))!, replayed: true };
     throw err;
   }
 }

@@ -8,6 +8,7 @@ import { NotFoundError } from "../../shared/errors";
 import { outboxRelayMixin } from "../../shared/outbox-relay.mixin";
 import { toPage } from "../../shared/paging";
 import { respondCreated } from "../../shared/responses";
+import { markReplayed } from "./orders.idempotency";
 import { placeOrder } from "./orders.intake";
 import { moveOrder, visibilityFor, type Move } from "./orders.lifecycle";
 import {
@@ -29,11 +30,12 @@ const ordersService: DbServiceSchema<{ move(ctx: RequestContext<OrderIdParams>, 
       summary: "Create a sales order (201 with the order; Idempotency-Key replays).",
       params: createOrderParams,
       async handler(ctx: RequestContext<CreateOrderParams>): Promise<Order> {
-        const order = await placeOrder(
+        const { order, replayed } = await placeOrder(
           { db: this.db, call: (action, params) => ctx.call(action, params), client: callerOf(ctx), idempotencyKey: ctx.meta.idempotencyKey },
           ctx.params,
         );
         respondCreated(ctx, "orders", order.id);
+        if (replayed) markReplayed(ctx.meta);
         return order;
       },
     },

@@ -76,6 +76,7 @@ describe("when a partner creates an order over HTTP", () => {
     expect([first.status, replay.status]).toEqual([201, 201]);
     expect(replay.body).toEqual(first.body);
     expect(replay.headers.location).toBe(first.headers.location);
+    expect([first.headers["idempotent-replayed"], replay.headers["idempotent-replayed"]]).toEqual([undefined, "true"]);
     const other = await partner.post<{ type: string }>("/api/v1/orders", { ...body, externalReference: "X" }, { "Idempotency-Key": "e2e-key-1" });
     expect([other.status, other.body.type]).toEqual([422, "/problems/idempotency-key-reused"]);
   });

@@ -2,6 +2,7 @@ import type { Knex } from "knex";
 import { openDatabase } from "../../shared/db";
 import { fieldErrorsFromValidator } from "../../gateway/problem";
 import type { Order } from "../../services/orders/orders.representation";
+import type { RequestMeta } from "../../shared/auth";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { ADDRESS, backofficeOrder, createFixtures, partnerOrder, type Fixtures } from "../helpers/fixtures";
 
@@ -192,6 +193,18 @@ describe("when the same order is sent twice", () => {
     const again = await create(JSON.parse(JSON.stringify(body)), f.partner, "key-1");
     expect(again).toEqual(first);
     expect(await db.withSchema("orders").table("orders").where({ external_reference: "IDEM-1" })).toHaveLength(1);
+  });
+
+  it("then only the replay's answer carries Idempotent-Replayed: true", async () => {
+    const body = partnerOrder(f, { externalReference: "IDEM-HEADER" });
+    // moleculer keeps the caller's meta object as the call's meta, so the answer's headers show in it.
+    const send = async () => {
+      const meta: Partial<RequestMeta> = { client: f.partner, idempotencyKey: "key-header" };
+      await t.broker.call("orders.create", body, { meta });
+      return meta.$responseHeaders ?? {};
+    };
+    expect(await send()).not.toHaveProperty("Idempotent-Replayed");
+    expect(await send()).toEqual({ "Idempotent-Replayed": "true" });
   });
 
   it("then the same key with another body is a 422", async () => {

@@ -81,11 +81,13 @@ describe("the OpenAPI document", () => {
     expect(deliveries["200"].description).toMatch(/512 KiB/);
   });
 
-  it("when POST /orders is documented, then its body is required, it takes an Idempotency-Key and answers 201 with Location", () => {
+  it("when POST /orders is documented, then its body is required, it takes an Idempotency-Key and answers 201 with Location and Idempotent-Replayed", () => {
     const op = document.paths["/api/v1/orders"].post as Record<string, any>;
     expect(op.requestBody.required).toBe(true);
     expect(op.parameters).toContainEqual({ $ref: "#/components/parameters/IdempotencyKey" });
     expect(op.responses["201"].headers.Location).toEqual({ $ref: "#/components/headers/Location" });
+    expect(op.responses["201"].headers["Idempotent-Replayed"]).toEqual({ $ref: "#/components/headers/IdempotentReplayed" });
+    expect((document.paths["/api/v1/orders/{id}/validate"].post as Record<string, any>).responses["200"].headers).not.toHaveProperty("Idempotent-Replayed");
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["201", "400", "401", "403", "409", "413", "422", "429"]));
   });
 
