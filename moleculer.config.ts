@@ -6,7 +6,7 @@ import type { BrokerOptions } from "moleculer";
 import type { Config } from "./shared/config";
 import { scopeGuard } from "./shared/auth";
 import { channelsMiddleware } from "./shared/channels";
-import { LOG_REDACT_PATHS } from "./shared/logging";
+import { brokerLogger } from "./shared/logging";
 import { actionMetricsMiddleware } from "./shared/metrics";
 import { remoteCallsMiddleware, mayRetry } from "./shared/remote-calls";
 import { requestContextMiddleware, requestLogFields } from "./shared/request-context";
@@ -26,14 +26,8 @@ export function brokerOptions(cfg: Config): BrokerOptions {
     namespace: cfg.namespace,
     nodeID: cfg.nodeId || `${os.hostname()}-${process.pid}`,
     transporter: (cfg.transporter ?? null) as BrokerOptions["transporter"],
-    logger: {
-      type: "Pino",
-      options: {
-        level: cfg.logLevel,
-        // `mixin` adds the request id to every line written while handling a request.
-        pino: { options: { redact: { paths: LOG_REDACT_PATHS, censor: "[redacted]" }, mixin: requestLogFields } },
-      },
-    },
+    // `requestLogFields` adds the request id to every line written while handling a request.
+    logger: brokerLogger(cfg.logLevel, requestLogFields) as BrokerOptions["logger"],
     logLevel: cfg.logLevel,
     requestTimeout: cfg.requestTimeoutMs,
     // NATS queue groups balance the requests instead of the broker: a request goes to a live
