@@ -94,6 +94,8 @@ export function gatewaySchema(services: readonly ServiceDescription[]): ServiceS
       port: cfg.port,
       ip: cfg.host,
       log4XXResponses: false,
+      // Sixty route lines at start-up buried the demo banner; LOG_LEVEL=debug shows them.
+      logRouteRegistration: "debug",
       logRequest: "debug",
       logResponse: "debug",
       logRequestParams: null,
