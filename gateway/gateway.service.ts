@@ -8,7 +8,7 @@ import type { Context, ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import type { ApiSettingsSchema } from "moleculer-web";
 import { requireScope, type Principal, type RequestMeta, type Scope } from "../shared/auth";
-import { config } from "../shared/config";
+import type { Config } from "../shared/config";
 import { ErrorType, InvalidInputError } from "../shared/errors";
 import { BROADCASTS, type ClientsChangedPayload, type UsageReport } from "../shared/events";
 import { isPage } from "../shared/paging";
@@ -78,15 +78,20 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /** `<url with cursor=next>; rel="next"`, keeping the caller's other query parameters. */
-function nextLink(originalUrl: string, nextCursor: string): string {
+function nextLink(publicBaseUrl: string, originalUrl: string, nextCursor: string): string {
   const url = new URL(originalUrl, "http://placeholder");
   url.searchParams.set("cursor", nextCursor);
-  return `<${config().publicBaseUrl}${url.pathname}${url.search}>; rel="next"`;
+  return `<${publicBaseUrl}${url.pathname}${url.search}>; rel="next"`;
 }
 
-/** `services`: what the API reference documents, given by the composition root (runtime/services.ts). */
-export function gatewaySchema(services: readonly ServiceDescription[]): ServiceSchema<ApiSettingsSchema> {
-  const cfg = config();
+/** The part of the configuration the gateway is built with (runtime/service-settings.ts). */
+export type GatewaySettings = Pick<Config, "host" | "port" | "publicBaseUrl" | "transporter" | "rateLimitPerMinute" | "authFailuresPerMinute" | "trustProxy">;
+
+/**
+ * `services`: what the API reference documents, and `cfg`: where it listens and how it admits
+ * requests, both given by the composition root (runtime/services.ts).
+ */
+export function gatewaySchema(services: readonly ServiceDescription[], cfg: GatewaySettings): ServiceSchema<ApiSettingsSchema> {
   return {
     name: "gateway",
     mixins: [ApiGateway],
@@ -131,7 +136,7 @@ export function gatewaySchema(services: readonly ServiceDescription[]): ServiceS
             // moleculer-web sends $location only with 201 and redirects; a 202 or 200 that names where to follow up needs it too.
             if (ctx.meta.$location) res.setHeader("Location", ctx.meta.$location);
             if (!isPage(data)) return data;
-            if (data.nextCursor) res.setHeader("Link", nextLink(req.originalUrl ?? req.url ?? "/", data.nextCursor));
+            if (data.nextCursor) res.setHeader("Link", nextLink(cfg.publicBaseUrl, req.originalUrl ?? req.url ?? "/", data.nextCursor));
             return data.items;
           },
         },

@@ -6,13 +6,15 @@ import { ServiceBroker, type BrokerOptions } from "moleculer";
 import { brokerOptions } from "../moleculer.config";
 import { config, setConfig, type Config } from "../shared/config";
 import { closeDatabase } from "../shared/db";
+import { useProcessKeys } from "../shared/secrets-keyring";
 import { schemaOf } from "./services";
 import { drainForShutdown } from "../shared/shutdown";
 
 export function createBroker(cfg: Config, overrides: Partial<BrokerOptions> = {}): ServiceBroker {
   setConfig(cfg);
+  useProcessKeys(cfg);
   const broker = new ServiceBroker({ ...brokerOptions(cfg), ...overrides });
-  for (const name of cfg.services) broker.createService(schemaOf(name));
+  for (const name of cfg.services) broker.createService(schemaOf(name, cfg));
   return broker;
 }
 

@@ -10,12 +10,13 @@ import os from "node:os";
 import path from "node:path";
 import { connect } from "nats";
 import { ConfigError, environmentWith, loadConfig, setConfig, type Config, type ServiceName } from "../shared/config";
-import { localDevelopmentKeyEntry, SECRETS_VARIABLE } from "../shared/secrets-keyring";
+import { localDevelopmentKeyEntry, SECRETS_VARIABLE, useProcessKeys } from "../shared/secrets-keyring";
 import { SERVICE_NODE_OPTIONS } from "./process-limits";
 import { closeDatabase, openDatabase } from "../shared/db";
 import { describeDatabaseUrl, ensurePostgresDatabase } from "./database-setup";
 import { errorText } from "./error-text";
 import { migrateAll } from "./migrations";
+import { seedClusterDemo } from "./cluster-demo";
 import { runProcessGroup, type ChildSpec } from "./process-group";
 
 /** Where a developer's NATS and PostgreSQL usually are (e.g. Debian's nats-server and postgresql). */
@@ -99,12 +100,14 @@ function clusterConfig(): { cfg: Config; developmentKey: string | null } {
   const configured = loadConfig(undefined, LOCAL_DEFAULTS);
   if (configured.secretsEncryptionKeys.length > 0) {
     setConfig(configured);
+    useProcessKeys(configured);
     return { cfg: configured, developmentKey: null };
   }
   const developmentKey = localDevelopmentKeyEntry((line) =>
     log(`${line} Every process of this cluster uses it; production must set ${SECRETS_VARIABLE} (docs/operations.md, "Secrets at rest").`));
   const cfg = loadConfig(undefined, { ...LOCAL_DEFAULTS, [SECRETS_VARIABLE]: developmentKey });
   setConfig(cfg);
+  useProcessKeys(cfg);
   return { cfg, developmentKey };
 }
 
@@ -115,7 +118,10 @@ async function main(): Promise<number> {
   await prepareDatabase(cfg.databaseUrl);
   const specs = childSpecs(cfg, developmentKey);
   describePlan(cfg, specs);
-  return runProcessGroup(specs, { killAfterMs: cfg.shutdownTimeoutMs + 10_000, log, colors: process.stdout.isTTY === true });
+  const group = runProcessGroup(specs, { killAfterMs: cfg.shutdownTimeoutMs + 10_000, log, colors: process.stdout.isTTY === true });
+  // Not awaited: the group's end (a signal, a child that died) ends the runner, seeding or not.
+  void seedClusterDemo(cfg, log);
+  return group;
 }
 
 main().then(

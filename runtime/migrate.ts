@@ -5,12 +5,14 @@
  */
 import { config, ConfigError } from "../shared/config";
 import { closeDatabase, openDatabase } from "../shared/db";
+import { useProcessKeys } from "../shared/secrets-keyring";
 import { describeDatabaseUrl } from "./database-setup";
 import { errorText } from "./error-text";
 import { migrateAll } from "./migrations";
 
 async function main(): Promise<void> {
   const cfg = config();
+  useProcessKeys(cfg);
   console.log(`Migrating ${describeDatabaseUrl(cfg.databaseUrl)}`);
   const db = openDatabase(cfg.databaseUrl, 1);
   try {

@@ -5,7 +5,8 @@
  * (docs/architecture.md, "Import rules").
  */
 import type { ServiceSchema } from "moleculer";
-import type { ServiceName } from "../shared/config";
+import type { Config, ServiceName } from "../shared/config";
+import { settingsOf } from "./service-settings";
 import { gatewaySchema } from "../gateway/gateway.service";
 import type { ServiceDescription } from "../gateway/openapi/service-description";
 import clientsService from "../services/clients/clients.service";
@@ -37,7 +38,9 @@ export const SERVICE_DESCRIPTIONS: readonly ServiceDescription[] = Object.entrie
   ([name, description]) => ({ name, ...description }),
 );
 
-export function schemaOf(name: ServiceName): ServiceSchema {
-  if (name === "gateway") return gatewaySchema(SERVICE_DESCRIPTIONS) as ServiceSchema;
-  return BUSINESS_SERVICES[name].schema as ServiceSchema;
+/** The schema of the named service with the settings `cfg` gives it (runtime/service-settings.ts). */
+export function schemaOf(name: ServiceName, cfg: Config): ServiceSchema {
+  if (name === "gateway") return gatewaySchema(SERVICE_DESCRIPTIONS, cfg) as ServiceSchema;
+  const schema = BUSINESS_SERVICES[name].schema as ServiceSchema;
+  return { ...schema, settings: { ...schema.settings, ...settingsOf(name, cfg) } };
 }

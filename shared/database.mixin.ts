@@ -1,15 +1,16 @@
 /**
  * Gives a service its database handle and applies its own migrations in its own schema at
  * start (when MIGRATE_ON_START is on). The handle is shared per process (see shared/db.ts), so
- * the runner closes it once every service has stopped.
+ * the runner closes it once every service has stopped. Where the database is comes from the
+ * service's settings (`this.settings.database`, shared/service-settings.ts).
  */
 import type { Knex } from "knex";
 import type { ServiceSchema, ServiceSettingSchema } from "moleculer";
-import { config } from "./config";
 import { migrateUp, migrationsCurrent, openDatabase, type Migration } from "./db";
 import { databaseUnavailable, isDatabaseUnavailable } from "./database-errors";
 import type { DatabaseServiceProbes } from "./health";
 import { outboxLagSeconds } from "./outbox";
+import type { StorageSettings } from "./service-settings";
 
 export interface DatabaseService {
   db: Knex;
@@ -52,12 +53,12 @@ export function databaseMixin(schema: string, migrations: Migration[]): Partial<
       },
     },
     created() {
-      const cfg = config();
-      this.db = openDatabase(cfg.databaseUrl, cfg.databasePoolMax);
+      const { url, poolMax } = (this.settings as StorageSettings).database;
+      this.db = openDatabase(url, poolMax);
       this.probeMemo = { migrationsCurrent: false, hasOutbox: null } satisfies ProbeMemo;
     },
     async started() {
-      if (config().migrateOnStart) await migrateUp(this.db, schema, migrations);
+      if ((this.settings as StorageSettings).database.migrateOnStart) await migrateUp(this.db, schema, migrations);
     },
     methods: {
       migrationsCurrent() {

@@ -19,11 +19,11 @@
  */
 import type { Knex } from "knex";
 import type { Service, ServiceBroker, ServiceSchema } from "moleculer";
-import { config } from "./config";
 import { channelOf, type DomainEvent } from "./events";
 import { countPrunedRows } from "./metrics";
 import { claimUnpublished, onEventsCommitted, pruneSentEvents, settleClaim, type Claim } from "./outbox";
 import { PeriodicJob, pruneInBatches } from "./periodic-job";
+import type { OutboxSettings, StorageSettings } from "./service-settings";
 import { WakeableSleep } from "./wakeable-sleep";
 import "./types";
 
@@ -158,8 +158,7 @@ type RelayHost = Service & { db: Knex; outboxRelay?: OutboxRelay; outboxRetentio
  * RETENTION_INTERVAL across the replicas (`<schema>.job_runs`): every sent event holds the
  * entity's full representation, so without it the outbox outgrows the data it describes.
  */
-export function outboxRetentionJob(host: Pick<RelayHost, "db" | "logger">, schema: string): PeriodicJob {
-  const cfg = config();
+export function outboxRetentionJob(host: Pick<RelayHost, "db" | "logger">, schema: string, cfg: OutboxSettings): PeriodicJob {
   return new PeriodicJob({
     db: host.db,
     schema,
@@ -167,7 +166,7 @@ export function outboxRetentionJob(host: Pick<RelayHost, "db" | "logger">, schem
     everyMs: cfg.retentionIntervalMs,
     logger: host.logger,
     run: async (keepGoing) => {
-      const pruned = await pruneInBatches((limit) => pruneSentEvents(host.db, schema, cfg.outboxRetentionMs, limit), keepGoing);
+      const pruned = await pruneInBatches((limit) => pruneSentEvents(host.db, schema, cfg.retentionMs, limit), keepGoing);
       countPrunedRows(`${schema}.outbox`, pruned);
       if (pruned > 0) host.logger.info(`Outbox retention: pruned ${pruned} sent events of "${schema}".`);
     },
@@ -177,16 +176,16 @@ export function outboxRetentionJob(host: Pick<RelayHost, "db" | "logger">, schem
 export function outboxRelayMixin(schema: string): Partial<ServiceSchema> {
   return {
     started(this: RelayHost) {
-      const cfg = config();
+      const cfg = (this.settings as StorageSettings).outbox;
       this.outboxRelay = new OutboxRelay({
         broker: this.broker,
         db: this.db,
         schema,
         logger: this.logger,
-        intervalMs: cfg.outboxRelayIntervalMs,
+        intervalMs: cfg.relayIntervalMs,
       });
       this.outboxRelay.start();
-      this.outboxRetention = outboxRetentionJob(this, schema);
+      this.outboxRetention = outboxRetentionJob(this, schema, cfg);
       this.outboxRetention.start();
     },
     async stopped(this: RelayHost) {

@@ -13,7 +13,7 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import { config, ConfigError, VARIABLES, type Config } from "./config";
+import { ConfigError, VARIABLES, type Config } from "./config";
 import { isPglite } from "./db";
 import { newEncryptionKeyEntry, parseEncryptionKeys, SecretBox, type EncryptionKey } from "./secret-box";
 
@@ -21,7 +21,7 @@ export const SECRETS_VARIABLE = "SECRETS_ENCRYPTION_KEYS";
 export const EMBEDDED_KEY_FILE = "secrets-encryption.key";
 const EMBEDDED_KEY_ID = "local";
 
-type KeyConfig = Pick<Config, "databaseUrl" | "secretsEncryptionKeys">;
+export type KeyConfig = Pick<Config, "databaseUrl" | "secretsEncryptionKeys">;
 
 /** The PGlite data folder of the URL, or null for an in-memory database. */
 function embeddedFolder(url: string): string | null {
@@ -88,7 +88,18 @@ export function secretBoxFor(cfg: KeyConfig, warn: (line: string) => void = (lin
   return box;
 }
 
-/** The process-wide configuration's secret box. */
+let processKeys: KeyConfig | null = null;
+
+/**
+ * The composition root names the keys of this process (runtime/broker.ts, runtime/migrate.ts,
+ * runtime/cluster.ts) before it migrates: a migration is handed only its knex, not settings.
+ */
+export function useProcessKeys(keys: KeyConfig): void {
+  processKeys = keys;
+}
+
+/** The secret box of this process's keys: for the migration that seals secrets stored in clear. */
 export function secretBox(warn?: (line: string) => void): SecretBox {
-  return secretBoxFor(config(), warn);
+  if (!processKeys) throw new Error("No secrets encryption keys were named for this process: the composition root calls useProcessKeys(cfg) first");
+  return secretBoxFor(processKeys, warn);
 }

@@ -3,7 +3,6 @@
  * admins (and the CLI) create, list and revoke clients. A new key is shown once.
  */
 import type { ClientKind, Principal, RequestContext, Scope } from "../../shared/auth";
-import { config } from "../../shared/config";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
 import { ConflictError, InvalidInputError, NotFoundError, UnauthenticatedError } from "../../shared/errors";
 import { BROADCASTS, type ClientsChangedPayload } from "../../shared/events";
@@ -18,6 +17,13 @@ import {
 } from "./clients.params";
 import * as repo from "./clients.repository";
 import { migrations } from "./migrations";
+import type { StorageSettings } from "../../shared/service-settings";
+
+/** What the composition root builds this service with (runtime/service-settings.ts). */
+export interface ClientsSettings extends StorageSettings {
+  /** ADMIN_API_KEY: when set, the admin client holding it is created or updated at start. */
+  adminApiKey: string | null;
+}
 
 const ADMIN_CLIENT_NAME = "admin (ADMIN_API_KEY)";
 
@@ -187,7 +193,7 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
   },
 
   async started() {
-    const key = config().adminApiKey;
+    const key = (this.settings as ClientsSettings).adminApiKey;
     if (key) await this.ensureAdminClient(key);
   },
 };

@@ -4,7 +4,6 @@
  * is written, for the orders whose intake writes in other services first (a contact sent inline).
  */
 import type { Knex } from "knex";
-import { config } from "../../shared/config";
 import { ConflictError } from "../../shared/errors";
 import * as repo from "./orders.repository";
 
@@ -29,7 +28,7 @@ async function refuseDuplicate(db: Knex, clientId: number, externalId: string): 
  * A claim outlives its request only when the process died: an action's time-out stops its
  * caller waiting, not the handler, so the margin is wide.
  */
-const staleAfterSeconds = () => Math.max(60, (6 * config().requestTimeoutMs) / 1000);
+const staleAfterSeconds = (requestTimeoutMs: number) => Math.max(60, (6 * requestTimeoutMs) / 1000);
 
 /**
  * Runs `work` (the rest of the intake) while this request alone holds the client's externalId,
@@ -37,8 +36,11 @@ const staleAfterSeconds = () => Math.max(60, (6 * config().requestTimeoutMs) / 1
  * writes: checking for the order without the claim would let both pass and the loser's inline
  * contact, reference and event remain. The claim is dropped once `work` ends, committed or not.
  */
-export async function holdingExternalId<T>(db: Knex, clientId: number, externalId: string, work: () => Promise<T>): Promise<T> {
-  if (!(await repo.claimExternalId(db, clientId, externalId, staleAfterSeconds()))) {
+export async function holdingExternalId<T>(
+  db: Knex, claim: { clientId: number; externalId: string; requestTimeoutMs: number }, work: () => Promise<T>,
+): Promise<T> {
+  const { clientId, externalId } = claim;
+  if (!(await repo.claimExternalId(db, clientId, externalId, staleAfterSeconds(claim.requestTimeoutMs)))) {
     await refuseDuplicate(db, clientId, externalId);
     throw new ConflictError(`An order with externalId ${JSON.stringify(externalId)} is being taken right now; send it again to see how it ended.`, {
       externalId,

@@ -5,7 +5,7 @@ import type { Knex } from "knex";
 import type { Db } from "../../shared/db";
 import { EVENTS, type DeliveredEventName, type DomainEvent, type EventName } from "../../shared/events";
 import { fetchPage, type PageQuery } from "../../shared/paging";
-import { secretBox } from "../../shared/secrets-keyring";
+import type { SecretBox } from "../../shared/secret-box";
 import { BIGINT_ID_MAX } from "../../shared/params";
 import type { DeliveryStatus } from "./webhooks.params";
 
@@ -96,11 +96,12 @@ export interface ClaimedDelivery {
 /** An Ed25519 key pair for a subscription (webhooks.signing.ts), or null for HMAC only. */
 export type SigningKeys = { privateKey: string; publicKey: string } | null;
 
+/** `box` seals the key, the secret and the private key (the service's, from its settings). */
 export async function insertSubscription(
   db: Db,
   s: { clientId: number; event: EventName; url: string; key: string; secret: string; signing: SigningKeys },
+  box: SecretBox,
 ): Promise<SubscriptionRow | null> {
-  const box = secretBox();
   const rows = (await db.withSchema(S).table("subscriptions")
     .insert({
       client_id: s.clientId, event: s.event, url: s.url, key: box.seal(s.key), secret: box.seal(s.secret),
@@ -136,9 +137,8 @@ export async function deleteSubscription(db: Db, clientId: number, id: number): 
  * `overlapMs` (a second rotation within that time drops the oldest).
  */
 export async function rotateSecrets(
-  db: Db, clientId: number, id: number, next: { key: string; secret: string; signing: SigningKeys; overlapMs: number },
+  db: Db, clientId: number, id: number, next: { key: string; secret: string; signing: SigningKeys; overlapMs: number }, box: SecretBox,
 ): Promise<SubscriptionRow | undefined> {
-  const box = secretBox();
   // The right-hand sides read the row as it was before this update.
   const [row] = (await db.withSchema(S).table("subscriptions").where({ id, client_id: clientId })
     .update({

@@ -6,7 +6,7 @@
 import type { ChannelSchema, Context } from "moleculer";
 import { callerOf, type Principal, type RequestContext } from "../../shared/auth";
 import { ALL_CHANNELS, NEVER_GIVE_UP } from "../../shared/channels";
-import { config } from "../../shared/config";
+import type { Config } from "../../shared/config";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
 import { reportWebhookHealthFrom } from "../../shared/metrics";
 import { outboxRelayMixin } from "../../shared/outbox-relay.mixin";
@@ -15,7 +15,9 @@ import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from 
 import { BROADCASTS, type ClientsChangedPayload } from "../../shared/events";
 import { MAX_PAGE_BYTES, toPage, toSizeBoundedPage } from "../../shared/paging";
 import { withRequestId } from "../../shared/request-context";
-import { secretBox } from "../../shared/secrets-keyring";
+import type { SecretBox } from "../../shared/secret-box";
+import { secretBoxFor, type KeyConfig } from "../../shared/secrets-keyring";
+import type { StorageSettings } from "../../shared/service-settings";
 import { Dispatcher } from "./webhooks.dispatcher";
 import { onShutdown } from "../../shared/shutdown";
 import { audienceOf, availableEvents, describeEvent, hears } from "./webhooks.events";
@@ -69,8 +71,16 @@ function channelConsumers(): Record<string, ChannelSchema<Pick<Methods, "ingest"
   return Object.fromEntries(ALL_CHANNELS.map((channel) => [channel, consumer]));
 }
 
+/** What the composition root builds this service with (runtime/service-settings.ts). */
+export interface WebhooksSettings extends StorageSettings {
+  webhooks: Config["webhooks"];
+  /** DATABASE_URL and SECRETS_ENCRYPTION_KEYS: which keys seal the stored secrets (shared/secrets-keyring.ts). */
+  secrets: KeyConfig;
+}
+
 const webhooksService: DbServiceSchema<Methods, {
   dispatcher?: Dispatcher; recoverer?: Recoverer; grants: ClientGrants; retention?: PeriodicJob; stopReportingHealth?: () => void;
+  secrets: SecretBox;
 }> = {
   name: "webhooks",
   // Its own outbox carries webhook_endpoint_disabled (webhooks.health.ts).
@@ -112,7 +122,7 @@ const webhooksService: DbServiceSchema<Methods, {
         if (!client.webhookEvents.includes(event)) {
           throw new ForbiddenError(`This API key may not subscribe to \`${event}\`; GET /api/v1/webhooks/available lists the events it may use.`, { event });
         }
-        const target = await checkTarget(ctx.params.url, { allowInsecure: config().webhooks.allowInsecureTargets });
+        const target = await checkTarget(ctx.params.url, { allowInsecure: (this.settings as WebhooksSettings).webhooks.allowInsecureTargets });
         if (!target.ok) throw InvalidInputError.field("url", target.reason);
         const url = target.url.href;
 
@@ -120,7 +130,7 @@ const webhooksService: DbServiceSchema<Methods, {
         for (;;) {
           const created = await repo.insertSubscription(this.db, {
             clientId: client.clientId, event, url, key: generateKey(), secret: generateSecret(), signing: signingKeysFor(ctx.params.signature ?? "hmac"),
-          });
+          }, this.secrets);
           if (created) {
             ctx.meta.$statusCode = 201;
             ctx.meta.$location = `/api/v1/webhooks/${created.id}`;
@@ -182,8 +192,8 @@ const webhooksService: DbServiceSchema<Methods, {
         const current = await this.ownSubscription(ctx, ctx.params.id);
         const scheme = ctx.params.signature ?? presentSubscription(current).signature;
         const row = await repo.rotateSecrets(this.db, callerOf(ctx).clientId, ctx.params.id, {
-          key: generateKey(), secret: generateSecret(), signing: signingKeysFor(scheme), overlapMs: config().webhooks.secretOverlapMs,
-        });
+          key: generateKey(), secret: generateSecret(), signing: signingKeysFor(scheme), overlapMs: (this.settings as WebhooksSettings).webhooks.secretOverlapMs,
+        }, this.secrets);
         if (!row) throw new NotFoundError("webhook subscription", ctx.params.id);
         return presentWithSecrets(row);
       },
@@ -360,9 +370,11 @@ const webhooksService: DbServiceSchema<Methods, {
   },
 
   started() {
-    const cfg = config().webhooks;
+    const settings = this.settings as WebhooksSettings;
+    const cfg = settings.webhooks;
     // Resolved at start: without its keys (postgres://) the process refuses to start.
-    const secrets = secretBox((line) => this.logger.warn(line));
+    const secrets = secretBoxFor(settings.secrets, (line) => this.logger.warn(line));
+    this.secrets = secrets;
     this.dispatcher = new Dispatcher({
       db: this.db,
       logger: this.logger,
@@ -375,7 +387,7 @@ const webhooksService: DbServiceSchema<Methods, {
       retryScheduleSeconds: cfg.retryScheduleSeconds,
       health: new EndpointHealth({ db: this.db, retryAfterMaxMs: cfg.retryAfterMaxMs, disableAfterMs: cfg.disableAfterMs }),
     });
-    this.retention = webhooksRetentionJob({ db: this.db, logger: this.logger, retentionMs: cfg.retentionMs, everyMs: config().retentionIntervalMs });
+    this.retention = webhooksRetentionJob({ db: this.db, logger: this.logger, retentionMs: cfg.retentionMs, everyMs: settings.outbox.retentionIntervalMs });
     this.retention.start();
     const db = this.db;
     this.stopReportingHealth = reportWebhookHealthFrom(() => healthFigures(db));

@@ -9,6 +9,7 @@ import { databaseMixin } from "../../shared/database.mixin";
 import { openDatabase, type Migration } from "../../shared/db";
 import { config } from "../../shared/config";
 import { outboxRelayMixin } from "../../shared/outbox-relay.mixin";
+import { storageSettingsOf } from "../../shared/service-settings";
 import type { EventName } from "../../shared/events";
 import { addOutboxClaims, appendEvent, createOutboxTable, dropOutboxClaims, dropOutboxTable } from "../../shared/outbox";
 import { createJobRunsTable, dropJobRunsTable } from "../../shared/periodic-job";
@@ -44,6 +45,8 @@ export async function addEventSource(broker: ServiceBroker, schema = "test_sourc
   const service: ServiceSchema = {
     name: `source-${schema}`,
     mixins: [databaseMixin(schema, outboxMigrations(schema)), outboxRelayMixin(schema)],
+    // The settings of the broker's configuration, as the composition root gives its services.
+    settings: storageSettingsOf(config()),
   };
   broker.createService(service);
   await broker.waitForServices([service.name], 30_000);

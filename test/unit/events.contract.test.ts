@@ -10,6 +10,7 @@ import { buildOpenApiDocument } from "../../gateway/openapi/document";
 import { gatewaySchema } from "../../gateway/gateway.service";
 import { SERVICE_DESCRIPTIONS } from "../../runtime/services";
 import { ALL_CHANNELS } from "../../shared/channels";
+import { loadConfig } from "../../shared/config";
 import { BROADCASTS, channelOf, DOMAIN_EVENTS, EVENTS, type EventName } from "../../shared/events";
 import { startingWith } from "../helpers/matchers";
 import catalogue from "../../services/catalogue/catalogue.service";
@@ -43,7 +44,7 @@ function filesSpelling(name: string): string[] {
 }
 
 const serviceSchemas: Record<string, Partial<ServiceSchema>> = {
-  catalogue, clients, crm, orders, references, webhooks, gateway: gatewaySchema(SERVICE_DESCRIPTIONS),
+  catalogue, clients, crm, orders, references, webhooks, gateway: gatewaySchema(SERVICE_DESCRIPTIONS, loadConfig({})),
 } as Record<string, Partial<ServiceSchema>>;
 
 describe("the event contract", () => {

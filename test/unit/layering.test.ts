@@ -4,8 +4,9 @@
  * importing each other, the gateway knows no service, the composition root (runtime/) sits on
  * top, and no two top-level folders import each other round in a circle.
  */
+import { readFileSync } from "node:fs";
 import path from "node:path";
-import { folderCycles, importGraph, LAYERING_RULES, relativeSpecifiers, violations, type ImportEdge } from "../helpers/import-graph";
+import { folderCycles, importGraph, LAYERING_RULES, relativeSpecifiers, sourceFiles, violations, type ImportEdge } from "../helpers/import-graph";
 
 const ROOT = path.resolve(__dirname, "../..");
 const edges = importGraph(ROOT);
@@ -92,5 +93,31 @@ describe("the source tree", () => {
 
   it("when its imports are drawn between top-level folders, then there is no cycle", () => {
     expect(folderCycles(edges)).toEqual([]);
+  });
+});
+
+/**
+ * True when the source imports the process-wide `config` reader of shared/config.ts (under any
+ * alias) instead of being handed its settings at construction (shared/service-settings.ts).
+ */
+function importsConfigReader(source: string): boolean {
+  const imports = source.matchAll(/import\s*\{([^}]*)\}\s*from\s*["'][^"']*\/config["']/g);
+  return [...imports].some(([, names]) => names.split(",").some((name) => /^\s*config\b/.test(name)));
+}
+
+describe("reading the configuration", () => {
+  it.each([
+    ['import { config } from "../../shared/config";', true],
+    ['import {\n  ConfigError,\n  config as settings,\n} from "./config";', true],
+    ['import { type Config, loadConfig } from "../shared/config";', false],
+    ['import type { Config } from "../../shared/config";', false],
+    ['import { config } from "./other";', false],
+  ])("when a file says %j, then reading the process configuration is %s", (source, reads) => {
+    expect(importsConfigReader(source)).toBe(reads);
+  });
+
+  it("when the services, the gateway and shared/ are read, then none imports config(): each is handed its settings by the composition root", () => {
+    const readers = sourceFiles(ROOT, ["services", "gateway", "shared"]).filter((file) => importsConfigReader(readFileSync(path.join(ROOT, file), "utf8")));
+    expect(readers).toEqual([]);
   });
 });
