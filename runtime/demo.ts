@@ -18,6 +18,9 @@ import {
 const SEEDER: Principal = { clientId: 0, name: "demo data seed", kind: "admin", scopes: [...SCOPES], webhookEvents: [] };
 const DEMO_SERVICES: ServiceName[] = ["clients", "crm", "catalogue", "references"];
 const WAIT_FOR_SERVICES_MS = 30_000;
+/** Keys are shown once, so a restart cannot show them again: it says how to get new ones. */
+const DEMO_ALREADY_SEEDED =
+  "Demo data: already there; its API keys were shown on the first start. DEMO_DATA=always issues fresh demo keys (the old ones stop working).";
 
 type Call = <T>(action: string, params: object) => Promise<T>;
 type ClientSpec = (typeof DEMO_CLIENTS)[keyof typeof DEMO_CLIENTS];
@@ -102,7 +105,10 @@ async function seed(broker: ServiceBroker, cfg: Config): Promise<void> {
   await broker.waitForServices(DEMO_SERVICES, WAIT_FOR_SERVICES_MS);
   const call: Call = (action, params) => broker.call(action, params, { meta: { client: SEEDER } });
   const backoffice = await findClient(call, DEMO_CLIENTS.backoffice);
-  if (backoffice && cfg.demoData === "auto") return;
+  if (backoffice && cfg.demoData === "auto") {
+    console.log(DEMO_ALREADY_SEEDED);
+    return;
+  }
   const partnerClient = await findClient(call, DEMO_CLIENTS.partner);
 
   let partner: IssuedClient;
@@ -128,9 +134,22 @@ async function seed(broker: ServiceBroker, cfg: Config): Promise<void> {
   }));
 }
 
+/**
+ * Whether `npm run start:cluster` seeds the demo: it runs every service on this machine as a
+ * local trial, like `npm start`, so `auto` seeds there too (its own broker, cluster-demo.ts).
+ */
+export function clusterDemoWanted(cfg: Config): boolean {
+  return cfg.demoData !== "never" && DEMO_SERVICES.every((s) => cfg.services.includes(s));
+}
+
 /** Seeds when wanted; a failure is logged and the API keeps running without the demo. */
 export async function seedDemoDataIfWanted(broker: ServiceBroker, cfg: Config): Promise<void> {
   if (!demoWanted(cfg)) return;
+  await seedDemoData(broker, cfg);
+}
+
+/** Seeds (or, with `always`, issues fresh keys) whatever the mode; a failure is logged, not thrown. */
+export async function seedDemoData(broker: ServiceBroker, cfg: Config): Promise<void> {
   try {
     await seed(broker, cfg);
   } catch (err) {

@@ -1,6 +1,6 @@
 import type { Principal } from "../../shared/auth";
 import { loadConfig, type Config } from "../../shared/config";
-import { demoWanted, seedDemoDataIfWanted } from "../../runtime/demo";
+import { clusterDemoWanted, demoWanted, seedDemoDataIfWanted } from "../../runtime/demo";
 import { ADMIN, startTestBroker, type TestBroker } from "../helpers/broker";
 
 const SERVICES = ["clients", "crm", "catalogue", "references"] as const;
@@ -90,8 +90,14 @@ describe("demo data seed", () => {
     expect(items).toEqual(first.partnerOrder.items.map(() => expect.objectContaining({ active: true })));
   });
 
-  it("when auto finds the demo already there, then it seeds and prints nothing", async () => {
-    await expect(seedAndCapture(t, configFor(t, { DEMO_DATA: "auto" }))).resolves.toBeNull();
+  it("when auto finds the demo already there, then it seeds nothing and prints one line saying how to get fresh keys", async () => {
+    const log = jest.spyOn(console, "log").mockImplementation(() => undefined);
+    try {
+      await seedDemoDataIfWanted(t.broker, configFor(t, { DEMO_DATA: "auto" }));
+      expect(log.mock.calls.map((call) => String(call[0]))).toEqual([expect.stringMatching(/^Demo data: already there;.*DEMO_DATA=always issues fresh demo keys/)]);
+    } finally {
+      log.mockRestore();
+    }
     const clients = await t.call<{ items: unknown[] }>("clients.list", {}, ADMIN);
     expect(clients.items).toHaveLength(2);
   });
@@ -113,5 +119,9 @@ describe("demo data seed", () => {
     expect(demoWanted({ ...base, transporter: "nats://127.0.0.1:4222" })).toBe(false);
     expect(demoWanted({ ...base, demoData: "always", transporter: "nats://127.0.0.1:4222" })).toBe(true);
     expect(demoWanted({ ...base, demoData: "always", services: ["gateway", "orders"] })).toBe(false);
+    // start:cluster seeds with auto too (it is a local trial), not when its SERVICES leave one out.
+    expect(clusterDemoWanted({ ...base, transporter: "nats://127.0.0.1:4222" })).toBe(true);
+    expect(clusterDemoWanted({ ...base, demoData: "never" })).toBe(false);
+    expect(clusterDemoWanted({ ...base, services: ["webhooks"] })).toBe(false);
   });
 });
