@@ -24,6 +24,7 @@ export const COLLECTIONS: Record<string, Visibility> = {
   packaging_references: { owned: true },
   webhooks: { owned: true },
   deliveries: { owned: true },
+  recoveries: { owned: true },
   contacts: { owned: false, someId: (w) => w.crm.admin.contactId },
   customers: { owned: false, someId: (w) => w.crm.admin.customerId },
   products: { owned: false, someId: (w) => w.productId },
@@ -32,6 +33,7 @@ export const COLLECTIONS: Record<string, Visibility> = {
   // Public documents and probes: no record of anyone's.
   "openapi.json": { owned: false, someId: () => 1 },
   docs: { owned: false, someId: () => 1 },
+  portal: { owned: false, someId: () => 1 },
   healthz: { owned: false, someId: () => 1 },
   readyz: { owned: false, someId: () => 1 },
   metrics: { owned: false, someId: () => 1 },
@@ -131,7 +133,7 @@ export function planIsolationProbes(document: Document, operations: Operation[],
       uncovered.push(`${op.key}: body field(s) ${unknownFields.map((f) => f.path).join(", ")} not in BODY_IDS`);
       continue;
     }
-    probes.push(...scopeProbes(document, op, world), ...pathProbes(op, world), ...bodyProbes(document, op, world, fields));
+    probes.push(...scopeProbes(document, op, world), ...pathProbes(document, op, world), ...bodyProbes(document, op, world, fields));
   }
   return { probes, uncovered };
 }
@@ -163,7 +165,8 @@ function scopeProbes(document: Document, op: Operation, world: TenantWorld): Pro
 }
 
 /** Another tenant's record in the path: 404 (403 without the scope), never its data. */
-function pathProbes(op: Operation, world: TenantWorld): Probe[] {
+/** Each names another tenant's record in the path, with a valid body where the operation takes one (so only the path can be wrong). */
+function pathProbes(document: Document, op: Operation, world: TenantWorld): Probe[] {
   const params = op.parameters.filter((p) => p.in === "path");
   if (params.length === 0) return [];
   const first = collectionOfParameter(op.template, params[0].name) as OwnedCollection;
@@ -176,7 +179,7 @@ function pathProbes(op: Operation, world: TenantWorld): Probe[] {
     for (const victim of others(world, actor)) {
       for (const record of victim.records[first]) {
         if (params.length === 1) {
-          probes.push({ label: `${actor.name} names ${victim.name}'s ${first} ${record.id}`, actor, method: op.method, path: fillPath(op.template, { [params[0].name]: String(record.id) }), expected });
+          probes.push({ label: `${actor.name} names ${victim.name}'s ${first} ${record.id}`, actor, method: op.method, path: fillPath(op.template, { [params[0].name]: String(record.id) }), body: op.body ? sampleBody(document, op) : undefined, expected });
           continue;
         }
         // A child of the victim's record, under the victim's record and under the actor's own.
@@ -185,7 +188,7 @@ function pathProbes(op: Operation, world: TenantWorld): Probe[] {
           for (const parent of [record, ...actor.records[first]]) {
             probes.push({
               label: `${actor.name} names ${victim.name}'s ${child} ${c.id} under ${parent === record ? victim.name : actor.name}'s ${first} ${parent.id}`,
-              actor, method: op.method, path: fillPath(op.template, { [params[0].name]: String(parent.id), [params[1].name]: String(c.id) }), expected,
+              actor, method: op.method, path: fillPath(op.template, { [params[0].name]: String(parent.id), [params[1].name]: String(c.id) }), body: op.body ? sampleBody(document, op) : undefined, expected,
             });
           }
         }

@@ -11,7 +11,7 @@ import { ADDRESS } from "./fixtures";
 export type TenantName = "A" | "B" | "C";
 
 /** The collections whose records belong to one client. */
-export const OWNED_COLLECTIONS = ["orders", "contact_references", "packaging_references", "webhooks", "deliveries"] as const;
+export const OWNED_COLLECTIONS = ["orders", "contact_references", "packaging_references", "webhooks", "deliveries", "recoveries"] as const;
 export type OwnedCollection = (typeof OWNED_COLLECTIONS)[number];
 
 export interface OwnedRecord {
@@ -53,11 +53,11 @@ export interface TenantWorld {
 
 async function ok<T>(what: string, p: Promise<{ status: number; body: unknown }>): Promise<T> {
   const r = await p;
-  if (r.status !== 200 && r.status !== 201) throw new Error(`setup: ${what} answered ${r.status}: ${JSON.stringify(r.body)}`);
+  if (r.status < 200 || r.status > 202) throw new Error(`setup: ${what} answered ${r.status}: ${JSON.stringify(r.body)}`);
   return r.body as T;
 }
 
-const emptyRecords = (): Record<OwnedCollection, OwnedRecord[]> => ({ orders: [], contact_references: [], packaging_references: [], webhooks: [], deliveries: [] });
+const emptyRecords = (): Record<OwnedCollection, OwnedRecord[]> => ({ orders: [], contact_references: [], packaging_references: [], webhooks: [], deliveries: [], recoveries: [] });
 
 /** Events each tenant subscribes to: C (who hears every client's orders) only to moves that a refused request must never cause. */
 const SUBSCRIBED: Record<TenantName, string[]> = {
@@ -118,6 +118,13 @@ export async function createTenantWorld(admin: ApiClient, receiverUrl: string, t
 
   const world: TenantWorld = { tenants, admin, crm: crm as TenantWorld["crm"], packagingIds, productId: product.id };
   await waitForDeliveries(world);
+  // One recovery per tenant (every delivery has settled, so it re-queues nothing and the reads stay stable).
+  for (const t of [tenants.A, tenants.B, tenants.C]) {
+    const s = t.records.webhooks[0];
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    const r = await ok<{ id: number }>(`${t.name} recovery`, t.client.post(`/api/v1/webhooks/${s.id}/recover`, { since }));
+    t.records.recoveries.push({ id: r.id, parentId: s.id });
+  }
   return world;
 }
 
