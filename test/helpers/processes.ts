@@ -124,6 +124,8 @@ export class ServiceProcess {
       // Every test request comes from 127.0.0.1: tests that send bad keys on purpose would block each other.
       AUTH_FAILURES_PER_MINUTE: "0",
       SECRETS_ENCRYPTION_KEYS: TEST_SECRETS_ENCRYPTION_KEYS,
+      // A test cluster runs up to 15 processes on a server that takes 100 connections in all.
+      DATABASE_POOL_MAX: "5",
       ...o.env,
     };
   }
