@@ -8,7 +8,7 @@
 import { parseArgs } from "node:util";
 import { toProblem } from "../gateway/problem";
 import { CLIENT_KINDS, SCOPES } from "../shared/auth";
-import { ConfigError, environmentWith, loadConfig, type Config } from "../shared/config";
+import { environmentWith, loadConfig, type Config } from "../shared/config";
 import { EVENTS } from "../shared/events";
 import { createBroker, stopBroker } from "./broker";
 import {
@@ -18,6 +18,7 @@ import {
 import { variablesTable } from "./config-table";
 import { describeDatabaseUrl } from "./database-setup";
 import { errorText } from "./error-text";
+import { startFailureText } from "./start-failure";
 import { closeDatabase, openDatabase } from "../shared/db";
 import { secretBoxFor } from "../shared/secrets-keyring";
 import { rewriteStoredSecrets, SEALED_COLUMNS } from "../services/webhooks/webhooks.secrets-at-rest";
@@ -198,7 +199,8 @@ function parse(argv: string[]): { command: Command; values: Values; args: string
 /** A refused call as the operator should read it, and the exit code it deserves. */
 function explainFailure(err: unknown): { text: string; code: number } {
   if (err instanceof UsageError) return { text: `${err.message}\n\n${USAGE}`, code: 2 };
-  if (err instanceof ConfigError) return { text: err.message, code: 1 };
+  const startFailure = startFailureText(err, null);
+  if (startFailure) return { text: startFailure, code: 1 };
   const problem = toProblem(err);
   if (problem.status === 422) {
     const fields = (problem.body.errors ?? []).map((e) => `  ${e.path.replace(/^\w+/, (f) => CREATE_FLAGS[f] ?? f)}: ${e.message}`);

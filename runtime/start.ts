@@ -3,13 +3,18 @@
  * Embedded by default (no transporter, PGlite in ./.data); distributed with TRANSPORTER and
  * DATABASE_URL. SIGTERM/SIGINT stop taking requests, finish in-flight work, then exit 0.
  */
-import { config, ConfigError } from "../shared/config";
+import { config } from "../shared/config";
 import { startProbeServer, type ProbeServer } from "../shared/probe-server";
 import { createBroker, stopBroker } from "./broker";
 import { seedDemoDataIfWanted } from "./demo";
+import { startFailureText } from "./start-failure";
+
+/** Named in the one-line reason when the database does not answer. */
+let databaseUrl: string | null = null;
 
 async function main(): Promise<void> {
   const cfg = config();
+  databaseUrl = cfg.databaseUrl;
   const broker = createBroker(cfg);
   let probes: ProbeServer | null = null;
 
@@ -39,10 +44,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  if (err instanceof ConfigError) {
-    console.error(err.message);
-  } else {
-    console.error("Failed to start:", err);
-  }
+  const oneLine = startFailureText(err, databaseUrl);
+  if (oneLine) console.error(oneLine);
+  else console.error("Failed to start:", err);
   process.exit(1);
 });

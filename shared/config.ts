@@ -149,12 +149,12 @@ function parseVariable(name: VariableName, text: string, problems: string[]): st
   const spec: Variable = VARIABLES[name];
   switch (spec.type) {
     case "integer": {
-      if (!/^-?\d+$/.test(text.trim())) problems.push(`${name} must be a whole number, got "${text}"`);
+      if (!/^-?\d+$/.test(text.trim())) problems.push(refused(name, text, "a whole number"));
       return Number.parseInt(text, 10);
     }
     case "boolean": {
       const v = text.trim().toLowerCase();
-      if (!["true", "false", "1", "0", "yes", "no"].includes(v)) problems.push(`${name} must be true or false, got "${text}"`);
+      if (!["true", "false", "1", "0", "yes", "no"].includes(v)) problems.push(refused(name, text, "true or false"));
       return ["true", "1", "yes"].includes(v);
     }
     case "list":
@@ -164,17 +164,39 @@ function parseVariable(name: VariableName, text: string, problems: string[]): st
   }
 }
 
-const validator = new Validator({ messages: {
-  adminKeyLength: "ADMIN_API_KEY must be at least 24 characters long",
-  trustProxyEntry: "TRUST_PROXY entries must be IP addresses or CIDR ranges (10.0.0.0/8)",
-} });
+const validator = new Validator();
+
+/** How every refused setting reads: the variable, the value it had, and what it takes. */
+function refused(name: string, text: string, expected: string): string {
+  // A secret is not printed, not even a wrong one: it may be a real key pasted in the wrong place.
+  const shown = SECRET_VARIABLES.has(name) ? `(${text.length} characters, not shown)` : `"${text}"`;
+  return `${name}=${shown} is not valid: expected ${expected}`;
+}
+
+const SECRET_VARIABLES = new Set(["ADMIN_API_KEY", "SECRETS_ENCRYPTION_KEYS"]);
+
+/** What a variable takes, in words, for the rule it broke (fastest-validator's error type). */
+function expectation(name: VariableName, errorType: string): string {
+  const rule = (VARIABLES[name] as Variable).rule as { min?: number; max?: number; enum?: string[] } | undefined;
+  if (name === "ADMIN_API_KEY") return "at least 24 characters, or nothing";
+  if (name === "TRUST_PROXY") return "comma-separated IP addresses or CIDR ranges (10.0.0.0/8)";
+  if (errorType === "stringEnum" && rule?.enum) return `one of ${rule.enum.join(", ")}`;
+  if (name === "NAMESPACE") return "1 to 64 of A-Z a-z 0-9 _ -";
+  if (errorType === "stringPattern" && (VARIABLES[name] as Variable).rule?.pattern === DURATION_PATTERN) return "a duration such as 500ms, 30s, 15m, 12h or 30d";
+  if (errorType === "numberMin" || errorType === "numberMax") {
+    return rule?.max === undefined ? `a whole number of at least ${rule?.min}` : `a whole number from ${rule?.min ?? 0} to ${rule.max}`;
+  }
+  return VARIABLES[name].description;
+}
 
 /** `defaults` replaces VARIABLES' defaults for one runner (start:cluster defaults to local NATS). */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, defaults: Partial<Record<VariableName, string>> = {}): Config {
   const problems: string[] = [];
   const raw = {} as Raw;
+  const texts = {} as Record<VariableName, string>;
   for (const name of Object.keys(VARIABLES) as VariableName[]) {
     const text = env[name] ?? defaults[name] ?? VARIABLES[name].default ?? "";
+    texts[name] = text;
     raw[name] = parseVariable(name, text, problems);
   }
 
@@ -184,8 +206,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, defaults: Parti
   }
   const result = validator.validate(raw, rules);
   if (result !== true) {
-    for (const e of result as { field: string; message?: string; actual?: unknown }[]) {
-      problems.push(`${e.field}: ${e.message} (got "${String(e.actual)}")`);
+    const named = new Set<string>();
+    for (const e of result as { field: string; type: string }[]) {
+      const name = e.field.replace(/\[\d+\]$/, "") as VariableName;
+      // One line per variable; one already refused as unparsable is not refused again.
+      if (named.has(name) || problems.some((p) => p.startsWith(`${name}=`))) continue;
+      named.add(name);
+      problems.push(refused(name, texts[name], expectation(name, e.type)));
     }
   }
 
@@ -194,14 +221,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, defaults: Parti
     if (!(ALL_SERVICES as readonly string[]).includes(s)) problems.push(`SERVICES names an unknown service "${s}" (known: ${ALL_SERVICES.join(", ")})`);
   }
   const transporter = String(raw.TRANSPORTER) || null;
-  if (transporter && !/^nats:\/\//.test(transporter)) problems.push(`TRANSPORTER must be empty or a nats:// URL, got "${transporter}"`);
+  if (transporter && !/^nats:\/\//.test(transporter)) problems.push(refused("TRANSPORTER", transporter, "nothing (embedded) or a nats:// URL"));
   const databaseUrl = String(raw.DATABASE_URL);
-  if (!/^(postgres(ql)?:\/\/|pglite:\/\/)/.test(databaseUrl)) problems.push(`DATABASE_URL must start with postgres:// or pglite://, got "${databaseUrl}"`);
+  if (!/^(postgres(ql)?:\/\/|pglite:\/\/)/.test(databaseUrl)) problems.push(refused("DATABASE_URL", databaseUrl, "a postgres:// URL, or pglite://<folder> or pglite://memory"));
   if (transporter && databaseUrl.startsWith("pglite://")) {
-    problems.push("DATABASE_URL must be a postgres:// URL when TRANSPORTER is set: an embedded PGlite database cannot be shared between processes");
+    problems.push(refused("DATABASE_URL", databaseUrl, "a postgres:// URL when TRANSPORTER is set (an embedded PGlite database cannot be shared between processes)"));
   }
   const schedule = (raw.WEBHOOK_RETRY_SCHEDULE as string[]).map(Number);
-  if (schedule.some((n) => !Number.isFinite(n) || n < 0)) problems.push("WEBHOOK_RETRY_SCHEDULE must be a comma-separated list of seconds");
+  if (schedule.some((n) => !Number.isFinite(n) || n < 0)) {
+    problems.push(refused("WEBHOOK_RETRY_SCHEDULE", texts.WEBHOOK_RETRY_SCHEDULE, "a comma-separated list of seconds (10,60,300)"));
+  }
 
   const secrets = parseEncryptionKeys(raw.SECRETS_ENCRYPTION_KEYS as string[], "SECRETS_ENCRYPTION_KEYS");
   problems.push(...secrets.problems);

@@ -13,6 +13,7 @@ import fs from "node:fs";
 import path from "node:path";
 import knexFactory, { type Knex } from "knex";
 import pg from "pg";
+import { holdDataFolder } from "./data-folder-lock";
 import { PGlite } from "@electric-sql/pglite";
 import ClientPgLite from "knex-pglite";
 
@@ -38,6 +39,7 @@ function pgliteDataDir(url: string): string | undefined {
   if (location === "" || location === "memory") return undefined;
   const dir = path.resolve(location);
   fs.mkdirSync(dir, { recursive: true });
+  holdDataFolder(dir);
   return dir;
 }
 
@@ -52,6 +54,9 @@ function createKnex(url: string, poolMax: number): Knex {
     connection: url,
     pool: { min: 0, max: poolMax, idleTimeoutMillis: 30_000 },
     acquireConnectionTimeout: 10_000,
+    // knex prints each failed connect with its stack, then hands the caller the same error, which
+    // is reported once and in one line (shared/database-errors.ts, runtime/start-failure.ts).
+    log: { warn: (message: string) => void (message.startsWith("Acquire connection error") || console.warn(message)) },
   });
 }
 

@@ -1,0 +1,19 @@
+/**
+ * Why a process could not start, in one line a person can act on: a configuration value, an
+ * embedded data folder another process holds, or a database that does not answer. Anything
+ * else is unexpected and keeps its stack.
+ */
+import { ConfigError } from "../shared/config";
+import { DataFolderInUseError } from "../shared/data-folder-lock";
+import { isDatabaseUnavailable } from "../shared/database-errors";
+import { describeDatabaseUrl } from "./database-setup";
+import { errorText } from "./error-text";
+
+export function startFailureText(err: unknown, databaseUrl: string | null): string | null {
+  if (err instanceof ConfigError || err instanceof DataFolderInUseError) return err.message;
+  if (isDatabaseUnavailable(err)) {
+    const where = databaseUrl ? ` at ${describeDatabaseUrl(databaseUrl)}` : "";
+    return `The database${where} does not answer (${errorText(err)}): start it, or set DATABASE_URL to one that runs.`;
+  }
+  return null;
+}
