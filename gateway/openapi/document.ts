@@ -164,7 +164,15 @@ export function buildOpenApiDocument(services: readonly ServiceDescription[]): O
       title: "Order intake API",
       version: product().version,
       description: DESCRIPTION,
+      // package.json says UNLICENSED: see LICENSE.
+      license: { name: "Proprietary" },
     },
+    // The same document is served and committed (docs/openapi.json), so no deployment's host is
+    // written in it: "/" is wherever it was fetched from, localhost is `npm start`'s.
+    servers: [
+      { url: "/", description: "The server this document was fetched from." },
+      { url: "http://localhost:3000", description: "`npm start` on your machine." },
+    ],
     tags: [
       ...Object.entries(TAGS).filter(([service]) => usedTags.has(service)).map(([, tag]) => tag),
       OPERATIONS_TAG,
