@@ -9,7 +9,8 @@
  * time-out and drops the pending request, so the tracker lets the context go.
  *
  * It also decides which failures the broker's retry policy may repeat (moleculer.config.ts):
- * only a time-out or a rejection (the node left) of a call that is safe to send again
+ * only a time-out, a rejection (the node left) or a "not here" from a stopping node, of a call
+ * that is safe to send again
  * (shared/repeatable-calls.ts). Its `check` sees only the error, so the error is marked here.
  */
 import { Errors, type Context, type Middleware, type ServiceBroker } from "moleculer";
@@ -17,9 +18,21 @@ import { isRepeatableCall } from "./repeatable-calls";
 
 const repeatable = new WeakSet<object>();
 
-/** For retryPolicy.check: a time-out or rejection of a call that may be sent again. */
+/**
+ * The node did not answer in time, left, or no longer runs the action: a replica stopping
+ * (SIGTERM) still gets requests from its queue group while its services stop.
+ */
+const RETRIED = [Errors.RequestTimeoutError, Errors.RequestRejectedError, Errors.ServiceNotFoundError, Errors.ServiceNotAvailableError];
+
+/**
+ * For retryPolicy.check: a time-out or rejection of a call that may be sent again. The mark is
+ * used up by the first check, the remote call's own: moleculer's retry also wraps local actions,
+ * and the caller's (the gateway's `rest`, whose request is already consumed) must not repeat
+ * itself when the same error reaches it.
+ */
 export function mayRetry(err: unknown): boolean {
-  return (err instanceof Errors.RequestTimeoutError || err instanceof Errors.RequestRejectedError) && repeatable.has(err);
+  if (!RETRIED.some((kind) => err instanceof kind)) return false;
+  return repeatable.delete(err);
 }
 
 interface PendingRequests {

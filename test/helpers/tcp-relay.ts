@@ -41,6 +41,10 @@ export class TcpRelay {
         s.on("close", () => this.sockets.delete(s));
         s.on("error", () => s.destroy());
       }
+      // A client that dies (SIGKILL: a reset, not an end) must drop its server connection too, as
+      // without a relay: else the server keeps its transaction and locks open.
+      client.once("close", () => upstream.destroy());
+      upstream.once("close", () => client.destroy());
       client.pipe(upstream).pipe(client);
     });
     await new Promise<void>((resolve) => this.server!.listen(this.port, "127.0.0.1", resolve));
