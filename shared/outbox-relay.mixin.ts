@@ -158,8 +158,9 @@ type RelayHost = Service & { db: Knex; outboxRelay?: OutboxRelay; outboxRetentio
  * RETENTION_INTERVAL across the replicas (`<schema>.job_runs`): every sent event holds the
  * entity's full representation, so without it the outbox outgrows the data it describes.
  */
-export function outboxRetentionJob(host: Pick<RelayHost, "db" | "logger">, schema: string, cfg: OutboxSettings): PeriodicJob {
+export function outboxRetentionJob(host: Pick<RelayHost, "db" | "logger"> & { broker?: Pick<ServiceBroker, "started"> }, schema: string, cfg: OutboxSettings): PeriodicJob {
   return new PeriodicJob({
+    ready: host.broker ? () => host.broker!.started : undefined,
     db: host.db,
     schema,
     job: "outbox retention",

@@ -47,7 +47,16 @@ export interface PeriodicJobOptions {
   logger: Service["logger"];
   /** The work; it stops between two batches once `keepGoing()` turns false (the service stops). */
   run(keepGoing: () => boolean): Promise<void>;
+  /**
+   * Whether the job may run yet. A service's mixins start in an order of Moleculer's choosing,
+   * so a job started beside the migrations waits until the broker has started every service
+   * (its tables exist by then) instead of failing its first round.
+   */
+  ready?: () => boolean;
 }
+
+/** How often a job that is not ready yet looks again. */
+const NOT_READY_PAUSE_MS = 250;
 
 /** Rows one pruning statement removes at most: each is a short transaction of its own. */
 export const PRUNE_BATCH = 1_000;
@@ -96,6 +105,7 @@ export class PeriodicJob {
   }
 
   private async repeat(): Promise<void> {
+    while (this.running && this.opts.ready && !this.opts.ready()) await this.sleep.sleep(NOT_READY_PAUSE_MS);
     while (this.running) {
       try {
         await this.runIfDue();

@@ -19,6 +19,8 @@ export interface RetentionOptions {
   logger: Service["logger"];
   retentionMs: number;
   everyMs: number;
+  /** See PeriodicJobOptions.ready. */
+  ready?: () => boolean;
 }
 
 export interface Pruned {
@@ -42,6 +44,7 @@ export async function pruneWebhooks(db: Knex, retentionMs: number, keepGoing: ()
 
 export function webhooksRetentionJob(opts: RetentionOptions): PeriodicJob {
   return new PeriodicJob({
+    ready: opts.ready,
     db: opts.db,
     schema: "webhooks",
     job: "webhooks retention",

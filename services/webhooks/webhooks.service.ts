@@ -387,7 +387,7 @@ const webhooksService: DbServiceSchema<Methods, {
       retryScheduleSeconds: cfg.retryScheduleSeconds,
       health: new EndpointHealth({ db: this.db, retryAfterMaxMs: cfg.retryAfterMaxMs, disableAfterMs: cfg.disableAfterMs }),
     });
-    this.retention = webhooksRetentionJob({ db: this.db, logger: this.logger, retentionMs: cfg.retentionMs, everyMs: settings.outbox.retentionIntervalMs });
+    this.retention = webhooksRetentionJob({ ready: () => this.broker.started, db: this.db, logger: this.logger, retentionMs: cfg.retentionMs, everyMs: settings.outbox.retentionIntervalMs });
     this.retention.start();
     const db = this.db;
     this.stopReportingHealth = reportWebhookHealthFrom(() => healthFigures(db));
