@@ -32,7 +32,7 @@ const RETRIED = [Errors.RequestTimeoutError, Errors.RequestRejectedError, Errors
  */
 export function mayRetry(err: unknown): boolean {
   if (!RETRIED.some((kind) => err instanceof kind)) return false;
-  return repeatable.delete(err);
+  return repeatable.delete(err as object);
 }
 
 interface PendingRequests {
