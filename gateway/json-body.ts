@@ -27,9 +27,15 @@ export const MAX_REPORTED_PROBLEMS = 50;
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
-const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
+/**
+ * `__proto__`, `constructor`, `prototype`, and every other name of Object.prototype
+ * (`toString`, `valueOf`, `hasOwnProperty`…): an own key of that name shadows what libraries
+ * call on any object (`{"toString": ""}` made a validator's String(value) throw, a 500).
+ * No field of ours has such a name, so all are refused as unknown fields.
+ */
+const FORBIDDEN_KEYS = new Set(["prototype", ...Object.getOwnPropertyNames(Object.prototype)]);
 
-/** True when `key` could reach or replace an object's prototype. */
+/** True when `key` could reach, replace or shadow an object's prototype. */
 export function isForbiddenKey(key: string): boolean {
   return FORBIDDEN_KEYS.has(key);
 }

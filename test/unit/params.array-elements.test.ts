@@ -8,6 +8,7 @@ import path from "node:path";
 import fc from "fast-check";
 import Validator from "fastest-validator";
 import { fieldErrorsFromValidator } from "../../gateway/problem";
+import { hasPrototypeKey } from "../helpers/prototype-keys";
 
 type Rule = Record<string, unknown>;
 type Check = (value: object) => true | unknown[];
@@ -60,7 +61,9 @@ function placed(fieldPath: string, value: unknown): object {
   return fieldPath.split(".").reduceRight<unknown>((inner, key) => ({ [key]: inner }), value) as object;
 }
 
-const notAnObject = fc.oneof(fc.constant(null), fc.double(), fc.integer(), fc.string(), fc.array(fc.anything(), { maxLength: 3 }));
+// JSON values only, as the gateway's parser hands them on: it refuses keys named like
+// Object.prototype members (gateway/json-body.ts), so none of those reach a validator.
+const notAnObject = fc.oneof(fc.constant(null), fc.double(), fc.integer(), fc.string(), fc.array(fc.jsonValue().filter((v) => !hasPrototypeKey(v)), { maxLength: 3 }));
 
 let fields: ArrayField[];
 beforeAll(async () => {
