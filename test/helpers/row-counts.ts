@@ -61,6 +61,8 @@ export class RowCounts implements RowCounter {
       .andWhere("table_type", "BASE TABLE")
       // knex's own bookkeeping changes only when a migration runs.
       .andWhereNot("table_name", "like", "knex_migrations%")
+      // The retention scheduler's own bookkeeping, written on its clock, never by a request.
+      .andWhereNot("table_name", "job_runs")
       .orderBy(["table_schema", "table_name"]);
     const tables = found.map((t: { table_schema: string; table_name: string }) => `${t.table_schema}.${t.table_name}`);
     const missing = SERVICE_SCHEMAS.filter((s) => !tables.some((t) => t.startsWith(`${s}.`)));
