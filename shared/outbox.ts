@@ -11,6 +11,7 @@ import type { Knex } from "knex";
 import type { Db } from "./db";
 import { DOMAIN_EVENTS, type DomainEvent, type EventName } from "./events";
 import { currentRequestId } from "./request-context";
+import { createJobRunsTable, dropJobRunsTable } from "./periodic-job";
 
 /** Creates `<schema>.outbox`; call from the service's first migration. */
 export async function createOutboxTable(knex: Knex, schema: string): Promise<void> {
@@ -184,4 +185,15 @@ export async function outboxLagSeconds(db: Db, schema: string): Promise<number> 
   const row = await db.withSchema(schema).table("outbox").whereNull("published_at")
     .min({ oldest: "created_at" }).first() as { oldest: Date | null } | undefined;
   return row?.oldest ? Math.max(0, (Date.now() - new Date(row.oldest).getTime()) / 1000) : 0;
+}
+
+/** Migration steps of a service with an outbox: the index that finds sent rows, and the table that claims each retention run. */
+export async function addOutboxRetention(knex: Knex, schema: string): Promise<void> {
+  await addOutboxSentIndex(knex, schema);
+  await createJobRunsTable(knex, schema);
+}
+
+export async function dropOutboxRetention(knex: Knex, schema: string): Promise<void> {
+  await dropJobRunsTable(knex, schema);
+  await dropOutboxSentIndex(knex, schema);
 }
