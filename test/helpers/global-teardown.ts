@@ -4,21 +4,8 @@
  * removed, so that `npm test` leaves the shared servers as it found them.
  */
 import knexFactory from "knex";
-import { connect } from "nats";
+import { deleteStreams } from "./jetstream";
 import { databasePrefix, namespacePrefix, testRunId } from "./test-run";
-
-async function dropStreams(natsUrl: string, prefix: string): Promise<string[]> {
-  const nc = await connect({ servers: natsUrl, name: "oi-test-teardown" });
-  try {
-    const jsm = await nc.jetstreamManager();
-    const names: string[] = [];
-    for await (const name of jsm.streams.names()) if (name.startsWith(prefix)) names.push(name);
-    for (const name of names) await jsm.streams.delete(name);
-    return names;
-  } finally {
-    await nc.close();
-  }
-}
 
 async function dropDatabases(serverUrl: string, prefix: string): Promise<string[]> {
   const admin = knexFactory({ client: "pg", connection: serverUrl, pool: { min: 0, max: 1 } });
@@ -37,7 +24,7 @@ export default async function globalTeardown(): Promise<void> {
   if (process.env.OI_TEST_RUN_CLEANED === run) return;
   process.env.OI_TEST_RUN_CLEANED = run;
   const removed: string[] = [];
-  if (process.env.TEST_NATS_URL) removed.push(...(await dropStreams(process.env.TEST_NATS_URL, namespacePrefix(run))).map((s) => `stream ${s}`));
+  if (process.env.TEST_NATS_URL) removed.push(...(await deleteStreams(process.env.TEST_NATS_URL, namespacePrefix(run))).map((s) => `stream ${s}`));
   if (process.env.TEST_DATABASE_URL) removed.push(...(await dropDatabases(process.env.TEST_DATABASE_URL, databasePrefix(run))).map((d) => `database ${d}`));
   console.log(`[tests] run ${run} cleaned up: ${removed.length === 0 ? "nothing was left behind" : `removed ${removed.length} left behind (${removed.slice(0, 8).join(", ")}${removed.length > 8 ? ", …" : ""})`}`);
 }

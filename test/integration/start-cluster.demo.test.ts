@@ -9,22 +9,13 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
-import { connect } from "nats";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
 import { freePort, TEST_NAMESPACE, TEST_SECRETS_ENCRYPTION_KEYS } from "../helpers/processes";
+import { deleteStreams } from "../helpers/jetstream";
 
 const CLUSTER = path.resolve(__dirname, "../../dist/runtime/cluster.js");
 const natsUrl = process.env.TEST_NATS_URL;
 const BANNER_END = /^─{20,}$/m;
-
-async function dropStreams(namespace: string): Promise<void> {
-  const nc = await connect({ servers: natsUrl });
-  const jsm = await nc.jetstreamManager();
-  for await (const stream of jsm.streams.list()) {
-    if (stream.config.name.startsWith(namespace)) await jsm.streams.delete(stream.config.name);
-  }
-  await nc.close();
-}
 
 const cluster = natsUrl ? describe : describe.skip;
 if (!natsUrl) console.log("[start-cluster.demo] TEST_NATS_URL is not set: start:cluster needs NATS, skipped");
@@ -41,7 +32,7 @@ cluster("npm run start:cluster on an empty database", () => {
   afterAll(async () => {
     await database?.drop();
     if (folder) fs.rmSync(folder, { recursive: true, force: true });
-    await dropStreams(TEST_NAMESPACE);
+    await deleteStreams(natsUrl!, TEST_NAMESPACE);
   });
 
   it("when it has started, then it has printed the demo keys and curl lines, and the partner's line creates an order", async () => {

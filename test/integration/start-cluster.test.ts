@@ -8,10 +8,10 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { connect } from "nats";
 import { EMBEDDED_KEY_FILE } from "../../shared/secrets-keyring";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
 import { freePort, TEST_NAMESPACE, TEST_SECRETS_ENCRYPTION_KEYS } from "../helpers/processes";
+import { deleteStreams } from "../helpers/jetstream";
 
 const CLUSTER = path.resolve(__dirname, "../../dist/runtime/cluster.js");
 const natsUrl = process.env.TEST_NATS_URL;
@@ -67,15 +67,6 @@ async function startCluster(cwd: string, databaseUrl: string, extraEnv: Record<s
   }
 }
 
-async function dropStreams(namespace: string): Promise<void> {
-  const nc = await connect({ servers: natsUrl });
-  const jsm = await nc.jetstreamManager();
-  for await (const stream of jsm.streams.list()) {
-    if (stream.config.name.startsWith(namespace)) await jsm.streams.delete(stream.config.name);
-  }
-  await nc.close();
-}
-
 const cluster = natsUrl ? describe : describe.skip;
 if (!natsUrl) console.log("[start-cluster] TEST_NATS_URL is not set: start:cluster needs NATS, skipped");
 
@@ -96,7 +87,7 @@ cluster("npm run start:cluster without SECRETS_ENCRYPTION_KEYS", () => {
   afterAll(async () => {
     await database?.drop();
     for (const folder of folders) fs.rmSync(folder, { recursive: true, force: true });
-    if (natsUrl) await dropStreams(TEST_NAMESPACE);
+    if (natsUrl) await deleteStreams(natsUrl, TEST_NAMESPACE);
   });
 
   it("when it starts twice in a user's folder, then the webhooks process is ready both times with one development key kept in ./.data, and each start says so and that production must set the variable", async () => {
