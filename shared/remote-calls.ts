@@ -8,15 +8,22 @@
  * innermost wrapper of a remote call (user middlewares wrap first) settles the call itself at the
  * time-out and drops the pending request, so the tracker lets the context go.
  *
+ * A call that is safe to send again (shared/repeatable-calls.ts) is given a short time per
+ * attempt, and its last attempt what is left of its time-out: a request held by a replica that
+ * was killed is sent to the other one after 1–2 s instead of 10 s, and the caller never waits
+ * longer than the call's time-out in all (moleculer's Retry gives every attempt the whole
+ * time-out again). A read that is merely slow still gets its answer, on the last attempt.
+ *
  * It also decides which failures the broker's retry policy may repeat (moleculer.config.ts):
  * only a time-out, a rejection (the node left) or a "not here" from a stopping node, of a call
- * that is safe to send again
- * (shared/repeatable-calls.ts). Its `check` sees only the error, so the error is marked here.
+ * that is safe to send again, while time is left. Its `check` sees only the error, so the error
+ * is marked here.
  */
 import { Errors, type Context, type Middleware, type ServiceBroker } from "moleculer";
-import { isRepeatableCall } from "./repeatable-calls";
+import { attemptTimeoutMs } from "./repeatable-calls";
 
-const repeatable = new WeakSet<object>();
+/** Errors the retry policy may repeat, used up by its first check. */
+const retryMarks = new WeakSet<object>();
 
 /**
  * The node did not answer in time, left, or no longer runs the action: a replica stopping
@@ -32,11 +39,40 @@ const RETRIED = [Errors.RequestTimeoutError, Errors.RequestRejectedError, Errors
  */
 export function mayRetry(err: unknown): boolean {
   if (!RETRIED.some((kind) => err instanceof kind)) return false;
-  return repeatable.delete(err as object);
+  return retryMarks.delete(err as object);
 }
 
 interface PendingRequests {
   removePendingRequest(id: string): void;
+}
+
+/** What moleculer's Retry middleware keeps on a call's context: attempts so far (0 on the first). */
+interface RetriedContext {
+  _retryAttempts?: number;
+}
+
+/**
+ * When each call's time-out ends, by its options object: moleculer hands every retry a copy of
+ * the context that shares the first attempt's options, and nothing else of it.
+ */
+const deadlines = new WeakMap<object, number>();
+
+function deadlineOf(ctx: Context, timeout: number): number {
+  const attempt = (ctx as unknown as RetriedContext)._retryAttempts ?? 0;
+  const known = deadlines.get(ctx.options);
+  if (attempt > 0 && known !== undefined) return known;
+  const deadline = Date.now() + timeout;
+  deadlines.set(ctx.options, deadline);
+  return deadline;
+}
+
+/** How long this attempt may take: short while a retry is left, else all the time left. */
+export function attemptBudgetMs(ctx: Context, timeLeftMs: number, retries: number): { ms: number; retryAfter: boolean } {
+  const perAttempt = attemptTimeoutMs(ctx);
+  const attempt = (ctx as unknown as RetriedContext)._retryAttempts ?? 0;
+  const retryLeft = perAttempt !== null && attempt < (ctx.options.retries ?? retries);
+  if (!retryLeft || perAttempt >= timeLeftMs) return { ms: timeLeftMs, retryAfter: false };
+  return { ms: perAttempt, retryAfter: true };
 }
 
 export function remoteCallsMiddleware(): Middleware {
@@ -49,18 +85,26 @@ export function remoteCallsMiddleware(): Middleware {
     remoteAction(next: (ctx: Context) => Promise<unknown>, action: { name: string }) {
       return function settledRemoteCall(ctx: Context): Promise<unknown> {
         const transit = broker.transit as unknown as PendingRequests | undefined;
+        const timeout = ctx.options.timeout ?? 0;
+        const deadline = timeout > 0 ? deadlineOf(ctx, timeout) : Infinity;
+        const repeatable = attemptTimeoutMs(ctx) !== null;
         const fail = (err: unknown): never => {
           transit?.removePendingRequest(ctx.id);
-          if (err !== null && typeof err === "object" && isRepeatableCall(ctx)) repeatable.add(err);
+          if (err !== null && typeof err === "object" && repeatable && Date.now() < deadline) retryMarks.add(err);
           throw err;
         };
+        const timedOut = () => new Errors.RequestTimeoutError({ action: action.name, nodeID: ctx.nodeID ?? "" });
+        if (!(timeout > 0)) return next(ctx).catch(fail);
+        const timeLeft = deadline - Date.now();
+        // A retry that finds the call's time-out spent: final, and the node is not bothered.
+        if (timeLeft <= 0) return Promise.reject(timedOut());
+        const retries = broker.options.retryPolicy?.retries ?? 0;
+        const budget = attemptBudgetMs(ctx, timeLeft, retries);
         const call = next(ctx);
-        const timeout = ctx.options.timeout ?? 0;
-        if (!(timeout > 0)) return call.catch(fail);
         let timer: NodeJS.Timeout | undefined;
-        // Created before the Timeout middleware's own timer of the same length, so it fires first.
+        // Created before the Timeout middleware's own timer (of the whole time-out), so it fires first.
         const expiry = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Errors.RequestTimeoutError({ action: action.name, nodeID: ctx.nodeID ?? "" })), timeout);
+          timer = setTimeout(() => reject(timedOut()), budget.ms);
         });
         return Promise.race([call, expiry]).catch(fail).finally(() => clearTimeout(timer));
       };

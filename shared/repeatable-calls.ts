@@ -4,6 +4,12 @@
  * Idempotency-Key replays the first answer or whose externalId (claimed before any write,
  * unique per client) makes a second one a 409 naming the first. Every other write is never
  * repeated by the broker: the caller gets the error and decides.
+ *
+ * And how long one attempt of such a call is given before it is sent again. A replica killed
+ * with SIGKILL never answers what it held, and with NATS queue groups its caller does not even
+ * know which node that was (moleculer rejects the pending requests of a node that left only by
+ * node, and a balanced request has none), so only a time-out ends the wait: a short one per
+ * attempt, the whole request time-out for the call (shared/remote-calls.ts).
  */
 import type { Context } from "moleculer";
 
@@ -18,17 +24,31 @@ const READ_ACTIONS = new Set([
   "webhooks.available", "webhooks.list", "webhooks.get", "webhooks.deliveries",
 ]);
 
+/**
+ * Reads answer in milliseconds (a few tens under load): one that has not answered in 1 s is
+ * on a node that died or froze. An order takes a few resolutions and a transaction; 2 s leaves
+ * it room before a repeat that could only replay it or be refused as its duplicate.
+ */
+export const READ_ATTEMPT_TIMEOUT_MS = 1_000;
+export const ORDER_ATTEMPT_TIMEOUT_MS = 2_000;
+
 interface OrderCall {
   params?: { externalId?: unknown };
   meta?: { idempotencyKey?: unknown };
 }
 
-export function isRepeatableCall(ctx: Context): boolean {
+/** How long one attempt of this call may take before it is sent again; null: never sent again. */
+export function attemptTimeoutMs(ctx: Context): number | null {
   const name = ctx.action?.name ?? "";
-  if (READ_ACTIONS.has(name)) return true;
+  if (READ_ACTIONS.has(name)) return READ_ATTEMPT_TIMEOUT_MS;
   if (name === "orders.create") {
     const call = ctx as unknown as OrderCall;
-    return Boolean(call.meta?.idempotencyKey) || typeof call.params?.externalId === "string";
+    const harmless = Boolean(call.meta?.idempotencyKey) || typeof call.params?.externalId === "string";
+    return harmless ? ORDER_ATTEMPT_TIMEOUT_MS : null;
   }
-  return false;
+  return null;
+}
+
+export function isRepeatableCall(ctx: Context): boolean {
+  return attemptTimeoutMs(ctx) !== null;
 }
