@@ -85,7 +85,7 @@ function nextLink(publicBaseUrl: string, originalUrl: string, nextCursor: string
 }
 
 /** The part of the configuration the gateway is built with (runtime/service-settings.ts). */
-export type GatewaySettings = Pick<Config, "host" | "port" | "publicBaseUrl" | "transporter" | "rateLimitPerMinute" | "authFailuresPerMinute" | "trustProxy">;
+export type GatewaySettings = Pick<Config, "host" | "port" | "publicBaseUrl" | "transporter" | "rateLimitPerMinute" | "authFailuresPerMinute" | "trustProxy" | "metricsOnPublicPort">;
 
 /**
  * `services`: what the API reference documents, and `cfg`: where it listens and how it admits
@@ -140,10 +140,10 @@ export function gatewaySchema(services: readonly ServiceDescription[], cfg: Gate
             return data.items;
           },
         },
-        // /healthz, /readyz, /metrics: no authentication, no rate limit.
-        ...probeRoutes(),
+        // /healthz, /readyz (and /metrics with METRICS_ON_PUBLIC_PORT): no authentication, no rate limit.
+        ...probeRoutes(cfg.metricsOnPublicPort),
         // /api/v1/openapi.json and /docs (Swagger UI): the public API reference, no authentication.
-        ...docsRoutes(services),
+        ...docsRoutes(services, { metricsOnPublicPort: cfg.metricsOnPublicPort }),
         // /portal: the subscriber portal, a page that calls /api/v1 with the key typed into it.
         ...portalRoutes(),
       ]),

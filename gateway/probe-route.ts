@@ -1,12 +1,19 @@
 /**
- * The moleculer-web routes of /healthz, /readyz and /metrics on the gateway's PORT: outside
- * /api/v1, without authentication or rate limiting, answered by shared/probes.ts.
+ * The moleculer-web routes of the probes on the gateway's PORT: outside /api/v1, without
+ * authentication or rate limiting, answered by shared/probes.ts. /healthz and /readyz always;
+ * /metrics only with METRICS_ON_PUBLIC_PORT, since the public port should not show the
+ * process's internals to anyone who can reach the API (it is on HEALTH_PORT, shared/probe-server.ts).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Service } from "moleculer";
 import { answerProbe, PROBE_PATHS, type ProbePath } from "../shared/probes";
 
 type AliasHandler = (this: Service, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
+
+/** The probe paths the gateway answers on its public port (and so documents in its OpenAPI document). */
+export function publicProbePaths(metricsOnPublicPort: boolean): ProbePath[] {
+  return PROBE_PATHS.filter((path) => path !== "/metrics" || metricsOnPublicPort);
+}
 
 function probeHandler(path: ProbePath): AliasHandler {
   return function answer(_req, res, next) {
@@ -21,8 +28,8 @@ function probeHandler(path: ProbePath): AliasHandler {
  * One route per probe path, each with a single alias: no route catches other paths by prefix,
  * so the order of the gateway's routes does not matter.
  */
-export function probeRoutes() {
-  return PROBE_PATHS.map((path) => ({
+export function probeRoutes(metricsOnPublicPort: boolean) {
+  return publicProbePaths(metricsOnPublicPort).map((path) => ({
     name: `probe:${path}`,
     path,
     aliases: { "GET /": probeHandler(path) },

@@ -59,8 +59,8 @@ function childSpecs(cfg: Config, developmentKey: string | null): ChildSpec[] {
   const entry = path.join(__dirname, "start.js");
   let nextHealthPort = cfg.healthPort;
   return cfg.services.map((name: ServiceName) => {
-    // Processes without the gateway answer probes on HEALTH_PORT; on one machine each needs its own.
-    const healthPort = name !== "gateway" && cfg.healthPort > 0 ? nextHealthPort++ : 0;
+    // Every process, the gateway's too, answers probes and /metrics on HEALTH_PORT; on one machine each needs its own.
+    const healthPort = cfg.healthPort > 0 ? nextHealthPort++ : 0;
     return {
       name,
       command: process.execPath,
@@ -84,8 +84,8 @@ function childSpecs(cfg: Config, developmentKey: string | null): ChildSpec[] {
 function describePlan(cfg: Config, specs: ChildSpec[]): void {
   log(`NATS ${cfg.transporter}, PostgreSQL ${describeDatabaseUrl(cfg.databaseUrl)}`);
   for (const spec of specs) {
-    const port = spec.name === "gateway" ? `http://127.0.0.1:${cfg.port}/api/v1` : Number(spec.env.HEALTH_PORT) > 0 ? `health on :${spec.env.HEALTH_PORT}` : "";
-    log(`starting ${spec.name}${port ? ` (${port})` : ""}`);
+    const ports = [spec.name === "gateway" ? `http://127.0.0.1:${cfg.port}/api/v1` : "", Number(spec.env.HEALTH_PORT) > 0 ? `health on :${spec.env.HEALTH_PORT}` : ""].filter(Boolean);
+    log(`starting ${spec.name}${ports.length > 0 ? ` (${ports.join(", ")})` : ""}`);
   }
   if (!cfg.adminApiKey) {
     log("no ADMIN_API_KEY: create a client with `npm run -s cli -- clients create --name me --kind admin` and the same DATABASE_URL");

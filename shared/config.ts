@@ -60,7 +60,9 @@ export const VARIABLES = {
     description: "Addresses or CIDR ranges of the reverse proxies in front of the gateway; only a request from one of them has its X-Forwarded-For believed. Empty: the socket's address is the client's.",
     rule: { type: "array", items: { type: "string", custom: (v: string) => (ipaddr.isValid(v) || ipaddr.isValidCIDR(v) ? true : [{ type: "trustProxyEntry" }]) } } },
   SHUTDOWN_TIMEOUT_MS: { type: "integer", default: "10000", description: "How long SIGTERM waits for in-flight work.", rule: { min: 0 } },
-  HEALTH_PORT: { type: "integer", default: "0", description: "Port of /healthz, /readyz and /metrics on service processes without the gateway; 0 turns it off.", rule: { min: 0, max: 65535 } },
+  HEALTH_PORT: { type: "integer", default: "0", description: "Port of /healthz, /readyz and /metrics of this process, the gateway's included (the port Prometheus scrapes); 0 turns it off.", rule: { min: 0, max: 65535 } },
+  METRICS_ON_PUBLIC_PORT: { type: "boolean", default: "false",
+    description: "Also serve /metrics on the gateway's PORT, beside /healthz and /readyz. Off by default: the public port does not show the process's internals; /metrics is on HEALTH_PORT." },
   OUTBOX_RELAY_INTERVAL_MS: { type: "integer", default: "200", description: "How often each outbox relay looks for unsent events.", rule: { min: 10 } },
   SECRETS_ENCRYPTION_KEYS: { type: "list", default: "",
     description: "Keys that encrypt stored webhook secrets and keys: comma-separated <keyId>:<base64 of 32 bytes>, the first encrypts, all decrypt. Required with a postgres:// DATABASE_URL; embedded, a key is kept in the data folder." },
@@ -111,6 +113,8 @@ export interface Config {
   trustProxy: string[];
   shutdownTimeoutMs: number;
   healthPort: number;
+  /** METRICS_ON_PUBLIC_PORT */
+  metricsOnPublicPort: boolean;
   outboxRelayIntervalMs: number;
   /** SECRETS_ENCRYPTION_KEYS, parsed; shared/secrets-keyring.ts decides what an empty list means. */
   secretsEncryptionKeys: EncryptionKey[];
@@ -258,6 +262,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, defaults: Parti
     trustProxy: raw.TRUST_PROXY as string[],
     shutdownTimeoutMs: raw.SHUTDOWN_TIMEOUT_MS as number,
     healthPort: raw.HEALTH_PORT as number,
+    metricsOnPublicPort: raw.METRICS_ON_PUBLIC_PORT as boolean,
     outboxRelayIntervalMs: raw.OUTBOX_RELAY_INTERVAL_MS as number,
     secretsEncryptionKeys: secrets.keys,
     webhooks: {

@@ -1,6 +1,7 @@
 /**
  * Prometheus metrics of this process: one prom-client registry (moleculer's own metrics stay
- * off), served at `/metrics` by the gateway and by the probe server (HEALTH_PORT).
+ * off), served at `/metrics` by the probe server (HEALTH_PORT), and by the gateway on its public
+ * port only with METRICS_ON_PUBLIC_PORT.
  *
  * - `http_requests_total`, `http_request_duration_seconds` — by method, route (the alias path,
  *   never the raw URL, so the label set stays small) and status; recorded by the gateway.

@@ -1,7 +1,8 @@
 /**
- * A small node:http server for /healthz, /readyz and /metrics on HEALTH_PORT, so that a
- * service process without the gateway can be probed and scraped. It answers until the process
- * exits; while shutting down, /readyz answers 503.
+ * A small node:http server for /healthz, /readyz and /metrics on HEALTH_PORT, in every process
+ * (the gateway's too): where Prometheus scrapes, a port only the cluster reaches, since the
+ * gateway's public port has no /metrics unless METRICS_ON_PUBLIC_PORT says so. It answers until
+ * the process exits; while shutting down, /readyz answers 503.
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";

@@ -1,6 +1,7 @@
 /**
- * The answers of /healthz, /readyz and /metrics, the same wherever they are served: on the
- * gateway's PORT (gateway/probe-route.ts) and on HEALTH_PORT (shared/probe-server.ts).
+ * The answers of /healthz, /readyz and /metrics, the same wherever they are served: on
+ * HEALTH_PORT (shared/probe-server.ts) and on the gateway's PORT (gateway/probe-route.ts; there
+ * /metrics only with METRICS_ON_PUBLIC_PORT).
  */
 import type { ServiceBroker } from "moleculer";
 import { checkReadiness } from "./health";

@@ -9,7 +9,7 @@ import path from "node:path";
 import type { ApiRouteSchema, GatewayResponse, IncomingRequest } from "moleculer-web";
 import { NotFoundError } from "../../shared/errors";
 import { DOCS_ASSET_TYPES, DOCS_PATH, type DocsAsset } from "./docs-paths";
-import { buildOpenApiDocument, OPENAPI_PATH } from "./document";
+import { buildOpenApiDocument, OPENAPI_PATH, type DocumentOptions } from "./document";
 import type { ServiceDescription } from "./service-description";
 
 type AliasHandler = (req: IncomingRequest, res: GatewayResponse, next?: (err?: unknown) => void) => void;
@@ -73,10 +73,10 @@ function send(res: ServerResponse, headers: Record<string, string>, body: Buffer
 }
 
 /** Serves the document of these services, built on the first request (it depends on code only). */
-function documentServer(services: readonly ServiceDescription[]): AliasHandler {
+function documentServer(services: readonly ServiceDescription[], options: DocumentOptions): AliasHandler {
   let json: string | null = null;
   return (_req, res) => {
-    json ??= JSON.stringify(buildOpenApiDocument(services));
+    json ??= JSON.stringify(buildOpenApiDocument(services, options));
     send(res, { "Content-Type": "application/json; charset=utf-8", "Cache-Control": "no-cache" }, json);
   };
 }
@@ -98,7 +98,8 @@ const serveAsset: AliasHandler = (req, res, next) => {
 };
 
 /** Routes without authentication, each matching its own paths only (their order does not matter). */
-export function docsRoutes(services: readonly ServiceDescription[]): ApiRouteSchema[] {
+/** `options`: what of this gateway's settings the document states (which probes its port answers). */
+export function docsRoutes(services: readonly ServiceDescription[], options: DocumentOptions): ApiRouteSchema[] {
   const common = {
     mappingPolicy: "restrict" as const,
     autoAliases: false,
@@ -107,7 +108,7 @@ export function docsRoutes(services: readonly ServiceDescription[]): ApiRouteSch
     bodyParsers: false as const,
   };
   return [
-    { name: "openapi-document", path: OPENAPI_PATH, aliases: { "GET /": documentServer(services) }, ...common },
+    { name: "openapi-document", path: OPENAPI_PATH, aliases: { "GET /": documentServer(services, options) }, ...common },
     { name: "docs", path: DOCS_PATH, aliases: { "GET /": servePage, "GET /:asset": serveAsset }, ...common },
   ];
 }

@@ -10,6 +10,7 @@ import { componentSchemas, ERROR_RESPONSES, HEADERS, PARAMETERS, ref, responseCo
 import { convertParams, type JsonSchema } from "./fastest-to-json-schema";
 import { OUTCOMES, type Outcome, type Success } from "./outcomes";
 import { product } from "../../shared/product";
+import { publicProbePaths } from "../probe-route";
 import { OPERATIONS_TAG, operationsPaths } from "./operations-paths";
 import type { ServiceDescription } from "./service-description";
 import { webhookOperations } from "./webhooks";
@@ -35,7 +36,7 @@ const TAGS: Record<string, { name: string; description: string }> = {
 
 const DESCRIPTION = `Order intake, reference lookup and webhooks.
 
-**Authentication**: every call under \`/api/v1\` carries \`Authorization: Bearer <api key>\`. A missing, unknown or revoked key is 401 with \`WWW-Authenticate: Bearer\`; a key without the scope an operation needs is 403. The operations under the tag \`operations\` (\`/healthz\`, \`/readyz\`, \`/metrics\`, \`/docs\`, this document) need no key and are not rate limited.
+**Authentication**: every call under \`/api/v1\` carries \`Authorization: Bearer <api key>\`. A missing, unknown or revoked key is 401 with \`WWW-Authenticate: Bearer\`; a key without the scope an operation needs is 403. The operations under the tag \`operations\` (\`/healthz\`, \`/readyz\`, \`/docs\`, this document) need no key and are not rate limited. Prometheus metrics (\`/metrics\`) are on the operators' probe port (\`HEALTH_PORT\`), and listed here only where \`METRICS_ON_PUBLIC_PORT\` puts them on this port too.
 
 **Errors** are RFC 9457 problem documents (\`application/problem+json\`). Invalid input is 422 and names each bad field in \`errors[].path\`; unknown body fields are refused, and so are **unknown query parameters** (422 naming each), on every operation.
 
@@ -147,7 +148,13 @@ function operation(route: Route, actionDefinition: ActionLookup): Operation {
   };
 }
 
-export function buildOpenApiDocument(services: readonly ServiceDescription[]): OpenApiDocument {
+/** What of the serving gateway's settings the document states. */
+export interface DocumentOptions {
+  /** METRICS_ON_PUBLIC_PORT: off for the committed docs/openapi.json, as by default. */
+  metricsOnPublicPort?: boolean;
+}
+
+export function buildOpenApiDocument(services: readonly ServiceDescription[], { metricsOnPublicPort = false }: DocumentOptions = {}): OpenApiDocument {
   const actionDefinition = actionLookup(services);
   const paths: Record<string, Record<string, Operation>> = {};
   for (const route of ROUTES) {
@@ -155,7 +162,7 @@ export function buildOpenApiDocument(services: readonly ServiceDescription[]): O
     paths[path] ??= {};
     paths[path][route.method.toLowerCase()] = operation(route, actionDefinition);
   }
-  Object.assign(paths, operationsPaths(OPENAPI_PATH));
+  Object.assign(paths, operationsPaths(OPENAPI_PATH, publicProbePaths(metricsOnPublicPort)));
 
   const usedTags = new Set(ROUTES.map((r) => r.action.split(".")[0]));
   return {

@@ -1,11 +1,12 @@
 /**
  * The paths the gateway serves outside the route table, in the main document under the tag
- * "operations": the probes (/healthz, /readyz, /metrics: shared/probes.ts), the API reference
+ * "operations": the probes the public port answers (/healthz, /readyz, and /metrics only with
+ * METRICS_ON_PUBLIC_PORT: gateway/probe-route.ts, shared/probes.ts), the API reference
  * (/docs, its assets, /api/v1/openapi.json) and the subscriber portal (/portal, its assets).
  * None needs an API key (`security: []`) and none is rate limited. One document, so that "every
  * path the gateway answers is documented" is one check (test/unit/openapi-agreement.test.ts).
  */
-import { PROBE_PATHS, type ProbePath } from "../../shared/probes";
+import type { ProbePath } from "../../shared/probes";
 import { ref } from "./components";
 import { PORTAL_ASSET_TYPES, PORTAL_PATH } from "../portal-paths";
 import { DOCS_ASSET_TYPES, DOCS_PATH } from "./docs-paths";
@@ -127,8 +128,8 @@ function withRequestId(responses: Record<string, Record<string, unknown>>): Reco
   return Object.fromEntries(Object.entries(responses).map(([status, r]) => [status, r.$ref ? r : { ...r, headers: { "X-Request-ID": ref("headers", "RequestId") } }]));
 }
 
-/** The paths of the operations tag, given the path the document itself is served at. */
-export function operationsPaths(openApiPath: string): Record<string, Record<string, Operation>> {
+/** The paths of the operations tag, given the path the document itself is served at and the probes the port answers. */
+export function operationsPaths(openApiPath: string, probePaths: readonly ProbePath[]): Record<string, Record<string, Operation>> {
   const open = (op: Operation): Operation => ({
     ...op,
     tags: [OPERATIONS_TAG.name],
@@ -137,7 +138,7 @@ export function operationsPaths(openApiPath: string): Record<string, Record<stri
     responses: withRequestId({ ...(op.responses as Record<string, Record<string, unknown>>), "400": ref("responses", "MalformedJson") }),
   });
   const paths: Record<string, Record<string, Operation>> = {};
-  for (const path of PROBE_PATHS) paths[path] = { get: open(PROBES[path]) };
+  for (const path of probePaths) paths[path] = { get: open(PROBES[path]) };
   for (const [path, item] of Object.entries({ ...docsOperations(), ...portalOperations() })) paths[path] = { get: open(item.get) };
   paths[openApiPath] = { get: open(openApiOperation()) };
   return paths;

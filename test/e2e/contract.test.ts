@@ -88,9 +88,11 @@ describe("the API keeps its OpenAPI contract", () => {
   });
 
   it("when the probes, the browser reference and the portal are fetched without a key, then each answers as the operations tag documents", async () => {
-    for (const path of ["/healthz", "/readyz", "/metrics", "/docs", "/docs/init.js", "/docs/swagger-ui.css", "/portal", "/portal/portal.js", "/portal/portal.css"]) {
+    for (const path of ["/healthz", "/readyz", "/docs", "/docs/init.js", "/docs/swagger-ui.css", "/portal", "/portal/portal.js", "/portal/portal.css"]) {
       expect({ path, status: (await anonymous.get(path)).status }).toEqual({ path, status: 200 });
     }
+    // /metrics is on the probe port (HEALTH_PORT), not on the public one, unless METRICS_ON_PUBLIC_PORT says so.
+    expect((await anonymous.get("/metrics")).status).toBe(404);
     expect((await anonymous.get("/docs/not-an-asset")).status).toBe(404);
     expect((await anonymous.get("/portal/not-an-asset")).status).toBe(404);
   });

@@ -15,7 +15,8 @@ function parseSample(line: string): { name: string; labels: Record<string, strin
 
 /** The sum of the samples named `name` whose labels include `labels` (0 when there is none yet). */
 export async function sampleTotal(target: ServiceProcess, name: string, labels: Record<string, string> = {}): Promise<number> {
-  const res = await fetch(`${target.baseUrl}/metrics`);
+  // On the probe port: the gateway's public port has no /metrics by default (METRICS_ON_PUBLIC_PORT).
+  const res = await fetch(`${target.probeUrl}/metrics`);
   if (res.status !== 200) throw new Error(`${target.options.name}: /metrics answered ${res.status}`);
   return (await res.text())
     .split("\n")

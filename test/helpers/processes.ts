@@ -78,13 +78,16 @@ export class ServiceProcess {
     readonly options: ServiceProcessOptions,
     /** The gateway's port when it runs one, else the probe port (HEALTH_PORT). */
     readonly port: number,
+    /** HEALTH_PORT: /healthz, /readyz and /metrics, in every process (the same as `port` without a gateway). */
+    readonly probePort: number,
   ) {
     mkdirSync(LOG_DIR, { recursive: true });
     this.logFile = path.join(LOG_DIR, `${options.name}-${Date.now().toString(36)}.log`);
   }
 
   static async create(options: ServiceProcessOptions): Promise<ServiceProcess> {
-    return new ServiceProcess(options, await freePort());
+    const port = await freePort();
+    return new ServiceProcess(options, port, options.services.includes("gateway") ? await freePort() : port);
   }
 
   get hasGateway(): boolean {
@@ -94,6 +97,11 @@ export class ServiceProcess {
   /** The API's base URL, when the process runs the gateway. */
   get baseUrl(): string {
     return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Where this process answers the probes and /metrics (HEALTH_PORT), whatever it runs. */
+  get probeUrl(): string {
+    return `http://127.0.0.1:${this.probePort}`;
   }
 
   get running(): boolean {
@@ -115,7 +123,7 @@ export class ServiceProcess {
       NAMESPACE: TEST_NAMESPACE,
       HOST: "127.0.0.1",
       PORT: this.hasGateway ? String(this.port) : "0",
-      HEALTH_PORT: this.hasGateway ? "0" : String(this.port),
+      HEALTH_PORT: String(this.probePort),
       WEBHOOK_ALLOW_INSECURE_TARGETS: "true",
       DEMO_DATA: "never",
       MIGRATE_ON_START: "true",

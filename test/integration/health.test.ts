@@ -43,7 +43,7 @@ describe("health, readiness and metrics on the gateway and on HEALTH_PORT", () =
     });
   });
 
-  it("when a request is made, then /metrics counts it by route and status and times the action behind it", async () => {
+  it("when a request is made, then /metrics on the probe port counts it by route and status and times the action behind it", async () => {
     const created = await fetch(`${base}/api/v1/customers`, {
       method: "POST",
       headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json", "x-request-id": "metrics-test-1" },
@@ -54,7 +54,7 @@ describe("health, readiness and metrics on the gateway and on HEALTH_PORT", () =
     await fetch(`${base}/api/v1/customers/999999`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
     await fetch(`${base}/no/such/path`);
 
-    const res = await fetch(`${base}/metrics`);
+    const res = await fetch(`http://127.0.0.1:${probes.port}/metrics`);
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toMatch(/^text\/plain/);
     const text = await res.text();
@@ -69,6 +69,15 @@ describe("health, readiness and metrics on the gateway and on HEALTH_PORT", () =
     expect(text).toMatch(/^db_pool_max_connections [1-9]\d*$/m);
   });
 
+  it("when /metrics is asked on the gateway's public port by default, then it is 404 and the served document does not list it", async () => {
+    const res = await fetch(`${base}/metrics`);
+    expect(res.status).toBe(404);
+    expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+    const document = (await (await fetch(`${base}/api/v1/openapi.json`)).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(document.paths)).toEqual(expect.arrayContaining(["/healthz", "/readyz"]));
+    expect(Object.keys(document.paths)).not.toContain("/metrics");
+  });
+
   it("when the probe server on HEALTH_PORT is asked, then it answers the same probes and nothing else", async () => {
     const url = `http://127.0.0.1:${probes.port}`;
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
@@ -77,6 +86,22 @@ describe("health, readiness and metrics on the gateway and on HEALTH_PORT", () =
     expect(await ready.json()).toMatchObject({ status: "ok", checks: { "crm.database": "ok" } });
     expect(await (await fetch(`${url}/metrics`)).text()).toContain("http_requests_total");
     expect((await fetch(`${url}/api/v1/customers`)).status).toBe(404);
+  });
+});
+
+describe("METRICS_ON_PUBLIC_PORT=true", () => {
+  it("when /metrics is asked on the gateway's public port, then it answers the metrics and the served document lists it", async () => {
+    const t = await startTestBroker({ services: ["gateway", "clients"], env: { METRICS_ON_PUBLIC_PORT: "true" } });
+    try {
+      const base = gatewayUrl(t.broker);
+      const res = await fetch(`${base}/metrics`);
+      expect(res.status).toBe(200);
+      expect(await res.text()).toMatch(/^db_pool_max_connections [1-9]\d*$/m);
+      const document = (await (await fetch(`${base}/api/v1/openapi.json`)).json()) as { paths: Record<string, unknown> };
+      expect(Object.keys(document.paths)).toContain("/metrics");
+    } finally {
+      await t.stop();
+    }
   });
 });
 

@@ -47,7 +47,10 @@ describe("the OpenAPI document", () => {
   // test/unit/openapi-agreement.test.ts; here only what no request can show.
 
   it("when the probes and the reference are documented, then they are under the tag operations, without security", () => {
-    const open = ["/healthz", "/readyz", "/metrics", "/docs", "/docs/{asset}", "/api/v1/openapi.json"];
+    const open = ["/healthz", "/readyz", "/docs", "/docs/{asset}", "/api/v1/openapi.json"];
+    // /metrics is on the probe port (HEALTH_PORT); the public port has it only with METRICS_ON_PUBLIC_PORT.
+    expect(document.paths["/metrics"]).toBeUndefined();
+    expect(buildOpenApiDocument(SERVICE_DESCRIPTIONS, { metricsOnPublicPort: true }).paths["/metrics"]?.get?.tags).toEqual(["operations"]);
     for (const path of open) {
       expect({ path, tags: document.paths[path]?.get?.tags, security: document.paths[path]?.get?.security }).toEqual({ path, tags: ["operations"], security: [] });
     }
