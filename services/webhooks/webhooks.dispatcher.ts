@@ -4,7 +4,8 @@
  * after a time-out: webhooks.endpoint-slots.ts), so a hanging subscriber cannot hold the slots
  * everyone else's deliveries need. It claims due deliveries (webhooks.repository.ts `claimDue`:
  * fair between endpoints, SKIP LOCKED and a lease, committed before sending), sends each,
- * records every attempt and schedules the next one in the row. Any number of webhooks
+ * records every attempt and schedules the next one in the row — the outcomes that end together
+ * in one statement (webhooks.outcome-recorder.ts). Any number of webhooks
  * processes run one each and share the work; a delivery is never sent by two of them at once,
  * and one whose dispatcher died is sent again once its lease ends.
  */
@@ -15,6 +16,7 @@ import { withRequestId } from "../../shared/request-context";
 import { WakeableSleep } from "../../shared/wakeable-sleep";
 import { EndpointSlots } from "./webhooks.endpoint-slots";
 import type { EndpointHealth, Verdict } from "./webhooks.health";
+import { OutcomeRecorder } from "./webhooks.outcome-recorder";
 import * as repo from "./webhooks.repository";
 import { retryDelayMs } from "./webhooks.schedule";
 import type { AttemptOutcome, OutgoingWebhook } from "./webhooks.sender";
@@ -82,10 +84,12 @@ export class Dispatcher {
   private readonly endpointsWithMore = new Set<string>();
   private readonly slots: EndpointSlots;
   private readonly leaseMs: number;
+  private readonly recorder: OutcomeRecorder;
 
   constructor(private readonly opts: DispatcherOptions) {
     this.leaseMs = leaseMsFor(opts.timeoutMs);
     this.slots = new EndpointSlots(opts.endpointConcurrency);
+    this.recorder = new OutcomeRecorder({ db: opts.db, logger: opts.logger, health: opts.health });
   }
 
   start(): void {
@@ -152,16 +156,6 @@ export class Dispatcher {
     if (batchHalfFree || endpointHalfFree) this.sleep.wake();
   }
 
-  /** Its figures, a Retry-After pause, a disabling: a failure here costs freshness, never a delivery. */
-  private async noteHealth(delivery: repo.ClaimedDelivery, verdict: Verdict, record: repo.AttemptRecord): Promise<void> {
-    try {
-      const disabled = await this.opts.health.afterAttempt(delivery, verdict, record);
-      if (disabled) this.opts.logger.warn(`Webhook subscription ${delivery.subscription_id} disabled (${disabled}); its owner is told by webhook_endpoint_disabled.`);
-    } catch (err) {
-      this.opts.logger.warn(`Webhook dispatcher: noting the health of subscription ${delivery.subscription_id} failed: ${(err as Error).message}`);
-    }
-  }
-
   private async attempt(delivery: repo.ClaimedDelivery): Promise<AttemptOutcome["kind"]> {
     const attemptedAt = new Date();
     const { previous_key: previousKey, previous_secret: previousSecret } = delivery;
@@ -179,13 +173,8 @@ export class Dispatcher {
       error: "error" in outcome ? outcome.error : null,
       durationMs: outcome.durationMs,
     };
-    try {
-      await repo.recordAttempt(this.opts.db, delivery, record, next);
-    } catch (err) {
-      // The lease runs out and the delivery is sent again: at least once, never lost.
-      this.opts.logger.warn(`Webhook dispatcher: recording delivery ${delivery.id} failed: ${(err as Error).message}`);
-    }
-    await this.noteHealth(delivery, verdict, record);
+    // Written with the other outcomes that end about now; the slot stays taken until then.
+    await this.recorder.record({ delivery, attempt: record, next, verdict });
     // One line per attempt, under the request id that raised the event (never the key or secret).
     this.opts.logger.info({
       deliveryId: delivery.id, webhookId: delivery.webhook_id, event: delivery.event, attempt: delivery.attempt_count + 1,

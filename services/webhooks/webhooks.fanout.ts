@@ -1,8 +1,9 @@
 /**
  * Fan-out: one event from a channel becomes one pending delivery per subscription whose
- * client, by its grants at this moment (webhooks.grants.ts), hears it (webhooks.events.ts),
- * in one transaction. A re-published event adds nothing
- * (unique per event and subscription), so the channel may deliver a message more than once.
+ * client, by its grants at this moment (webhooks.grants.ts), hears it (webhooks.events.ts):
+ * one read, then the event and its deliveries in one statement (an INSERT … SELECT that keeps
+ * only the subscriptions still there). A re-published event adds nothing (unique per event and
+ * subscription), so the channel may deliver a message more than once.
  */
 import Validator from "fastest-validator";
 import type { Knex } from "knex";
@@ -36,16 +37,9 @@ async function entitled(grants: ClientGrants, event: DomainEvent, candidates: { 
 
 /** Creates the deliveries of one event; resolves to how many were new. */
 export async function fanOut(db: Knex, grants: ClientGrants, event: DomainEvent): Promise<number> {
-  // Most events concern no subscriber: a plain read settles them without a transaction.
+  // Most events concern no subscriber: the read settles them with no write at all.
   const hearing = await entitled(grants, event, await repo.candidateSubscriptions(db, event));
-  if (hearing.length === 0) return 0;
-  return db.transaction(async (trx) => {
-    // Only those still there: a subscription deleted meanwhile takes its deliveries with it.
-    const stillThere = new Set((await repo.candidateSubscriptions(trx, event)).map((c) => c.id));
-    const subscriptionIds = hearing.filter((id) => stillThere.has(id));
-    if (subscriptionIds.length === 0) return 0;
-    // Stored once, as the exact text every subscriber receives.
-    await repo.insertEvent(trx, event, JSON.stringify(event.data));
-    return repo.insertDeliveries(trx, event.id, subscriptionIds);
-  });
+  // Stored once, as the exact text every subscriber receives; a subscription deleted or
+  // disabled since the read gets nothing.
+  return repo.insertEventDeliveries(db, event, JSON.stringify(event.data), hearing);
 }

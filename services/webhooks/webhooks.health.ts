@@ -71,7 +71,33 @@ export interface HealthOptions {
   disableAfterMs: number;
 }
 
-/** What the dispatcher calls after recording each attempt (webhooks.dispatcher.ts). */
+/** One recorded attempt as health reads it. */
+export interface NotedAttempt {
+  delivery: Pick<repo.ClaimedDelivery, "subscription_id" | "endpoint">;
+  verdict: Verdict;
+  attempt: repo.AttemptRecord;
+}
+
+/** What a batch of attempts says about each subscription: the latest success and failure, and since when it fails. */
+export function summarize(noted: readonly NotedAttempt[]): repo.SubscriptionHealthNote[] {
+  const bySubscription = new Map<number, NotedAttempt[]>();
+  for (const n of noted) bySubscription.set(n.delivery.subscription_id, [...(bySubscription.get(n.delivery.subscription_id) ?? []), n]);
+  return [...bySubscription].map(([subscriptionId, attempts]) => {
+    const inOrder = [...attempts].sort((a, b) => a.attempt.attemptedAt.getTime() - b.attempt.attemptedAt.getTime());
+    const succeeded = (n: NotedAttempt) => n.verdict.kind === "healthy";
+    const lastSuccess = inOrder.filter(succeeded).at(-1);
+    const lastFailure = inOrder.filter((n) => !succeeded(n)).at(-1);
+    const sinceLastSuccess = lastSuccess ? inOrder.slice(inOrder.indexOf(lastSuccess) + 1) : inOrder;
+    return {
+      subscriptionId,
+      lastSuccessAt: lastSuccess?.attempt.attemptedAt ?? null,
+      lastFailure: lastFailure ? { at: lastFailure.attempt.attemptedAt, statusCode: lastFailure.attempt.statusCode, error: lastFailure.attempt.error } : null,
+      failingFrom: sinceLastSuccess[0]?.attempt.attemptedAt ?? null,
+    };
+  });
+}
+
+/** What the dispatcher calls after recording a batch of attempts (webhooks.outcome-recorder.ts). */
 export class EndpointHealth {
   constructor(private readonly opts: HealthOptions) {}
 
@@ -79,14 +105,22 @@ export class EndpointHealth {
     return verdictOf(outcome, this.opts.retryAfterMaxMs);
   }
 
-  /** Resolves to the reason the subscription was disabled by this attempt, if it was. */
-  async afterAttempt(delivery: repo.ClaimedDelivery, verdict: Verdict, attempt: repo.AttemptRecord): Promise<DisabledReason | null> {
+  /**
+   * Notes the batch's figures in one statement; pauses throttled endpoints and disables what
+   * must be (both rare, one statement each). Resolves to the subscriptions disabled, with why.
+   */
+  async afterAttempts(noted: readonly NotedAttempt[]): Promise<{ subscriptionId: number; reason: DisabledReason }[]> {
     const { db } = this.opts;
-    if (verdict.kind === "throttled") await repo.pauseEndpoint(db, delivery.endpoint, verdict.waitMs);
-    const noted = await repo.noteAttemptHealth(db, delivery.subscription_id, { ...attempt, succeeded: verdict.kind === "healthy" }, this.opts.disableAfterMs);
-    const reason: DisabledReason | null = verdict.kind === "gone" ? "gone" : noted?.failingTooLong ? "failing" : null;
-    if (!reason) return null;
-    return (await disableSubscription(db, delivery.subscription_id, reason)) ? reason : null;
+    for (const { delivery, verdict } of noted) {
+      if (verdict.kind === "throttled") await repo.pauseEndpoint(db, delivery.endpoint, verdict.waitMs);
+    }
+    const figures = await repo.noteAttemptsHealth(db, summarize(noted), this.opts.disableAfterMs);
+    const gone = new Set(noted.filter((n) => n.verdict.kind === "gone").map((n) => n.delivery.subscription_id));
+    const toDisable = figures.filter((f) => f.status === "active" && (gone.has(f.subscriptionId) || f.failingTooLong))
+      .map((f) => ({ subscriptionId: f.subscriptionId, reason: (gone.has(f.subscriptionId) ? "gone" : "failing") as DisabledReason }));
+    const disabled: { subscriptionId: number; reason: DisabledReason }[] = [];
+    for (const d of toDisable) if (await disableSubscription(db, d.subscriptionId, d.reason)) disabled.push(d);
+    return disabled;
   }
 }
 

@@ -166,24 +166,30 @@ export async function candidateSubscriptions(db: Db, e: DomainEvent): Promise<{ 
     .select("id", "client_id")) as { id: number; client_id: number }[];
 }
 
-export async function insertEvent(db: Db, e: DomainEvent, body: string): Promise<void> {
-  await db.withSchema(S).table("events").insert({
-    id: e.id, event: e.event, owner_client_id: e.ownerClientId, entity: e.entity, entity_id: e.entityId, occurred_at: e.occurredAt, body,
-    request_id: e.requestId ?? null,
-  }).onConflict("id").ignore();
-}
-
-/** One pending delivery per subscription, due now; existing (event, subscription) pairs are kept. Returns how many were new. */
-export async function insertDeliveries(db: Db, eventId: string, subscriptionIds: number[]): Promise<number> {
+/**
+ * Stores the event once (the exact text every subscriber receives) and one pending delivery,
+ * due now, per listed subscription that is still there and active, in one statement: no
+ * transaction around it. A re-published event adds nothing (existing (event, subscription)
+ * pairs are kept); an event no listed subscription is left for is not stored. Returns how many
+ * deliveries were new.
+ */
+export async function insertEventDeliveries(db: Db, e: DomainEvent, body: string, subscriptionIds: number[]): Promise<number> {
   if (subscriptionIds.length === 0) return 0;
-  const rows = subscriptionIds.map((subscriptionId) => ({
-    subscription_id: subscriptionId,
-    event_id: eventId,
-    webhook_id: db.raw("'msg_' || replace(gen_random_uuid()::text, '-', '')"),
-    next_attempt_at: db.fn.now(),
-  }));
-  const inserted = await db.withSchema(S).table("deliveries").insert(rows).onConflict(["event_id", "subscription_id"]).ignore().returning("id");
-  return inserted.length;
+  const { rows } = await db.raw<{ rows: unknown[] }>(
+    `WITH targets AS (
+       SELECT id FROM ??.subscriptions WHERE id = ANY(?::int[]) AND status = 'active'
+     ), stored AS (
+       INSERT INTO ??.events (id, event, owner_client_id, entity, entity_id, occurred_at, body, request_id)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM targets)
+       ON CONFLICT (id) DO NOTHING
+     )
+     INSERT INTO ??.deliveries (subscription_id, event_id, webhook_id, next_attempt_at)
+     SELECT t.id, ?, 'msg_' || replace(gen_random_uuid()::text, '-', ''), now() FROM targets t
+     ON CONFLICT (event_id, subscription_id) DO NOTHING
+     RETURNING id`,
+    [S, subscriptionIds, S, e.id, e.event, e.ownerClientId, e.entity, e.entityId, e.occurredAt, body, e.requestId ?? null, S, e.id],
+  );
+  return rows.length;
 }
 
 // ---- deliveries as subscribers see them ----------------------------------------------------
@@ -349,27 +355,41 @@ export interface DeliveryUpdate {
   spendsRetry?: boolean;
 }
 
+/** One finished attempt of a claimed delivery, and the delivery's state after it. */
+export interface RecordedAttempt {
+  claim: Pick<ClaimedDelivery, "id" | "claim_token" | "attempt_count">;
+  attempt: AttemptRecord;
+  next: DeliveryUpdate;
+}
+
 /**
- * Records one attempt and, while the claim still holds, the delivery's new state. The attempt
- * is kept even when the delivery was redelivered meanwhile; it is dropped with the delivery
- * when the subscription was deleted.
+ * Records finished attempts, many in one statement (so atomic on its own, one transaction for
+ * the lot): each attempt row, and, while its claim still holds, its delivery's new state. An
+ * attempt is kept even when the delivery was redelivered meanwhile; it is dropped with the
+ * delivery when the subscription was deleted.
  */
-export async function recordAttempt(db: Knex, claim: ClaimedDelivery, attempt: AttemptRecord, next: DeliveryUpdate): Promise<void> {
-  // One statement, so atomic on its own: a round trip per attempt instead of four
-  // (BEGIN, UPDATE, INSERT, COMMIT) at the dispatcher's busiest.
+export async function recordAttempts(db: Knex, recorded: readonly RecordedAttempt[]): Promise<void> {
+  if (recorded.length === 0) return;
+  const rows = recorded.map(({ claim, attempt, next }) => ({
+    id: claim.id, claim_token: claim.claim_token, status: next.status,
+    attempt_count: claim.attempt_count + (next.spendsRetry === false ? 0 : 1), retry_in_ms: next.retryInMs,
+    attempted_at: attempt.attemptedAt.toISOString(), status_code: attempt.statusCode, error: attempt.error, duration_ms: attempt.durationMs,
+  }));
   await db.raw(
-    `WITH updated AS (
-       UPDATE ??.deliveries
-          SET status = ?, attempt_count = ?, claim_token = NULL, updated_at = now(),
-              next_attempt_at = CASE WHEN ?::bigint IS NULL THEN NULL ELSE now() + ?::bigint * interval '1 millisecond' END
-        WHERE id = ? AND claim_token = ?
+    `WITH input AS (
+       SELECT * FROM jsonb_to_recordset(?::jsonb) AS i(id bigint, claim_token uuid, status text, attempt_count int, retry_in_ms bigint,
+                                                      attempted_at timestamptz, status_code int, error text, duration_ms int)
+     ), updated AS (
+       UPDATE ??.deliveries d
+          SET status = i.status, attempt_count = i.attempt_count, claim_token = NULL, updated_at = now(),
+              next_attempt_at = CASE WHEN i.retry_in_ms IS NULL THEN NULL ELSE now() + i.retry_in_ms * interval '1 millisecond' END
+         FROM input i
+        WHERE d.id = i.id AND d.claim_token = i.claim_token
      )
      INSERT INTO ??.attempts (delivery_id, attempted_at, status_code, error, duration_ms)
-     SELECT id, ?, ?, ?, ? FROM ??.deliveries WHERE id = ?`,
-    [
-      S, next.status, claim.attempt_count + (next.spendsRetry === false ? 0 : 1), next.retryInMs, next.retryInMs, claim.id, claim.claim_token,
-      S, attempt.attemptedAt, attempt.statusCode, attempt.error, attempt.durationMs, S, claim.id,
-    ],
+     SELECT i.id, i.attempted_at, i.status_code, i.error, i.duration_ms
+       FROM input i WHERE EXISTS (SELECT 1 FROM ??.deliveries d WHERE d.id = i.id)`,
+    [JSON.stringify(rows), S, S, S],
   );
 }
 
@@ -531,27 +551,53 @@ export async function pauseEndpoint(db: Db, endpoint: string, waitMs: number): P
   );
 }
 
+/** What a batch of attempts says about one subscription (webhooks.health.ts `summarize`). */
+export interface SubscriptionHealthNote {
+  subscriptionId: number;
+  /** The latest successful attempt's time, if any succeeded. */
+  lastSuccessAt: Date | null;
+  /** The latest failed attempt, if any failed. */
+  lastFailure: { at: Date; statusCode: number | null; error: string | null } | null;
+  /** The first failure after the batch's last success; null when the latest attempt succeeded. */
+  failingFrom: Date | null;
+}
+
 /**
- * Keeps the subscription's latest figures after an attempt, in one statement: last success, or
- * last failure with its status code, and since when every attempt failed. Says whether that
- * run of failures has lasted `disableAfterMs`.
+ * Keeps each subscription's latest figures after a batch of attempts, in one statement: last
+ * success, last failure with its status code, and since when every attempt failed. Says, per
+ * subscription, whether that run of failures has lasted `disableAfterMs`. The rows are locked
+ * in id order first, so two dispatchers' batches never wait on each other in a circle.
  */
-export async function noteAttemptHealth(
-  db: Db, subscriptionId: number, a: AttemptRecord & { succeeded: boolean }, disableAfterMs: number,
-): Promise<{ status: SubscriptionStatus; failingTooLong: boolean } | undefined> {
-  const ok = a.succeeded;
-  const { rows } = await db.raw<{ rows: { status: SubscriptionStatus; failing_too_long: boolean }[] }>(
-    `UPDATE ??.subscriptions
-        SET last_success_at = CASE WHEN ? THEN ?::timestamptz ELSE last_success_at END,
-            last_failure_at = CASE WHEN ? THEN last_failure_at ELSE ?::timestamptz END,
-            last_failure_status_code = CASE WHEN ? THEN last_failure_status_code ELSE ?::integer END,
-            last_failure_error = CASE WHEN ? THEN last_failure_error ELSE ?::text END,
-            failing_since = CASE WHEN ? THEN NULL ELSE coalesce(failing_since, ?::timestamptz) END
-      WHERE id = ?
-      RETURNING status, coalesce(failing_since <= now() - ?::bigint * interval '1 millisecond', false) AS failing_too_long`,
-    [S, ok, a.attemptedAt, ok, a.attemptedAt, ok, a.statusCode, ok, a.error, ok, a.attemptedAt, subscriptionId, disableAfterMs],
+export async function noteAttemptsHealth(
+  db: Db, notes: readonly SubscriptionHealthNote[], disableAfterMs: number,
+): Promise<{ subscriptionId: number; status: SubscriptionStatus; failingTooLong: boolean }[]> {
+  if (notes.length === 0) return [];
+  const rows = notes.map((n) => ({
+    id: n.subscriptionId, last_success_at: n.lastSuccessAt?.toISOString() ?? null,
+    last_failure_at: n.lastFailure?.at.toISOString() ?? null, status_code: n.lastFailure?.statusCode ?? null, error: n.lastFailure?.error ?? null,
+    failing_from: n.failingFrom?.toISOString() ?? null,
+  }));
+  const { rows: noted } = await db.raw<{ rows: { id: number; status: SubscriptionStatus; failing_too_long: boolean }[] }>(
+    `WITH input AS (
+       SELECT * FROM jsonb_to_recordset(?::jsonb)
+         AS i(id int, last_success_at timestamptz, last_failure_at timestamptz, status_code int, error text, failing_from timestamptz)
+     ), locked AS (
+       SELECT s.id FROM ??.subscriptions s WHERE s.id IN (SELECT id FROM input) ORDER BY s.id FOR UPDATE
+     )
+     UPDATE ??.subscriptions s
+        SET last_success_at = coalesce(i.last_success_at, s.last_success_at),
+            last_failure_at = coalesce(i.last_failure_at, s.last_failure_at),
+            last_failure_status_code = CASE WHEN i.last_failure_at IS NULL THEN s.last_failure_status_code ELSE i.status_code END,
+            last_failure_error = CASE WHEN i.last_failure_at IS NULL THEN s.last_failure_error ELSE i.error END,
+            failing_since = CASE WHEN i.failing_from IS NULL THEN NULL
+                                 WHEN i.last_success_at IS NOT NULL THEN i.failing_from
+                                 ELSE coalesce(s.failing_since, i.failing_from) END
+       FROM input i
+      WHERE s.id = i.id AND s.id IN (SELECT id FROM locked)
+      RETURNING s.id, s.status, coalesce(s.failing_since <= now() - ?::bigint * interval '1 millisecond', false) AS failing_too_long`,
+    [JSON.stringify(rows), S, S, disableAfterMs],
   );
-  return rows[0] && { status: rows[0].status, failingTooLong: rows[0].failing_too_long };
+  return noted.map((r) => ({ subscriptionId: r.id, status: r.status, failingTooLong: r.failing_too_long }));
 }
 
 export interface SubscriptionStatsRow {

@@ -1,4 +1,4 @@
-import { verdictOf } from "../../services/webhooks/webhooks.health";
+import { summarize, verdictOf, type NotedAttempt, type Verdict } from "../../services/webhooks/webhooks.health";
 import { retryAfterMs } from "../../services/webhooks/webhooks.schedule";
 import { nextState } from "../../services/webhooks/webhooks.dispatcher";
 
@@ -29,5 +29,26 @@ describe("endpoint health verdicts", () => {
     expect(nextState(rejected(429, "7"), 3, [1, 1], { kind: "throttled", waitMs: 7_000 })).toEqual({ status: "pending", retryInMs: 7_000, spendsRetry: false });
     expect(nextState(rejected(410), 1, [1, 1], { kind: "gone" })).toEqual({ status: "failed", retryInMs: null });
     expect(nextState(rejected(500), 3, [1, 1], { kind: "failing" })).toEqual({ status: "failed", retryInMs: null });
+  });
+
+  it("when a batch of attempts is summarised, then each subscription gets its latest success, its latest failure, and since when it fails", () => {
+    const at = (second: number) => new Date(Date.UTC(2026, 4, 1, 0, 0, second));
+    const noted = (subscription: number, second: number, verdict: Verdict, statusCode: number | null = null): NotedAttempt => ({
+      delivery: { subscription_id: subscription, endpoint: "https://example.com" }, verdict,
+      attempt: { attemptedAt: at(second), statusCode, error: statusCode === null ? "timeout" : null, durationMs: 5 },
+    });
+    const healthy: Verdict = { kind: "healthy" };
+    const failing: Verdict = { kind: "failing" };
+    // Out of order on purpose: outcomes arrive as attempts end, not as they started.
+    const notes = summarize([
+      noted(1, 3, failing, 500), noted(1, 1, failing, 502), noted(1, 2, healthy, 200), noted(1, 4, failing),
+      noted(2, 1, failing, 500), noted(2, 2, healthy, 200),
+      noted(3, 1, failing, 503), noted(3, 2, failing, 500),
+    ]);
+    expect(notes).toEqual([
+      { subscriptionId: 1, lastSuccessAt: at(2), lastFailure: { at: at(4), statusCode: null, error: "timeout" }, failingFrom: at(3) },
+      { subscriptionId: 2, lastSuccessAt: at(2), lastFailure: { at: at(1), statusCode: 500, error: null }, failingFrom: null },
+      { subscriptionId: 3, lastSuccessAt: null, lastFailure: { at: at(2), statusCode: 500, error: null }, failingFrom: at(1) },
+    ]);
   });
 });
