@@ -9,6 +9,9 @@ import { parseAllDocuments } from "yaml";
 export const ROOT = path.resolve(__dirname, "../..");
 export const K8S_BASE = path.join(ROOT, "deploy/k8s/base");
 export const K8S_OVERLAY = path.join(ROOT, "deploy/k8s/overlays/example");
+/** Optional parts an overlay includes: Prometheus Operator monitoring, NetworkPolicies. */
+export const K8S_MONITORING = path.join(ROOT, "deploy/k8s/components/monitoring");
+export const K8S_NETWORK_POLICIES = path.join(ROOT, "deploy/k8s/components/network-policies");
 export const COMPOSE_FILE = path.join(ROOT, "deploy/docker/compose.yaml");
 export const DOCKERFILE = path.join(ROOT, "deploy/docker/Dockerfile");
 

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { ALL_SERVICES, loadConfig, VARIABLES } from "../../shared/config";
 import {
-  baseManifests, composeAppServices, composeEnv, composeServices, containerEnv, DOCKERFILE, K8S_BASE, K8S_OVERLAY,
+  baseManifests, composeAppServices, composeEnv, composeServices, containerEnv, DOCKERFILE, K8S_BASE, K8S_MONITORING, K8S_NETWORK_POLICIES, K8S_OVERLAY,
   ofKind, readKustomization, resolvePort, ROOT, variableNamesSetIn, yamlFilesIn,
   type Container, type Manifest,
 } from "../helpers/manifests";
@@ -28,7 +28,7 @@ const deploymentFor = (name: string) => deployments.find((d) => servicesOf(conta
 const variableNames = new Set(Object.keys(VARIABLES));
 
 describe("kustomize folders", () => {
-  it.each([["base", K8S_BASE], ["overlays/example", K8S_OVERLAY]])(
+  it.each([["base", K8S_BASE], ["overlays/example", K8S_OVERLAY], ["components/monitoring", K8S_MONITORING], ["components/network-policies", K8S_NETWORK_POLICIES]])(
     "when %s/kustomization.yaml is read, then it lists exactly the YAML files of its folder",
     (_label, dir) => {
       const k = readKustomization(dir);
@@ -111,16 +111,18 @@ describe("one Deployment per service", () => {
 });
 
 describe("ports and probes", () => {
-  it.each([...ALL_SERVICES])("when the %s container is read, then it exposes the port its process listens on and probes it", (name) => {
+  it.each([...ALL_SERVICES])("when the %s container is read, then it exposes the ports its process listens on and probes it", (name) => {
     const deployment = deploymentFor(name)!;
     const container = containerOf(deployment);
     const cfg = loadConfig(containerEnv(container, manifests));
     const port = name === "gateway" ? cfg.port : cfg.healthPort;
     expect(port).toBeGreaterThan(0);
-    expect(container.ports?.map((p) => p.containerPort)).toEqual([port]);
+    expect(container.ports?.map((p) => p.containerPort)).toEqual(name === "gateway" ? [cfg.port, cfg.healthPort] : [cfg.healthPort]);
+    // Every process serves /metrics on HEALTH_PORT, port `health`: what the ServiceMonitor and the NetworkPolicies name.
+    expect(resolvePort("health", container)).toBe(cfg.healthPort);
     expect(resolvePort(container.readinessProbe?.httpGet?.port, container)).toBe(port);
     expect(container.readinessProbe?.httpGet?.path).toBe("/readyz");
-    expect(deployment.spec!.template!.metadata!.annotations?.["prometheus.io/port"]).toBe(String(port));
+    expect(deployment.spec!.template!.metadata!.annotations?.["prometheus.io/port"]).toBe(String(cfg.healthPort));
     for (const probe of [container.livenessProbe, container.startupProbe]) {
       expect(resolvePort(probe?.httpGet?.port, container)).toBe(port);
       expect(probe?.httpGet?.path).toBe("/healthz");
