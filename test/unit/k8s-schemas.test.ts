@@ -12,14 +12,14 @@ import { validateK8sObjects } from "../helpers/k8s-validator";
 
 /** kubectl, if it is there and its kustomize reads these files (4.0 or later); otherwise why not. */
 function kubectlKustomize(): { ok: true } | { ok: false; reason: string } {
-  let version: { kustomizeVersion?: string };
+  let version: { kustomizeVersion?: string; clientVersion?: { gitVersion?: string } };
   try {
     version = JSON.parse(execFileSync("kubectl", ["version", "--client", "-o", "json"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })) as typeof version;
   } catch {
     return { ok: false, reason: "kubectl is not installed" };
   }
   const major = Number(/^v(\d+)/.exec(version.kustomizeVersion ?? "")?.[1] ?? 0);
-  return major >= 4 ? { ok: true } : { ok: false, reason: `kubectl's kustomize (${version.kustomizeVersion ?? "unknown"}) is older than 4.0` };
+  return major >= 4 ? { ok: true } : { ok: false, reason: `kubectl ${version.clientVersion?.gitVersion ?? ""} bundles no kustomize 4.0 or later (Debian 12's has 2.0)` };
 }
 
 const kubectl = kubectlKustomize();
