@@ -6,7 +6,6 @@
 import type { Config, ServiceName } from "../shared/config";
 import { storageSettingsOf, type StorageSettings } from "../shared/service-settings";
 import type { ClientsSettings } from "../services/clients/clients.service";
-import type { OrdersSettings } from "../services/orders/orders.service";
 import type { WebhooksSettings } from "../services/webhooks/webhooks.service";
 
 type BusinessService = Exclude<ServiceName, "gateway">;
@@ -16,7 +15,7 @@ const SETTINGS: { [name in BusinessService]: (cfg: Config) => StorageSettings } 
   crm: storageSettingsOf,
   references: storageSettingsOf,
   clients: (cfg): ClientsSettings => ({ ...storageSettingsOf(cfg), adminApiKey: cfg.adminApiKey }),
-  orders: (cfg): OrdersSettings => ({ ...storageSettingsOf(cfg), requestTimeoutMs: cfg.requestTimeoutMs }),
+  orders: storageSettingsOf,
   webhooks: (cfg): WebhooksSettings => ({
     ...storageSettingsOf(cfg),
     webhooks: cfg.webhooks,

@@ -25,22 +25,95 @@ async function refuseDuplicate(db: Knex, clientId: number, externalId: string): 
 }
 
 /**
- * A claim outlives its request only when the process died: an action's time-out stops its
- * caller waiting, not the handler, so the margin is wide.
+ * The externalIds this process holds. Within the process a key is held by one request at a time
+ * (`held`); across processes by a session advisory lock on one connection this process keeps
+ * out of the pool while it holds any, so the claims of a process that dies (SIGKILL, OOM) die
+ * with its connection, at once: a retry of its order is taken by another replica. On PGlite
+ * (one process, one connection) that connection is the session; the process is the only
+ * claimant and its claims end with it. The connection goes back to the pool, without locks,
+ * when the last claim ends.
  */
-const staleAfterSeconds = (requestTimeoutMs: number) => Math.max(60, (6 * requestTimeoutMs) / 1000);
+class ExternalIdClaims {
+  private readonly held = new Set<string>();
+  private connection: Promise<repo.HeldConnection | null> | null = null;
+  /** Lock, unlock and the connection's taking and return, one at a time. */
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly db: Knex) {}
+
+  async claim(clientId: number, externalId: string): Promise<boolean> {
+    const id = `${clientId}:${externalId}`;
+    if (this.held.has(id)) return false;
+    this.held.add(id);
+    let locked = false;
+    try {
+      locked = await this.serially(async () => repo.lockExternalId(this.db, await this.session(), clientId, externalId));
+    } finally {
+      if (!locked) await this.drop(id, async () => undefined);
+    }
+    return locked;
+  }
+
+  release(clientId: number, externalId: string): Promise<void> {
+    return this.drop(`${clientId}:${externalId}`, async (connection) => repo.unlockExternalId(this.db, connection, clientId, externalId));
+  }
+
+  /**
+   * Never throws: an unlock fails only on a broken connection, whose session took its locks
+   * with it; the request's own outcome stands.
+   */
+  private async drop(id: string, unlock: (connection: repo.HeldConnection | null) => Promise<void>): Promise<void> {
+    this.held.delete(id);
+    await this.serially(async () => {
+      if (this.connection === null) return;
+      const connection = await this.connection;
+      try {
+        await unlock(connection);
+      } finally {
+        if (this.held.size === 0) await this.endSession(connection);
+      }
+    }).catch(() => undefined);
+  }
+
+  private session(): Promise<repo.HeldConnection | null> {
+    this.connection ??= repo.holdConnection(this.db).catch((err: unknown) => {
+      this.connection = null;
+      throw err;
+    });
+    return this.connection;
+  }
+
+  private async endSession(connection: repo.HeldConnection | null): Promise<void> {
+    this.connection = null;
+    if (connection !== null) await repo.releaseConnection(this.db, connection);
+  }
+
+  private serially<T>(op: () => Promise<T>): Promise<T> {
+    const run = this.queue.then(op, op);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+}
+
+const claimsByDatabase = new WeakMap<Knex, ExternalIdClaims>();
+
+function claimsOf(db: Knex): ExternalIdClaims {
+  let claims = claimsByDatabase.get(db);
+  if (!claims) claimsByDatabase.set(db, (claims = new ExternalIdClaims(db)));
+  return claims;
+}
 
 /**
  * Runs `work` (the rest of the intake) while this request alone holds the client's externalId,
  * once no order has it. A concurrent request with the same externalId is refused (409) before it
  * writes: checking for the order without the claim would let both pass and the loser's inline
- * contact, reference and event remain. The claim is dropped once `work` ends, committed or not.
+ * contact, reference and event remain. The claim is dropped once `work` ends, committed or not,
+ * or when the process holding it dies.
  */
-export async function holdingExternalId<T>(
-  db: Knex, claim: { clientId: number; externalId: string; requestTimeoutMs: number }, work: () => Promise<T>,
-): Promise<T> {
+export async function holdingExternalId<T>(db: Knex, claim: { clientId: number; externalId: string }, work: () => Promise<T>): Promise<T> {
   const { clientId, externalId } = claim;
-  if (!(await repo.claimExternalId(db, clientId, externalId, staleAfterSeconds(claim.requestTimeoutMs)))) {
+  const claims = claimsOf(db);
+  if (!(await claims.claim(clientId, externalId))) {
     await refuseDuplicate(db, clientId, externalId);
     throw new ConflictError(`An order with externalId ${JSON.stringify(externalId)} is being taken right now; send it again to see how it ended.`, {
       externalId,
@@ -50,6 +123,6 @@ export async function holdingExternalId<T>(
     await refuseDuplicate(db, clientId, externalId);
     return await work();
   } finally {
-    await repo.releaseExternalId(db, clientId, externalId);
+    await claims.release(clientId, externalId);
   }
 }

@@ -31,8 +31,6 @@ export interface Intake {
   call: Call;
   client: Principal;
   idempotencyKey?: string;
-  /** REQUEST_TIMEOUT_MS, from the service's settings: how long an externalId claim may be held. */
-  requestTimeoutMs: number;
 }
 
 /** The order, and whether it is the replay of an earlier request's (the answer says so in a header). */
@@ -61,7 +59,7 @@ export async function placeOrder(intake: Intake, order: CreateOrderParams): Prom
   if (contactMode.kind !== "inline") return take(resolved.contact!);
 
   const registerThenTake = async () => take(await registerInlineContact(intake.call, client.clientId, contactMode));
-  return order.externalId === undefined ? registerThenTake() : holdingExternalId(db, { clientId: client.clientId, externalId: order.externalId, requestTimeoutMs: intake.requestTimeoutMs }, registerThenTake);
+  return order.externalId === undefined ? registerThenTake() : holdingExternalId(db, { clientId: client.clientId, externalId: order.externalId }, registerThenTake);
 }
 
 /** The order's own writes, in one transaction. */

@@ -1,6 +1,7 @@
 /**
  * The only file of the orders service that touches knex.
  */
+import type { Knex } from "knex";
 import type { Db } from "../../shared/db";
 import { fetchPage, type PageQuery } from "../../shared/paging";
 import type { AddressInput, OrderStatus } from "./orders.params";
@@ -149,21 +150,38 @@ export async function completeIdempotencyKey(db: Db, clientId: number, key: stri
     .update({ order_id: orderId, response: JSON.stringify(response) });
 }
 
-/**
- * Claims a client's externalId for the order being taken; false while another request holds
- * it. A claim older than `staleAfterSeconds` (its request died) is taken over.
- */
-export async function claimExternalId(db: Db, clientId: number, externalId: string, staleAfterSeconds: number): Promise<boolean> {
-  const { rows } = await db.raw<{ rows: unknown[] }>(
-    `INSERT INTO ${S}.external_id_claims (client_id, external_id) VALUES (?, ?)
-     ON CONFLICT (client_id, external_id) DO UPDATE SET claimed_at = now()
-       WHERE external_id_claims.claimed_at < now() - make_interval(secs => ?)
-     RETURNING client_id`,
-    [clientId, externalId, staleAfterSeconds],
-  );
-  return rows.length === 1;
+/** A database connection taken out of the pool, for locks that last as long as its session. */
+export type HeldConnection = unknown;
+
+/** Takes a connection out of the pool until `releaseConnection`; null when the pool has only one (PGlite). */
+export async function holdConnection(db: Knex): Promise<HeldConnection | null> {
+  const poolMax = (db.client.config as { pool?: { max?: number } }).pool?.max;
+  return poolMax === 1 ? null : ((await db.client.acquireConnection()) as HeldConnection);
 }
 
-export async function releaseExternalId(db: Db, clientId: number, externalId: string): Promise<void> {
-  await db.withSchema(S).table("external_id_claims").where({ client_id: clientId, external_id: externalId }).delete();
+/** Gives a held connection back, without any lock of its session left on it. */
+export async function releaseConnection(db: Knex, connection: HeldConnection): Promise<void> {
+  try {
+    await db.raw("SELECT pg_advisory_unlock_all()").connection(connection);
+  } finally {
+    await db.client.releaseConnection(connection);
+  }
+}
+
+const externalIdLockKey = (clientId: number, externalId: string) => `orders.external_id:${clientId}:${externalId}`;
+
+/**
+ * Locks a client's externalId for the session of `connection` (or the only connection): a
+ * session advisory lock, which PostgreSQL drops the moment the session ends, as when its
+ * process is killed. False while another session holds it.
+ */
+export async function lockExternalId(db: Knex, connection: HeldConnection | null, clientId: number, externalId: string): Promise<boolean> {
+  const query = db.raw<{ rows: { locked: boolean }[] }>("SELECT pg_try_advisory_lock(hashtextextended(?, 0)) AS locked", [externalIdLockKey(clientId, externalId)]);
+  const { rows } = await (connection === null ? query : query.connection(connection));
+  return rows[0].locked === true;
+}
+
+export async function unlockExternalId(db: Knex, connection: HeldConnection | null, clientId: number, externalId: string): Promise<void> {
+  const query = db.raw("SELECT pg_advisory_unlock(hashtextextended(?, 0))", [externalIdLockKey(clientId, externalId)]);
+  await (connection === null ? query : query.connection(connection));
 }

@@ -18,13 +18,6 @@ import {
 import * as repo from "./orders.repository";
 import { presentOrder, type Order } from "./orders.representation";
 import { migrations } from "./migrations";
-import type { StorageSettings } from "../../shared/service-settings";
-
-/** What the composition root builds this service with (runtime/service-settings.ts). */
-export interface OrdersSettings extends StorageSettings {
-  /** REQUEST_TIMEOUT_MS */
-  requestTimeoutMs: number;
-}
 
 const ordersService: DbServiceSchema<{ move(ctx: RequestContext<OrderIdParams>, move: Move): Promise<Order> }> = {
   name: "orders",
@@ -40,7 +33,6 @@ const ordersService: DbServiceSchema<{ move(ctx: RequestContext<OrderIdParams>, 
         const { order, replayed } = await placeOrder(
           {
             db: this.db, call: (action, params) => ctx.call(action, params), client: callerOf(ctx), idempotencyKey: ctx.meta.idempotencyKey,
-            requestTimeoutMs: (this.settings as OrdersSettings).requestTimeoutMs,
           },
           ctx.params,
         );
