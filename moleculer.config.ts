@@ -10,6 +10,7 @@ import { brokerLogger } from "./shared/logging";
 import { actionMetricsMiddleware } from "./shared/metrics";
 import { remoteCallsMiddleware, mayRetry } from "./shared/remote-calls";
 import { requestContextMiddleware, requestLogFields } from "./shared/request-context";
+import { tracingMiddleware } from "./shared/tracing";
 import { transporterConnectionMiddleware } from "./shared/transporter-connection";
 
 /**
@@ -26,7 +27,7 @@ export function brokerOptions(cfg: Config): BrokerOptions {
     namespace: cfg.namespace,
     nodeID: cfg.nodeId || `${os.hostname()}-${process.pid}`,
     transporter: (cfg.transporter ?? null) as BrokerOptions["transporter"],
-    // `requestLogFields` adds the request id to every line written while handling a request.
+    // `requestLogFields` adds the request id (and trace_id, span_id) to every line written while handling a request.
     logger: brokerLogger(cfg.logLevel, requestLogFields) as BrokerOptions["logger"],
     logLevel: cfg.logLevel,
     requestTimeout: cfg.requestTimeoutMs,
@@ -54,7 +55,8 @@ export function brokerOptions(cfg: Config): BrokerOptions {
     validator: { type: "Fastest", options: { useNewCustomCheckerFunction: true } } as BrokerOptions["validator"],
     // Channels: durable broadcast of domain events (JetStream when distributed, in-process when embedded).
     // remoteCallsMiddleware first: the innermost wrapper of a remote call (it settles time-outs).
-    middlewares: [remoteCallsMiddleware(), transporterConnectionMiddleware, requestContextMiddleware, actionMetricsMiddleware, scopeGuard, channelsMiddleware(cfg)],
+    // tracingMiddleware: a span per handler, the trace carried to other nodes (shared/tracing.ts).
+    middlewares: [remoteCallsMiddleware(), transporterConnectionMiddleware, requestContextMiddleware, tracingMiddleware, actionMetricsMiddleware, scopeGuard, channelsMiddleware(cfg)],
     // Metrics are prom-client's (shared/metrics.ts), one registry per process: moleculer's own stay off.
     metrics: { enabled: false },
     tracing: { enabled: false },

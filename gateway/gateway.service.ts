@@ -26,7 +26,7 @@ import { toProblem } from "./problem";
 import { Admission } from "./admission";
 import { applyServerLimits } from "./server-limits";
 import { UsageSharing } from "./usage-sharing";
-import { requestIdOf } from "./request-id";
+import { requestIdOf, traceRequest } from "./request-id";
 import { API_PREFIX, aliases } from "./routes";
 
 type Req = IncomingMessage & {
@@ -175,7 +175,8 @@ export function gatewaySchema(services: readonly ServiceDescription[], cfg: Gate
     methods: {
       /**
        * Before moleculer-web routes a request: the X-Request-Id rule and the method semantics of
-       * the route table (OPTIONS, HEAD, 405), which its alias matching cannot express.
+       * the route table (OPTIONS, HEAD, 405), which its alias matching cannot express; then the
+       * request's span.
        */
       httpHandler(req: Req, res: ServerResponse, next?: (err?: unknown) => void) {
         try {
@@ -186,7 +187,9 @@ export function gatewaySchema(services: readonly ServiceDescription[], cfg: Gate
           req.$requestId ??= randomUUID();
           return this.sendError(req, res, err);
         }
-        return (ApiGateway.methods as { httpHandler: (...args: unknown[]) => unknown }).httpHandler.call(this, req, res, next);
+        const route = ApiGateway.methods as { httpHandler: (...args: unknown[]) => Promise<unknown> };
+        // In a span under the caller's traceparent (gateway/request-id.ts), followed by every call it makes.
+        return traceRequest(req, res, () => route.httpHandler.call(this, req, res, next));
       },
 
       // Failed-authentication throttle, key lookup, per-client rate limit (gateway/admission.ts).

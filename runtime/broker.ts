@@ -9,13 +9,20 @@ import { closeDatabase } from "../shared/db";
 import { useProcessKeys } from "../shared/secrets-keyring";
 import { schemaOf } from "./services";
 import { drainForShutdown } from "../shared/shutdown";
+import { startTracing, stopTracing } from "../shared/tracing";
 
 export function createBroker(cfg: Config, overrides: Partial<BrokerOptions> = {}): ServiceBroker {
   setConfig(cfg);
   useProcessKeys(cfg);
   const broker = new ServiceBroker({ ...brokerOptions(cfg), ...overrides });
+  startTracing({ ...cfg.tracing, serviceName: traceServiceName(cfg), namespace: cfg.namespace, nodeId: broker.nodeID });
   for (const name of cfg.services) broker.createService(schemaOf(name, cfg));
   return broker;
+}
+
+/** service.name of the spans: OTEL_SERVICE_NAME, else the one service this process runs, else the product. */
+function traceServiceName(cfg: Config): string {
+  return cfg.tracing.serviceName ?? (cfg.services.length === 1 ? cfg.services[0] : "order-intake");
 }
 
 /**
@@ -30,4 +37,6 @@ export async function stopBroker(broker: ServiceBroker): Promise<void> {
   if (broker.options.tracking) broker.options.tracking.shutdownTimeout = Math.max(1_000, deadline - Date.now());
   await broker.stop();
   await closeDatabase();
+  // The spans still batched are sent before the process exits.
+  await stopTracing();
 }

@@ -87,6 +87,11 @@ export const VARIABLES = {
     description: "Outbox rows are pruned once published this long ago (each service prunes its own outbox); a duration such as 7d.", rule: { pattern: DURATION_PATTERN } },
   RETENTION_INTERVAL: { type: "string", default: "1h",
     description: "How often pruning runs: once per interval across all replicas of a service, in batches of 1,000 rows; a duration such as 1h.", rule: { pattern: DURATION_PATTERN } },
+  OTEL_EXPORTER_OTLP_ENDPOINT: { type: "string", default: "",
+    description: "OpenTelemetry collector (OTLP over HTTP) base URL such as http://collector:4318; spans go to <url>/v1/traces. Empty: no spans are recorded or exported (an incoming traceparent is still passed on to webhooks).",
+    rule: { pattern: /^(https?:\/\/\S+)?$/ } },
+  OTEL_SERVICE_NAME: { type: "string", default: "",
+    description: "service.name of this process's spans; empty: the service it runs (SERVICES=orders: orders), or order-intake when it runs several." },
 } as const satisfies Record<string, Variable>;
 
 export type VariableName = keyof typeof VARIABLES;
@@ -138,6 +143,12 @@ export interface Config {
   outboxRetentionMs: number;
   /** RETENTION_INTERVAL */
   retentionIntervalMs: number;
+  tracing: {
+    /** OTEL_EXPORTER_OTLP_ENDPOINT; null: nothing exported (shared/tracing.ts). */
+    otlpEndpoint: string | null;
+    /** OTEL_SERVICE_NAME; null: named after the services (runtime/broker.ts). */
+    serviceName: string | null;
+  };
 }
 
 export class ConfigError extends Error {
@@ -186,6 +197,7 @@ function expectation(name: VariableName, errorType: string): string {
   if (name === "TRUST_PROXY") return "comma-separated IP addresses or CIDR ranges (10.0.0.0/8)";
   if (errorType === "stringEnum" && rule?.enum) return `one of ${rule.enum.join(", ")}`;
   if (name === "NAMESPACE") return "1 to 64 of A-Z a-z 0-9 _ -";
+  if (name === "OTEL_EXPORTER_OTLP_ENDPOINT") return "nothing, or an http:// or https:// URL such as http://collector:4318";
   if (errorType === "stringPattern" && (VARIABLES[name] as Variable).rule?.pattern === DURATION_PATTERN) return "a duration such as 500ms, 30s, 15m, 12h or 30d";
   if (errorType === "numberMin" || errorType === "numberMax") {
     return rule?.max === undefined ? `a whole number of at least ${rule?.min}` : `a whole number from ${rule?.min ?? 0} to ${rule.max}`;
@@ -279,6 +291,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, defaults: Parti
     },
     outboxRetentionMs: durationMs(String(raw.OUTBOX_RETENTION)),
     retentionIntervalMs: durationMs(String(raw.RETENTION_INTERVAL)),
+    tracing: {
+      otlpEndpoint: String(raw.OTEL_EXPORTER_OTLP_ENDPOINT) || null,
+      serviceName: String(raw.OTEL_SERVICE_NAME) || null,
+    },
   };
 }
 

@@ -135,6 +135,8 @@ export interface DomainEvent<T = unknown> {
   data: T;
   /** The request that raised it, so the webhook attempt log can name it (shared/request-context.ts). */
   requestId?: string;
+  /** W3C traceparent of the span that sent it, so the consumer continues the trace (shared/tracing.ts). */
+  traceparent?: string;
 }
 
 export interface BroadcastDeclaration {

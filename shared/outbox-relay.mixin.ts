@@ -23,6 +23,7 @@ import { channelOf, type DomainEvent } from "./events";
 import { countPrunedRows } from "./metrics";
 import { claimUnpublished, onEventsCommitted, pruneSentEvents, settleClaim, type Claim } from "./outbox";
 import { PeriodicJob, pruneInBatches } from "./periodic-job";
+import { currentTraceparent, resumeTrace, SpanKind } from "./tracing";
 import type { OutboxSettings, StorageSettings } from "./service-settings";
 import { WakeableSleep } from "./wakeable-sleep";
 import "./types";
@@ -137,8 +138,16 @@ export class OutboxRelay {
   }
 
   private async publish(e: DomainEvent): Promise<unknown> {
-    // The event id doubles as JetStream's de-duplication id: a quick re-publish is stored once.
-    return this.opts.broker.sendToChannel(channelOf(e.event), e, { msgID: e.id });
+    const channel = channelOf(e.event);
+    // A span under the trace the row was appended in; the message carries it on to the consumer.
+    return resumeTrace(e.traceparent, `publish ${channel}`, {
+      kind: SpanKind.PRODUCER,
+      attributes: { "messaging.destination.name": channel, "messaging.message.id": e.id },
+    }, () => {
+      const traceparent = currentTraceparent();
+      // The event id doubles as JetStream's de-duplication id: a quick re-publish is stored once.
+      return this.opts.broker.sendToChannel(channel, traceparent ? { ...e, traceparent } : e, { msgID: e.id });
+    });
   }
 
   private logFailure(err: unknown): void {

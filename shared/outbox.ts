@@ -11,6 +11,7 @@ import type { Knex } from "knex";
 import type { Db } from "./db";
 import { DOMAIN_EVENTS, type DomainEvent, type EventName } from "./events";
 import { currentRequestId } from "./request-context";
+import { currentTraceparent } from "./tracing";
 import { createJobRunsTable, dropJobRunsTable } from "./periodic-job";
 
 /** Creates `<schema>.outbox`; call from the service's first migration. */
@@ -54,6 +55,22 @@ export async function dropOutboxClaims(knex: Knex, schema: string): Promise<void
   });
 }
 
+/**
+ * Adds the trace of the work that appended each row (a migration after createOutboxTable): the
+ * relay publishes it under that trace (shared/tracing.ts).
+ */
+export async function addOutboxTraceparent(knex: Knex, schema: string): Promise<void> {
+  await knex.schema.withSchema(schema).alterTable("outbox", (t) => {
+    t.text("traceparent");
+  });
+}
+
+export async function dropOutboxTraceparent(knex: Knex, schema: string): Promise<void> {
+  await knex.schema.withSchema(schema).alterTable("outbox", (t) => {
+    t.dropColumn("traceparent");
+  });
+}
+
 export interface NewEvent {
   event: EventName;
   ownerClientId: number;
@@ -82,6 +99,7 @@ export async function appendEvent(trx: Knex.Transaction, schema: string, e: NewE
     entity_id: e.entityId,
     data: JSON.stringify(e.data),
     request_id: currentRequestId() ?? null,
+    traceparent: currentTraceparent() ?? null,
   });
   // A rollback means there is nothing to publish; the rejection is the transaction owner's to handle.
   trx.executionPromise.then(() => committed.emit(schema), () => undefined);
@@ -96,6 +114,7 @@ interface OutboxRow {
   data: unknown;
   created_at: Date;
   request_id: string | null;
+  traceparent: string | null;
 }
 
 export function toDomainEvent(schema: string, row: OutboxRow): DomainEvent {
@@ -108,6 +127,7 @@ export function toDomainEvent(schema: string, row: OutboxRow): DomainEvent {
     occurredAt: row.created_at.toISOString(),
     data: row.data,
     ...(row.request_id ? { requestId: row.request_id } : {}),
+    ...(row.traceparent ? { traceparent: row.traceparent } : {}),
   };
 }
 
@@ -129,7 +149,7 @@ export async function claimUnpublished(db: Db, schema: string, limit: number, le
       WHERE id IN (SELECT id FROM ??.outbox
                     WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
                     ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED)
-      RETURNING id, event, owner_client_id, entity, entity_id, data, created_at, request_id`,
+      RETURNING id, event, owner_client_id, entity, entity_id, data, created_at, request_id, traceparent`,
     [schema, leaseMs, id, schema, limit],
   );
   // RETURNING keeps no order; subscribers are told in the order the changes committed.

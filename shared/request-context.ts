@@ -10,6 +10,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Context, Middleware } from "moleculer";
+import { traceLogFields } from "./tracing";
 
 interface RequestScope {
   requestId: string;
@@ -27,10 +28,13 @@ export function withRequestId<T>(requestId: string | null | undefined, work: () 
   return requestId ? storage.run({ requestId }, work) : work();
 }
 
-/** Fields every log line gets (pino `mixin`): `{ requestId }` inside a request, else nothing. */
-export function requestLogFields(): { requestId?: string } {
+/**
+ * Fields every log line gets (pino `mixin`): `{ requestId }` inside a request, and the trace
+ * and span it was written in (`trace_id`, `span_id`, shared/tracing.ts) inside a trace.
+ */
+export function requestLogFields(): { requestId?: string; trace_id?: string; span_id?: string } {
   const requestId = currentRequestId();
-  return requestId ? { requestId } : {};
+  return { ...(requestId ? { requestId } : {}), ...traceLogFields() };
 }
 
 type Handler = (ctx: Context) => Promise<unknown>;

@@ -7,6 +7,7 @@ import { EVENTS, type DeliveredEventName, type DomainEvent, type EventName } fro
 import { fetchPage, type PageQuery } from "../../shared/paging";
 import type { SecretBox } from "../../shared/secret-box";
 import { BIGINT_ID_MAX } from "../../shared/params";
+import { currentTraceparent } from "../../shared/tracing";
 import type { DeliveryStatus } from "./webhooks.params";
 
 const S = "webhooks";
@@ -83,6 +84,8 @@ export interface ClaimedDelivery {
   previous_secret: string | null;
   previous_signing_key: string | null;
   request_id: string | null;
+  /** The trace of the fan-out that recorded the event: each attempt continues it (shared/tracing.ts). */
+  traceparent: string | null;
   /** Who subscribed, and whose entity the event is about: the dispatcher re-checks the grants. */
   client_id: number;
   owner_client_id: number;
@@ -179,7 +182,7 @@ export async function insertEventDeliveries(db: Db, e: DomainEvent, body: string
     `WITH targets AS (
        SELECT id FROM ??.subscriptions WHERE id = ANY(?::int[]) AND status = 'active'
      ), stored AS (
-       INSERT INTO ??.events (id, event, owner_client_id, entity, entity_id, occurred_at, body, request_id)
+       INSERT INTO ??.events (id, event, owner_client_id, entity, entity_id, occurred_at, body, request_id, traceparent)
        SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM targets)
        ON CONFLICT (id) DO NOTHING
      )
@@ -187,7 +190,7 @@ export async function insertEventDeliveries(db: Db, e: DomainEvent, body: string
      SELECT t.id, ?, 'msg_' || replace(gen_random_uuid()::text, '-', ''), now() FROM targets t
      ON CONFLICT (event_id, subscription_id) DO NOTHING
      RETURNING id`,
-    [S, subscriptionIds, S, e.id, e.event, e.ownerClientId, e.entity, e.entityId, e.occurredAt, body, e.requestId ?? null, S, e.id],
+    [S, subscriptionIds, S, e.id, e.event, e.ownerClientId, e.entity, e.entityId, e.occurredAt, body, e.requestId ?? null, currentTraceparent() ?? null, S, e.id],
   );
   return rows.length;
 }
@@ -329,7 +332,7 @@ export async function claimDue(db: Knex, limit: number, leaseMs: number, allowan
          FROM due WHERE d.id = due.id
        RETURNING d.id, d.claim_token, d.webhook_id, d.attempt_count, d.subscription_id, d.event_id
      )
-     SELECT c.subscription_id, c.id, c.claim_token, c.webhook_id, c.attempt_count, e.event, e.body, e.request_id, s.url, s.key, s.secret, s.signing_key, s.client_id, e.owner_client_id,
+     SELECT c.subscription_id, c.id, c.claim_token, c.webhook_id, c.attempt_count, e.event, e.body, e.request_id, e.traceparent, s.url, s.key, s.secret, s.signing_key, s.client_id, e.owner_client_id,
             ${OVERLAPPING("previous_key")}, ${OVERLAPPING("previous_secret")}, ${OVERLAPPING("previous_signing_key")},
             ${ENDPOINT_OF_URL} AS endpoint
        FROM claimed c
@@ -398,12 +401,12 @@ export async function recordAttempts(db: Knex, recorded: readonly RecordedAttemp
 /** Records an event for one subscription only, with its pending delivery due now; returns the delivery's id. */
 export async function insertSubscriptionEvent(
   db: Knex,
-  e: { id: string; event: DeliveredEventName; subscription: { id: number; client_id: number }; body: string; requestId: string | null },
+  e: { id: string; event: DeliveredEventName; subscription: { id: number; client_id: number }; body: string; requestId: string | null; traceparent: string | null },
 ): Promise<number> {
   return db.transaction(async (trx) => {
     await trx.withSchema(S).table("events").insert({
       id: e.id, event: e.event, owner_client_id: e.subscription.client_id, entity: "subscription", entity_id: e.subscription.id,
-      occurred_at: trx.fn.now(), body: e.body, request_id: e.requestId,
+      occurred_at: trx.fn.now(), body: e.body, request_id: e.requestId, traceparent: e.traceparent,
     });
     const [row] = (await trx.withSchema(S).table("deliveries").insert({
       subscription_id: e.subscription.id, event_id: e.id,

@@ -7,6 +7,7 @@
 import axios, { type AxiosError } from "axios";
 import { productUserAgent } from "../../shared/product";
 import type { SecretBox } from "../../shared/secret-box";
+import { traceHeaders } from "../../shared/tracing";
 import { agentsFor } from "./webhooks.pinned-agents";
 import { signatureHeader } from "./webhooks.signing";
 import { checkTarget } from "./webhooks.url-policy";
@@ -121,7 +122,8 @@ export async function sendWebhook(stored: OutgoingWebhook, opts: SenderOptions):
   }
   try {
     const response = await axios.post(target.url.href, w.body, {
-      headers: webhookHeaders(w),
+      // traceparent: the attempt's span (webhooks.dispatcher.ts), so the receiver can continue the trace.
+      headers: { ...webhookHeaders(w), ...traceHeaders() },
       // The body is already the exact JSON text: no transformation.
       transformRequest: [(data: unknown) => data],
       responseType: "stream",

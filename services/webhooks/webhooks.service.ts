@@ -15,6 +15,7 @@ import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from 
 import { BROADCASTS, type ClientsChangedPayload } from "../../shared/events";
 import { MAX_PAGE_BYTES, toPage, toSizeBoundedPage } from "../../shared/paging";
 import { withRequestId } from "../../shared/request-context";
+import { resumeTrace, SpanKind } from "../../shared/tracing";
 import type { SecretBox } from "../../shared/secret-box";
 import { secretBoxFor, type KeyConfig } from "../../shared/secrets-keyring";
 import type { StorageSettings } from "../../shared/service-settings";
@@ -353,7 +354,8 @@ const webhooksService: DbServiceSchema<Methods, {
         this.logger.error("Webhooks: dropped a channel message that is not a domain event.");
         return;
       }
-      await withRequestId(event.requestId, async () => {
+      // In a span under the publisher's trace; the events it records remember this span.
+      await withRequestId(event.requestId, () => resumeTrace(event.traceparent, `fan-out ${event.event}`, { kind: SpanKind.CONSUMER }, async () => {
         try {
           if ((await fanOut(this.db, this.grants, event)) > 0) this.dispatcher?.wake();
         } catch (err) {
@@ -361,7 +363,7 @@ const webhooksService: DbServiceSchema<Methods, {
           await new Promise((resolve) => setTimeout(resolve, CHANNEL_RETRY_PAUSE_MS));
           throw err;
         }
-      });
+      }));
     },
   },
 

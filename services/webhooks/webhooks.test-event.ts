@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import type { Knex } from "knex";
 import { TEST_EVENT } from "../../shared/events";
 import { currentRequestId } from "../../shared/request-context";
+import { currentTraceparent } from "../../shared/tracing";
 import * as repo from "./webhooks.repository";
 
 /** The body of a test event: what it is for, and which subscription asked for it. */
@@ -32,5 +33,6 @@ export async function queueTestEvent(db: Knex, subscription: repo.SubscriptionRo
     subscription,
     body: JSON.stringify(testEventBody(subscription, new Date())),
     requestId: currentRequestId() ?? null,
+    traceparent: currentTraceparent() ?? null,
   });
 }

@@ -11,7 +11,7 @@ import { config } from "../../shared/config";
 import { outboxRelayMixin } from "../../shared/outbox-relay.mixin";
 import { storageSettingsOf } from "../../shared/service-settings";
 import type { EventName } from "../../shared/events";
-import { addOutboxClaims, appendEvent, createOutboxTable, dropOutboxClaims, dropOutboxTable } from "../../shared/outbox";
+import { addOutboxClaims, addOutboxTraceparent, appendEvent, createOutboxTable, dropOutboxClaims, dropOutboxTable, dropOutboxTraceparent } from "../../shared/outbox";
 import { createJobRunsTable, dropJobRunsTable } from "../../shared/periodic-job";
 
 export interface TestEvent {
@@ -35,6 +35,7 @@ function outboxMigrations(schema: string): Migration[] {
   return [
     { name: `00000000000000_${schema}_outbox`, up: (knex: Knex) => createOutboxTable(knex, schema), down: (knex: Knex) => dropOutboxTable(knex, schema) },
     { name: `00000000000001_${schema}_outbox_claims`, up: (knex: Knex) => addOutboxClaims(knex, schema), down: (knex: Knex) => dropOutboxClaims(knex, schema) },
+    { name: `00000000000003_${schema}_outbox_traceparent`, up: (knex: Knex) => addOutboxTraceparent(knex, schema), down: (knex: Knex) => dropOutboxTraceparent(knex, schema) },
     // The relay's outbox retention claims its runs here.
     { name: `00000000000002_${schema}_job_runs`, up: (knex: Knex) => createJobRunsTable(knex, schema), down: (knex: Knex) => dropJobRunsTable(knex, schema) },
   ];

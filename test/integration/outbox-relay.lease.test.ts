@@ -7,7 +7,7 @@ import type { Knex } from "knex";
 import type { ServiceBroker } from "moleculer";
 import { closeDatabase, openDatabase } from "../../shared/db";
 import { channelOf, type DomainEvent } from "../../shared/events";
-import { addOutboxClaims, appendEvent, claimUnpublished, createOutboxTable, settleClaim } from "../../shared/outbox";
+import { addOutboxClaims, addOutboxTraceparent, appendEvent, claimUnpublished, createOutboxTable, settleClaim } from "../../shared/outbox";
 import { OutboxRelay } from "../../shared/outbox-relay.mixin";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
 
@@ -53,6 +53,7 @@ describe("outbox relay leases", () => {
     await db.raw("CREATE SCHEMA IF NOT EXISTS ??", [SCHEMA]);
     await createOutboxTable(db, SCHEMA);
     await addOutboxClaims(db, SCHEMA);
+    await addOutboxTraceparent(db, SCHEMA);
   });
   afterAll(async () => {
     await closeDatabase(database.url);

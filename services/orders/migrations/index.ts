@@ -3,10 +3,12 @@ import * as createOrders from "./20261121000400_create_orders";
 import * as externalIdClaims from "./20261124000200_external_id_claims";
 import * as outboxClaims from "./20261125000000_outbox_claims";
 import * as outboxRetention from "./20261202000000_outbox_retention";
+import * as outboxTraceparent from "./20261205000000_outbox_traceparent";
 
 export const migrations: Migration[] = [
   { name: "20261121000400_create_orders", ...createOrders },
   { name: "20261124000200_external_id_claims", ...externalIdClaims },
   { name: "20261125000000_outbox_claims", ...outboxClaims },
   { name: "20261202000000_outbox_retention", ...outboxRetention },
+  { name: "20261205000000_outbox_traceparent", ...outboxTraceparent },
 ];

@@ -7,6 +7,7 @@ import * as encryptSecrets from "./20261124000000_encrypt_secrets";
 import * as rotationOverlapSignaturesRecoveries from "./20261201000000_rotation_overlap_signatures_recoveries";
 import * as endpointHealth from "./20261202000100_endpoint_health";
 import * as retention from "./20261202000200_retention";
+import * as traceparent from "./20261205000000_traceparent";
 
 export const migrations: Migration[] = [
   { name: "20261121000500_create_webhooks", ...createWebhooks },
@@ -17,4 +18,5 @@ export const migrations: Migration[] = [
   { name: "20261201000000_rotation_overlap_signatures_recoveries", ...rotationOverlapSignaturesRecoveries },
   { name: "20261202000100_endpoint_health", ...endpointHealth },
   { name: "20261202000200_retention", ...retention },
+  { name: "20261205000000_traceparent", ...traceparent },
 ];
