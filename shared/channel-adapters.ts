@@ -6,6 +6,7 @@ import { Errors } from "moleculer";
 
 /** What the middleware hands an adapter for each subscribed channel (handler already wrapped). */
 type ChannelEntry = Parameters<InstanceType<typeof Adapters.Base>["subscribe"]>[0];
+type NatsChannel = Parameters<InstanceType<typeof Adapters.NATS>["subscribe"]>[0];
 type Handler = (payload: unknown, raw: unknown) => Promise<unknown>;
 
 interface JetStreamOptions {
@@ -14,6 +15,10 @@ interface JetStreamOptions {
   maxRetries: number;
   nats: Record<string, unknown>;
 }
+
+/** NATS's answers to a durable consumer created by someone else between "not found" and "create". */
+const CONSUMER_CREATED_MEANWHILE = /consumer name already in use|consumer already exists/i;
+const CONSUMER_RACE_ATTEMPTS = 3;
 
 /** NATS JetStream, creating the stream of every known channel as soon as it connects. */
 export class JetStreamAdapter extends Adapters.NATS {
@@ -30,6 +35,25 @@ export class JetStreamAdapter extends Adapters.NATS {
       const subject = this.addPrefixTopic(channel);
       // Same stream name as the library derives when a consumer subscribes.
       await this.createStream(subject.split(".").join("_"), [subject], {} as never);
+    }
+  }
+
+  /**
+   * Replicas of a service that start together each find their group's durable consumer missing
+   * and create it: NATS accepts the first and answers the others "consumer name already in use"
+   * (each asks for its own deliver subject), and that replica failed to start. The consumer
+   * exists by then, so subscribing again binds to it as a replica that starts later does.
+   */
+  override async subscribe(chan: NatsChannel): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await super.subscribe(chan);
+      } catch (err) {
+        if (attempt >= CONSUMER_RACE_ATTEMPTS || !CONSUMER_CREATED_MEANWHILE.test(String((err as Error)?.message))) throw err;
+        this.logger.info(`Consumer of '${chan.name}' for '${chan.group}' created by another replica at the same moment: subscribing to it.`);
+        // The failed subscription began tracking the channel's messages; the next one does again.
+        this.stopChannelActiveMessages(chan.id);
+      }
     }
   }
 
