@@ -4,24 +4,23 @@
  * endpoints are listed, and screenshots are kept in test/artifacts/ (ignored by git): docs.png
  * (the page) and docs-create-order.png (POST /api/v1/orders opened).
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { chromium, type Browser, type Request } from "playwright-core";
 import { startEmbedded, type EmbeddedProcess } from "../helpers/embedded-process";
+import { CHROMIUM, requires } from "../helpers/prerequisites";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = path.resolve(__dirname, "../artifacts");
 
 let server: EmbeddedProcess;
 let browser: Browser;
 
-// CI installs chromium (.ci/run): there a missing browser is a failure; elsewhere the test says why it skips.
-const browserMissing = !existsSync(CHROMIUM) && !process.env.CI;
-if (browserMissing) console.log(`[e2e] API reference browser test skipped: it needs Debian's chromium at ${CHROMIUM} (apt-get install chromium)`);
-const itWithBrowser = browserMissing ? it.skip : it;
+// CI installs chromium (.ci/run).
+const chromiumThere = requires(["chromium"]);
+const itWithBrowser = chromiumThere.it;
 
 beforeAll(async () => {
-  if (browserMissing) return;
+  if (!chromiumThere.met) return;
   server = await startEmbedded();
   browser = await chromium.launch({
     executablePath: CHROMIUM,

@@ -11,7 +11,7 @@ import http from "node:http";
 import type { ServiceName } from "../../shared/config";
 import type { LoadOutcome } from "../helpers/steady-load";
 import { databaseDrill, natsDrill, REPLICATED_SERVICES, replicaDrill, startFaultCluster, undeliveredEvents, type DrillResult, type FaultCluster } from "../helpers/fault-drills";
-import { natsServerAvailable } from "../helpers/nats-server";
+import { requires } from "../helpers/prerequisites";
 import { ServiceProcess } from "../helpers/processes";
 
 const RATE = 100;
@@ -26,16 +26,8 @@ const FAST_REFUSAL_MS = 1_000;
 
 jest.setTimeout(180_000);
 
-const missing = [
-  ...(process.env.TEST_DATABASE_URL ? [] : ["TEST_DATABASE_URL (a PostgreSQL server)"]),
-  ...(natsServerAvailable() ? [] : ["the nats-server binary (NATS_SERVER_BINARY or on PATH)"]),
-];
-if (missing.length > 0) {
-  // CI has both: a missing one there is a broken machine, never a reason to skip quietly.
-  if (process.env.CI) throw new Error(`[e2e] failover tests need ${missing.join(" and ")}; CI must provide them.`);
-  console.log(`[e2e] failover tests skipped: they need ${missing.join(" and ")}`);
-}
-const describeWithServers = missing.length === 0 ? describe : describe.skip;
+// PostgreSQL and private nats-server processes the drills can stop: CI has both.
+const describeWithServers = requires(["postgres", "nats-server"]).describe;
 
 function expectNoLoss(r: DrillResult): void {
   expect(r.losses.accepted).toBeGreaterThan(0);

@@ -8,7 +8,7 @@
  * from elsewhere, and the page's headers forbid inline script and sniffing. Screenshots go to
  * test/artifacts/ (ignored by git): portal-phone.png and portal.png.
  */
-import { existsSync, mkdirSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { chromium, type Browser, type Page, type Request } from "playwright-core";
 import type { Order } from "../../services/orders/orders.representation";
@@ -17,18 +17,16 @@ import { createApiWorld, type ApiWorld } from "../helpers/api-fixtures";
 import { startEmbedded, type EmbeddedProcess } from "../helpers/embedded-process";
 import { ADDRESS } from "../helpers/fixtures";
 import { api, type ApiClient } from "../helpers/http";
+import { CHROMIUM, requires } from "../helpers/prerequisites";
 import { alwaysOk, startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = path.resolve(__dirname, "../artifacts");
 const PHONE = { width: 375, height: 812 };
 /** Would run if the page ever put a delivery's body into the DOM as HTML. */
 const HOSTILE = "<img src=x onerror=document.title='pwned'>";
 
-// CI installs chromium (.ci/run): there a missing browser is a failure; elsewhere the test says why it skips.
-const browserMissing = !existsSync(CHROMIUM) && !process.env.CI;
-if (browserMissing) console.log(`[e2e] portal browser test skipped: it needs Debian's chromium at ${CHROMIUM} (apt-get install chromium)`);
-const describeWithBrowser = browserMissing ? describe.skip : describe;
+// CI installs chromium (.ci/run).
+const describeWithBrowser = requires(["chromium"]).describe;
 
 async function eventually(probe: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

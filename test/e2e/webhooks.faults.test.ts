@@ -10,7 +10,8 @@ import { EVENTS } from "../../shared/events";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
 import { addEventSource, type EventSource, type TestEvent } from "../helpers/event-source";
-import { NatsServer, natsServerAvailable } from "../helpers/nats-server";
+import { NatsServer } from "../helpers/nats-server";
+import { requires } from "../helpers/prerequisites";
 import { sampleTotalsByProcess } from "../helpers/process-metrics";
 import { disposeAll, ServiceProcess } from "../helpers/processes";
 import { startReceiver, type ReceivedWebhook, type WebhookReceiver } from "../helpers/webhook-receiver";
@@ -31,16 +32,7 @@ interface DeliveryJson {
 
 // Several real processes share one database and a NATS they can lose: the embedded fallback
 // cannot stand in. CI sets TEST_DATABASE_URL and has nats-server, so CI always runs these.
-const serversMissing = [
-  ...(process.env.TEST_DATABASE_URL ? [] : ["TEST_DATABASE_URL (a PostgreSQL server)"]),
-  ...(natsServerAvailable() ? [] : ["the nats-server binary"]),
-];
-if (serversMissing.length > 0) {
-  // CI has every server: a missing one there is a broken machine, never a reason to skip quietly.
-  if (process.env.CI) throw new Error(`[e2e] webhook fault tests need ${serversMissing.join(" and ")}; CI must provide them.`);
-  console.log(`[e2e] webhook fault tests skipped: they need ${serversMissing.join(" and ")}`);
-}
-const describeWithServers = serversMissing.length === 0 ? describe : describe.skip;
+const describeWithServers = requires(["postgres", "nats-server"]).describe;
 
 describeWithServers("webhooks under faults (real processes, NATS JetStream, PostgreSQL)", () => {
   let nats: NatsServer;

@@ -1,8 +1,11 @@
+import { checkTestServers } from "./prerequisites";
 import { startTestRun } from "./test-run";
 
 /** Says once which servers the integration and end-to-end tiers run against; names the run. */
 export default async function globalSetup(): Promise<void> {
   startTestRun();
+  // A named server that does not answer: fails in CI, else unset here and reported by the tests that need it.
+  await checkTestServers();
   const db = process.env.TEST_DATABASE_URL;
   const nats = process.env.TEST_NATS_URL;
   if (db && nats) {

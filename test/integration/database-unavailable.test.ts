@@ -8,13 +8,13 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { startTestBroker, type TestBroker } from "../helpers/broker";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
+import { requires } from "../helpers/prerequisites";
 import { TcpRelay } from "../helpers/tcp-relay";
 
 const ADMIN_KEY = "db-unavailable-admin-key-0123456789";
 
-const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
-const suite = onPostgres ? describe : describe.skip;
-if (!onPostgres) console.log("[tests] database-unavailable: skipped, it needs TEST_DATABASE_URL (a PostgreSQL reached over TCP)");
+// A PostgreSQL reached over TCP, which a relay can cut.
+const suite = requires(["postgres"]).describe;
 
 suite("PostgreSQL unreachable", () => {
   let database: TestDatabase;

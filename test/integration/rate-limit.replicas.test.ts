@@ -7,14 +7,11 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { startTestBroker, type TestBroker } from "../helpers/broker";
+import { requires } from "../helpers/prerequisites";
+import { namespacePrefix } from "../helpers/test-run";
 
 const NATS_URL = process.env.TEST_NATS_URL;
-if (!NATS_URL) {
-  // CI has NATS: a missing one there is a broken machine, never a reason to skip quietly.
-  if (process.env.CI) throw new Error("[integration] the rate-limit replicas test needs TEST_NATS_URL; CI must provide it.");
-  console.log("[integration] rate-limit replicas test skipped: it needs TEST_NATS_URL");
-}
-const describeWithNats = NATS_URL ? describe : describe.skip;
+const describeWithNats = requires(["nats"]).describe;
 
 const LIMIT = 300;
 const CONCURRENCY = 8;
@@ -38,7 +35,7 @@ describeWithNats("rate limiting across two gateway replicas (two brokers in this
   let second: TestBroker;
 
   beforeAll(async () => {
-    const env = { TRANSPORTER: NATS_URL!, NAMESPACE: `rl-${process.pid}-${Date.now().toString(36)}`, RATE_LIMIT_PER_MINUTE: String(LIMIT) };
+    const env = { TRANSPORTER: NATS_URL!, NAMESPACE: `${namespacePrefix()}rl-${process.pid}-${Date.now().toString(36)}`, RATE_LIMIT_PER_MINUTE: String(LIMIT) };
     first = await startTestBroker({ services: ["gateway", "clients"], env: { ...env, NODE_ID: "gateway-1" } });
     second = await startTestBroker({ services: ["gateway"], env: { ...env, NODE_ID: "gateway-2" }, database: first.database });
     await second.broker.waitForServices(["clients"]);

@@ -12,13 +12,14 @@ import { promisify } from "node:util";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
 import { freePort, TEST_NAMESPACE, TEST_SECRETS_ENCRYPTION_KEYS } from "../helpers/processes";
 import { deleteStreams } from "../helpers/jetstream";
+import { requires } from "../helpers/prerequisites";
 
 const CLUSTER = path.resolve(__dirname, "../../dist/runtime/cluster.js");
 const natsUrl = process.env.TEST_NATS_URL;
 const BANNER_END = /^─{20,}$/m;
 
-const cluster = natsUrl ? describe : describe.skip;
-if (!natsUrl) console.log("[start-cluster.demo] TEST_NATS_URL is not set: start:cluster needs NATS, skipped");
+// start:cluster is the distributed mode: NATS, and PostgreSQL (PGlite cannot be shared between processes).
+const cluster = requires(["nats", "postgres"]).describe;
 
 cluster("npm run start:cluster on an empty database", () => {
   let database: TestDatabase;

@@ -12,6 +12,7 @@ import { EMBEDDED_KEY_FILE } from "../../shared/secrets-keyring";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
 import { freePort, TEST_NAMESPACE, TEST_SECRETS_ENCRYPTION_KEYS } from "../helpers/processes";
 import { deleteStreams } from "../helpers/jetstream";
+import { requires } from "../helpers/prerequisites";
 
 const CLUSTER = path.resolve(__dirname, "../../dist/runtime/cluster.js");
 const natsUrl = process.env.TEST_NATS_URL;
@@ -67,8 +68,8 @@ async function startCluster(cwd: string, databaseUrl: string, extraEnv: Record<s
   }
 }
 
-const cluster = natsUrl ? describe : describe.skip;
-if (!natsUrl) console.log("[start-cluster] TEST_NATS_URL is not set: start:cluster needs NATS, skipped");
+// start:cluster is the distributed mode: NATS, and PostgreSQL (PGlite cannot be shared between processes).
+const cluster = requires(["nats", "postgres"]).describe;
 
 cluster("npm run start:cluster without SECRETS_ENCRYPTION_KEYS", () => {
   let database: TestDatabase;
