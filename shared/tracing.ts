@@ -11,7 +11,8 @@
  *   publish, channel message and delivery attempt, batched to the collector.
  * - unset: no spans, nothing recorded or exported. An incoming `traceparent` is still passed
  *   along unchanged (the caller's trace and span id) to the webhook request, so a subscriber
- *   can correlate with the caller's trace; without one, a call costs a property read.
+ *   can correlate with the caller's trace; without one, a call costs a look-up of the active
+ *   context and of ctx.meta: no span, no context scope of its own.
  */
 import {
   context, defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace,
