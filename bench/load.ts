@@ -1,7 +1,8 @@
 /**
  * The load itself: autocannon posting the partner's three-item order over `connections`
  * keep-alive connections for some seconds. The caller runs it twice: an unmeasured warm-up
- * (JIT, connection pools, caches), then the measured run.
+ * (JIT, connection pools, caches), then the measured run. With `--preload`, also pages of the
+ * partner's orders read the same way.
  */
 import autocannon from "autocannon";
 import { orderPayloadTemplate } from "./order-payload";
@@ -42,8 +43,8 @@ function figuresOf(r: autocannon.Result, perSecond: number[]): LoadFigures {
   };
 }
 
-export async function postOrders(baseUrl: string, partner: SeededPartner, connections: number, seconds: number): Promise<LoadFigures> {
-  const run = autocannon({
+export function postOrders(baseUrl: string, partner: SeededPartner, connections: number, seconds: number): Promise<LoadFigures> {
+  return drive({
     url: `${baseUrl}/api/v1/orders`,
     method: "POST",
     headers: { Authorization: `Bearer ${partner.apiKey}`, "Content-Type": "application/json" },
@@ -52,6 +53,20 @@ export async function postOrders(baseUrl: string, partner: SeededPartner, connec
     connections,
     duration: seconds,
   });
+}
+
+/** `GET /api/v1/orders?limit=…[&cursor=…]`: one page of the partner's orders, over and over. */
+export function getOrdersPage(baseUrl: string, partner: SeededPartner, query: string, connections: number, seconds: number): Promise<LoadFigures> {
+  return drive({
+    url: `${baseUrl}/api/v1/orders?${query}`,
+    headers: { Authorization: `Bearer ${partner.apiKey}` },
+    connections,
+    duration: seconds,
+  });
+}
+
+async function drive(options: autocannon.Options): Promise<LoadFigures> {
+  const run = autocannon(options);
   const perSecond: number[] = [];
   const started = Date.now();
   run.on("response", () => {

@@ -4,9 +4,12 @@
  *
  *   node dist/bench/orders.bench.js [--duration 20] [--warmup 5] [--connections 50]
  *     [--targets embedded,embedded-postgres,distributed,baseline] [--postgres URL] [--nats URL] [--no-write] [--cpu-prof]
+ *     [--preload 1000000]
  *
  * `--cpu-prof` runs the processes under test with V8's sampling profiler and prints where each
  * one's CPU went; profiled figures are slower than real ones, so it writes nothing.
+ * `--preload N` measures each PostgreSQL target twice: on its fresh database, then again once N
+ * orders were added with SQL (bench/preload.ts), with the partner's first and 1001st page.
  */
 import { parseArgs } from "node:util";
 
@@ -24,6 +27,8 @@ export interface BenchOptions {
   /** Write bench/results/*.json and the README table. */
   write: boolean;
   cpuProfile: boolean;
+  /** Orders to add with SQL before a second measured run (0: none). */
+  preload: number;
 }
 
 export class UsageError extends Error {}
@@ -61,12 +66,16 @@ export function parseOptions(argv: string[]): BenchOptions {
       nats: { type: "string", default: `nats://${LOOPBACK}:4222` },
       "no-write": { type: "boolean", default: false },
       "cpu-prof": { type: "boolean", default: false },
+      preload: { type: "string", default: "0" },
     },
     strict: true,
   });
   const targets = values.targets.split(",").map((t) => t.trim()).filter(Boolean);
   const unknown = targets.filter((t) => !(TARGET_IDS as readonly string[]).includes(t));
   if (unknown.length > 0 || targets.length === 0) throw new UsageError(`--targets takes some of ${TARGET_IDS.join(", ")}; got ${values.targets}`);
+  const preload = positiveInteger("preload", values.preload, 0);
+  // PGlite's folder is the running process's alone: nothing else may open it to add rows.
+  if (preload > 0 && targets.includes("embedded")) throw new UsageError("--preload needs PostgreSQL: leave out the embedded target (PGlite's folder is held by its process)");
   return {
     connections: positiveInteger("connections", values.connections, 1),
     durationSeconds: positiveInteger("duration", values.duration, 1),
@@ -77,5 +86,6 @@ export function parseOptions(argv: string[]): BenchOptions {
     natsUrl: loopbackUrl("nats", values.nats, ["nats:"]),
     write: !values["no-write"] && !values["cpu-prof"],
     cpuProfile: values["cpu-prof"],
+    preload,
   };
 }

@@ -12,13 +12,14 @@ import { randomBytes } from "node:crypto";
 import { DatabaseWindow } from "./database-activity";
 import { codeVersion, describeMachine, type MachineDescription } from "./environment";
 import { CpuWindow, deploymentGroups, perUnit, type CpuShare } from "./cpu-time";
-import { postOrders, type LoadFigures, type LoadSettings } from "./load";
+import { getOrdersPage, postOrders, type LoadFigures, type LoadSettings } from "./load";
 import { ITEMS_PER_ORDER } from "./order-payload";
 import { parseOptions, UsageError, type BenchOptions } from "./options";
 import { PeakRss } from "./peak-rss";
+import { DEEP_PAGE, PAGE_LIMIT, pageCursor, preloadOrders } from "./preload";
 import { profileReport, summarizeProfiles } from "./profile-summary";
 import { stopAll } from "./processes";
-import { checkGoal, cpuTable, goalTable, resultsTable, workOutside, writeResults, type BenchResults, type TargetResult } from "./report";
+import { checkGoal, cpuTable, goalTable, preloadTable, resultsTable, workOutside, writeResults, type BenchResults, type PreloadedRun, type TargetResult } from "./report";
 import { placeOneOrder } from "./seed";
 import { TARGETS, type Deployment, type RunContext, type TargetSpec } from "./targets";
 
@@ -75,6 +76,29 @@ async function loadAndMeasure(spec: TargetSpec, deployment: Deployment, run: Run
   // before the counters are read and the processes stopped.
   await new Promise((r) => setTimeout(r, SETTLE_MS));
   if (database) result.databasePerRequest = await database.perRequest(figures.requests);
+  if (run.options.preload > 0 && deployment.databaseName) result.preloaded = await measurePreloaded(spec, deployment, run, settings);
+}
+
+/** --preload: N more orders by SQL, the same load again, then the partner's first and 1001st page. */
+async function measurePreloaded(spec: TargetSpec, deployment: Deployment, run: RunContext, settings: LoadSettings): Promise<PreloadedRun> {
+  const url = new URL(run.options.postgresUrl);
+  url.pathname = `/${deployment.databaseName}`;
+  log(`${spec.label}: preloading ${run.options.preload.toLocaleString("en")} orders with SQL`);
+  const preload = await preloadOrders(url.toString(), deployment.partner, run.options.preload, (line) => log(`${spec.label}: ${line}`));
+  log(`${spec.label}: preloaded in ${preload.seconds} s (database ${preload.databaseMB} MB); ${settings.durationSeconds} s of orders again`);
+  const { baseUrl, partner } = deployment;
+  const intake = await postOrders(baseUrl, partner, settings.connections, settings.durationSeconds);
+  // The baseline serves POST /orders only: no pages to read there.
+  if (spec.id === "baseline") return { preload, intake, firstPage: null, deepPage: null };
+  const firstPage = await getOrdersPage(baseUrl, partner, `limit=${PAGE_LIMIT}`, settings.connections, settings.durationSeconds);
+  const deep = run.options.preload >= (DEEP_PAGE - 1) * PAGE_LIMIT;
+  const deepPage = deep
+    ? await getOrdersPage(baseUrl, partner, `limit=${PAGE_LIMIT}&cursor=${await pageCursor(url.toString(), partner.clientId, DEEP_PAGE)}`, settings.connections, settings.durationSeconds)
+    : null;
+  for (const [what, f] of [["intake", intake], ["page 1", firstPage], [`page ${DEEP_PAGE}`, deepPage]] as const) {
+    if (f && (f.non2xx > 0 || f.errors > 0)) log(`${spec.label}: ${what} on the preloaded database: ${f.non2xx} non-2xx, ${f.errors} errors`);
+  }
+  return { preload, intake, firstPage, deepPage };
 }
 
 /** With --cpu-prof, where each process's CPU went; and whatever the processes logged. */
@@ -131,7 +155,8 @@ async function main(): Promise<void> {
     targets,
     goal: checkGoal(targets),
   };
-  console.log(`\n${resultsTable(results)}\n\n${cpuTable(results)}\n\n${goalTable(results.goal)}\n`);
+  const preloaded = preloadTable(results);
+  console.log(`\n${resultsTable(results)}\n\n${cpuTable(results)}\n\n${preloaded ? `${preloaded}\n\n` : ""}${goalTable(results.goal)}\n`);
   if (options.write) log(`results written to ${writeResults(results)} and bench/README.md`);
   else log("--no-write: nothing written");
 }

@@ -11,6 +11,7 @@ import { OTHER_PREFIX, WHOLE_MACHINE } from "./cpu-time";
 import type { DatabaseCounters } from "./database-activity";
 import type { CodeVersion, MachineDescription } from "./environment";
 import type { ProcessMemory } from "./peak-rss";
+import type { PreloadFigures } from "./preload";
 import type { ProcessProfile } from "./profile-summary";
 import { ROOT } from "./processes";
 
@@ -32,9 +33,19 @@ export interface TargetResult {
   databasePerRequest?: DatabaseCounters;
   /** With --cpu-prof: where each process's CPU went. */
   profile?: ProcessProfile[];
+  /** With --preload: the same load again once the database holds that many more orders, and two pages. */
+  preloaded?: PreloadedRun;
   /** Why there are no figures. */
   error?: string;
   remarks: string[];
+}
+
+export interface PreloadedRun {
+  preload: PreloadFigures;
+  intake: LoadFigures;
+  /** GET /api/v1/orders, first page and page 1001 (null for the baseline, or when the partner has too few orders). */
+  firstPage: LoadFigures | null;
+  deepPage: LoadFigures | null;
 }
 
 export interface GoalCheck {
@@ -208,10 +219,30 @@ function generatedSection(results: BenchResults, file: string): string {
     "",
     databaseTable(results),
     "",
+    ...preloadSection(results),
     "Against the target for (b):",
     "",
     goalTable(results.goal),
     ...(remarks.length > 0 ? ["", "Remarks:", "", ...remarks] : []),
+  ].join("\n");
+}
+
+function preloadSection(results: BenchResults): string[] {
+  const table = preloadTable(results);
+  return table ? ["With --preload: the same load again once the database held that many more orders (SQL, bench/preload.ts), then the partner's first and 1001st page of GET /api/v1/orders (limit 50, keyset cursor), each under the same connections for the measured duration:", "", table, ""] : [];
+}
+
+/** Intake on the fresh database against the preloaded one, and page 1001 against page 1. */
+export function preloadTable(results: BenchResults): string | null {
+  const rows = results.targets.flatMap((t) => (t.preloaded && t.figures ? [{ t, p: t.preloaded, fresh: t.figures }] : []));
+  if (rows.length === 0) return null;
+  const rate = (f: LoadFigures | null) => (f ? `${f.requestsPerSecond.mean} req/s, p50 ${f.latencyMs.p50} ms, p99 ${f.latencyMs.p99} ms` : "–");
+  return [
+    "| target | preloaded orders (SQL, s, database size) | intake, fresh database | intake, preloaded | intake ratio | GET page 1 | GET page 1001 | page 1001 ÷ page 1 (req/s) |",
+    "|---|---|---|---|---:|---|---|---:|",
+    ...rows.map(({ t, p, fresh }) => `| ${t.label} | ${p.preload.orders.toLocaleString("en")} (${p.preload.seconds} s, ${p.preload.databaseMB} MB) | ${rate(fresh)} | ${rate(p.intake)} | ` +
+      `${ratio(p.intake.requestsPerSecond.mean, fresh.requestsPerSecond.mean)} | ${rate(p.firstPage)} | ${rate(p.deepPage)} | ` +
+      `${p.deepPage && p.firstPage ? ratio(p.deepPage.requestsPerSecond.mean, p.firstPage.requestsPerSecond.mean) : "–"} |`),
   ].join("\n");
 }
 
