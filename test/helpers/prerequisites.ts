@@ -14,9 +14,10 @@
  */
 import { appendFileSync, existsSync } from "node:fs";
 import net from "node:net";
+import { kubectlKustomizeMissing } from "./kustomize";
 import { natsServerAvailable } from "./nats-server";
 
-export type Prerequisite = "postgres" | "nats" | "nats-server" | "chromium";
+export type Prerequisite = "postgres" | "nats" | "nats-server" | "chromium" | "kubectl";
 
 /** Debian's chromium, which the browser tests drive with playwright-core. */
 export const CHROMIUM = "/usr/bin/chromium";
@@ -66,6 +67,8 @@ export function missingPrerequisites(needs: readonly Prerequisite[]): string[] {
         return natsServerAvailable() ? null : "needs the nats-server binary: not on PATH (apt-get install nats-server, or set NATS_SERVER_BINARY)";
       case "chromium":
         return existsSync(CHROMIUM) ? null : `needs chromium at ${CHROMIUM} (apt-get install chromium)`;
+      case "kubectl":
+        return kubectlKustomizeMissing();
     }
   });
   return reasons.filter((r): r is string => r !== null);

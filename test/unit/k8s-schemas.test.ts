@@ -1,37 +1,19 @@
 /**
  * The rendered Kubernetes manifests (deploy/k8s base and overlays/example) validated offline
- * against the Kubernetes and Prometheus Operator schemas (test/helpers/k8s-validator.ts). The
- * rendering is test/helpers/kustomize.ts, so that CI needs no kubectl; where a kubectl with
- * kustomize 4 or later is installed, its output must be the same objects.
+ * against the Kubernetes and Prometheus Operator schemas (test/helpers/k8s-validator.ts), as
+ * `kubectl kustomize` renders them.
  */
-import { execFileSync } from "node:child_process";
-import { parseAllDocuments } from "yaml";
 import { K8S_BASE, K8S_OVERLAY } from "../helpers/manifests";
-import { renderKustomization, type K8sObject } from "../helpers/kustomize";
+import { renderKustomization } from "../helpers/kustomize";
 import { validateK8sObjects } from "../helpers/k8s-validator";
+import { requires } from "../helpers/prerequisites";
 
-/** kubectl, if it is there and its kustomize reads these files (4.0 or later); otherwise why not. */
-function kubectlKustomize(): { ok: true } | { ok: false; reason: string } {
-  let version: { kustomizeVersion?: string; clientVersion?: { gitVersion?: string } };
-  try {
-    version = JSON.parse(execFileSync("kubectl", ["version", "--client", "-o", "json"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })) as typeof version;
-  } catch {
-    return { ok: false, reason: "kubectl is not installed" };
-  }
-  const major = Number(/^v(\d+)/.exec(version.kustomizeVersion ?? "")?.[1] ?? 0);
-  return major >= 4 ? { ok: true } : { ok: false, reason: `kubectl ${version.clientVersion?.gitVersion ?? ""} bundles no kustomize 4.0 or later (Debian 12's has 2.0)` };
-}
-
-const kubectl = kubectlKustomize();
-if (!kubectl.ok) console.warn(`k8s-schemas: comparison with kubectl kustomize skipped: ${kubectl.reason}`);
-
-const key = (o: K8sObject) => `${o.apiVersion} ${o.kind} ${o.metadata.namespace ?? ""}/${o.metadata.name}`;
-const byKey = (objects: K8sObject[]) => Object.fromEntries(objects.map((o) => [key(o), o]));
+const kubectl = requires(["kubectl"]);
 
 const folders: [string, string][] = [["base", K8S_BASE], ["overlays/example", K8S_OVERLAY]];
 
-describe.each(folders)("the %s kustomization", (_label, dir) => {
-  const rendered = renderKustomization(dir);
+kubectl.describe.each(folders)("the %s kustomization", (_label, dir) => {
+  const rendered = kubectl.met ? renderKustomization(dir) : [];
 
   it("when rendered, then every object is valid against the Kubernetes and Prometheus Operator schemas", async () => {
     expect(rendered.length).toBeGreaterThan(10);
@@ -39,30 +21,21 @@ describe.each(folders)("the %s kustomization", (_label, dir) => {
     expect(results).toHaveLength(rendered.length);
     expect(results.filter((r) => r.errors.length > 0)).toEqual([]);
   });
-
-  (kubectl.ok ? it : it.skip)(`when kubectl kustomize renders it, then it prints the same objects${kubectl.ok ? "" : ` (skipped: ${kubectl.reason})`}`, () => {
-    const output = execFileSync("kubectl", ["kustomize", dir], { encoding: "utf8" });
-    const fromKubectl = parseAllDocuments(output).map((d) => d.toJS() as K8sObject);
-    expect(byKey(rendered)).toEqual(byKey(fromKubectl));
-    expect(rendered).toHaveLength(fromKubectl.length);
-  });
 });
 
-describe("the schema validation", () => {
-  const overlay = renderKustomization(K8S_OVERLAY);
-  const find = (kind: string, name: string) => structuredClone(overlay.find((o) => o.kind === kind && o.metadata.name === name)!);
-
-  const deployment = find("Deployment", "order-intake-orders");
-  (deployment.spec as Record<string, unknown>).replicas = "two";
-  const serviceMonitor = find("ServiceMonitor", "order-intake");
-  (serviceMonitor.spec as { endpoints: Record<string, unknown>[] }).endpoints[0].interval = "every 30 seconds";
-  const networkPolicy = find("NetworkPolicy", "order-intake-nats-egress");
-  (networkPolicy.spec as { egress: { ports: Record<string, unknown>[] }[] }).egress[0].ports[0].port = [4222];
-  const unknown = { apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "w" } };
-
+kubectl.describe("the schema validation", () => {
   // One validator process for every case: it takes a few seconds to load the schemas.
   let errors: string[][] = [];
   beforeAll(async () => {
+    const overlay = renderKustomization(K8S_OVERLAY);
+    const find = (kind: string, name: string) => structuredClone(overlay.find((o) => o.kind === kind && o.metadata.name === name)!);
+    const deployment = find("Deployment", "order-intake-orders");
+    (deployment.spec as Record<string, unknown>).replicas = "two";
+    const serviceMonitor = find("ServiceMonitor", "order-intake");
+    (serviceMonitor.spec as { endpoints: Record<string, unknown>[] }).endpoints[0].interval = "every 30 seconds";
+    const networkPolicy = find("NetworkPolicy", "order-intake-nats-egress");
+    (networkPolicy.spec as { egress: { ports: Record<string, unknown>[] }[] }).egress[0].ports[0].port = [4222];
+    const unknown = { apiVersion: "example.com/v1", kind: "Widget", metadata: { name: "w" } };
     errors = (await validateK8sObjects([deployment, serviceMonitor, networkPolicy, unknown])).map((r) => r.errors);
   });
 
