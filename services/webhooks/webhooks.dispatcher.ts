@@ -13,7 +13,6 @@ import type { Knex } from "knex";
 import type { Service } from "moleculer";
 import { observeWebhookAttempt, type WebhookAttemptOutcome } from "../../shared/metrics";
 import { withRequestId } from "../../shared/request-context";
-import { resumeTrace, SpanKind } from "../../shared/tracing";
 import { WakeableSleep } from "../../shared/wakeable-sleep";
 import { EndpointSlots } from "./webhooks.endpoint-slots";
 import type { EndpointHealth, Verdict } from "./webhooks.health";
@@ -105,6 +104,7 @@ export class Dispatcher {
     this.sleep.wake();
     await this.loop;
     await Promise.allSettled([...this.inFlight]);
+    await this.recorder.drain();
   }
 
   /** New deliveries are due: look now rather than at the next round. */
@@ -135,12 +135,8 @@ export class Dispatcher {
 
   private launch(delivery: repo.ClaimedDelivery): void {
     this.slots.take(delivery.endpoint);
-    // Log lines of the attempt name the request that raised the event; its span (and the
-    // request's traceparent header) continues the trace of the fan-out that recorded it.
-    const attempt: Promise<void> = withRequestId(delivery.request_id, () => resumeTrace(delivery.traceparent, `deliver ${delivery.event}`, {
-      kind: SpanKind.CLIENT,
-      attributes: { "webhook.id": delivery.webhook_id, "webhook.attempt": delivery.attempt_count + 1, "webhook.endpoint": delivery.endpoint },
-    }, (span) => this.attempt(delivery).then((outcome) => (span.setAttribute("webhook.outcome", outcome), outcome))))
+    // Log lines of the attempt name the request that raised the event.
+    const attempt: Promise<void> = withRequestId(delivery.request_id, () => this.attempt(delivery))
       .catch((): AttemptOutcome["kind"] => "error")
       .then((outcome) => this.finished(attempt, delivery.endpoint, outcome));
     this.inFlight.add(attempt);
@@ -178,8 +174,12 @@ export class Dispatcher {
       error: "error" in outcome ? outcome.error : null,
       durationMs: outcome.durationMs,
     };
-    // Written with the other outcomes that end about now; the slot stays taken until then.
-    await this.recorder.record({ delivery, attempt: record, next, verdict });
+    // Written with the other outcomes that end about now. After a success the endpoint's slot
+    // is freed at once: the delivery stays claimed (leased) until its outcome is written, so
+    // nobody sends it again meanwhile. After a failure the slot waits for the write, so that a
+    // Retry-After pause or a disabling is in force before the endpoint's next attempt.
+    const written = this.recorder.record({ delivery, attempt: record, next, verdict });
+    if (verdict.kind !== "healthy") await written;
     // One line per attempt, under the request id that raised the event (never the key or secret).
     this.opts.logger.info({
       deliveryId: delivery.id, webhookId: delivery.webhook_id, event: delivery.event, attempt: delivery.attempt_count + 1,

@@ -1,23 +1,27 @@
 /**
- * Group commit of attempt outcomes: the attempts that end while a write is under way (or within
- * a few milliseconds of each other) are recorded together — their delivery states and attempt
- * rows in one statement, their subscriptions' health figures in one more — instead of one
- * statement, and one transaction, per attempt. Under load PostgreSQL then commits once per
- * batch, not once per delivery.
+ * Group commit of attempt outcomes: the attempts that end within LINGER_MS of each other (or
+ * while a write is under way) are recorded together — their attempt rows and delivery states in
+ * one statement, their subscriptions' health figures in one more — instead of a statement, and
+ * a transaction, or two per attempt. A failure is written at once (no linger): it may pause or
+ * disable its endpoint.
  *
- * Nothing is weaker for it: an attempt counts as finished (its slot is freed) only once its
- * batch is written; a batch that fails to write leaves its claims to expire, and those
- * deliveries are sent again (at least once, never lost), exactly as a single failed write did.
+ * Nothing is weaker for it: until its outcome is written a delivery stays claimed (its lease
+ * runs), so nobody sends it again meanwhile; a batch that fails to write leaves its claims to
+ * expire, and those deliveries are sent again (at least once, never lost), exactly as a single
+ * failed write did. The dispatcher waits for `drain` when it stops.
  */
 import type { Knex } from "knex";
 import type { Service } from "moleculer";
-import type { DisabledReason, EndpointHealth, NotedAttempt } from "./webhooks.health";
+import type { EndpointHealth, NotedAttempt } from "./webhooks.health";
 import * as repo from "./webhooks.repository";
 
-/** How long the first outcome of a batch waits for others: far below an attempt's own duration. */
-const LINGER_MS = 5;
+/**
+ * How long the first outcome of a batch waits for others: far below the lease (twice the
+ * attempt time-out), and nothing a subscriber waits for — it received the webhook already.
+ */
+const LINGER_MS = 50;
 /** Outcomes per statement at most: keeps each statement short however deep the backlog. */
-const MAX_BATCH = 200;
+const MAX_BATCH = 500;
 
 /** An attempt that ended: what to record of it, and what health reads from it. */
 export interface FinishedAttempt extends NotedAttempt {
@@ -25,9 +29,8 @@ export interface FinishedAttempt extends NotedAttempt {
   next: repo.DeliveryUpdate;
 }
 
-interface Waiting {
-  finished: FinishedAttempt;
-  done: () => void;
+interface Queued extends FinishedAttempt {
+  written: () => void;
 }
 
 export interface OutcomeRecorderOptions {
@@ -37,43 +40,69 @@ export interface OutcomeRecorderOptions {
 }
 
 export class OutcomeRecorder {
-  private queue: Waiting[] = [];
-  private writing = false;
+  private queue: Queued[] = [];
+  private writing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private timerDueAt = 0;
 
   constructor(private readonly opts: OutcomeRecorderOptions) {}
 
-  /** Resolves once the outcome is written, or its write failed and was logged: it never rejects. */
+  /**
+   * Queues the outcome; it is written within LINGER_MS, with whatever else ended meanwhile.
+   * Resolves once it is written (and, for a failure, its health noted), or its write failed
+   * and was logged: it never rejects.
+   */
   record(finished: FinishedAttempt): Promise<void> {
-    return new Promise((done) => {
-      this.queue.push({ finished, done });
-      if (this.queue.length >= MAX_BATCH) this.flushSoon(0);
-      else this.flushSoon(LINGER_MS);
+    return new Promise((written) => {
+      this.queue.push({ ...finished, written });
+      // A failure may pause or disable its endpoint: that is written at once, not after a linger.
+      const urgent = finished.verdict.kind !== "healthy" || this.queue.length >= MAX_BATCH;
+      this.schedule(urgent ? 0 : LINGER_MS);
     });
   }
 
-  private flushSoon(delayMs: number): void {
-    if (this.writing) return; // the write under way flushes again when it ends
-    if (this.timer && delayMs > 0) return;
+  /** Writes everything queued; resolves when done. */
+  async drain(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.flush(), delayMs);
+    this.timer = null;
+    while (this.writing || this.queue.length > 0) {
+      if (this.writing) await this.writing;
+      else await this.flush();
+    }
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /** Flushes in `delayMs`, unless a write under way or an earlier flush will take it. */
+  private schedule(delayMs: number): void {
+    if (this.writing) return; // it flushes again when it ends
+    const dueAt = Date.now() + delayMs;
+    if (this.timer && this.timerDueAt <= dueAt) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timerDueAt = dueAt;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.flush();
+    }, delayMs);
+    // A stopping process does not wait for it: the dispatcher drains the recorder instead.
+    this.timer.unref();
   }
 
   private async flush(): Promise<void> {
-    this.timer = null;
-    if (this.writing || this.queue.length === 0) return;
-    this.writing = true;
+    if (this.writing) return;
     const batch = this.queue.splice(0, MAX_BATCH);
+    this.writing = this.write(batch);
     try {
-      await this.write(batch.map((w) => w.finished));
+      await this.writing;
     } finally {
-      this.writing = false;
-      for (const w of batch) w.done();
-      if (this.queue.length > 0) this.flushSoon(0);
+      this.writing = null;
+      for (const f of batch) f.written();
+      if (this.queue.length > 0) this.schedule(0);
     }
   }
 
-  private async write(batch: FinishedAttempt[]): Promise<void> {
+  private async write(batch: Queued[]): Promise<void> {
+    if (batch.length === 0) return;
     try {
       await repo.recordAttempts(this.opts.db, batch.map((f) => ({ claim: f.delivery, attempt: f.attempt, next: f.next })));
     } catch (err) {
@@ -85,16 +114,14 @@ export class OutcomeRecorder {
   }
 
   /** Their figures, a Retry-After pause, a disabling: a failure here costs freshness, never a delivery. */
-  private async noteHealth(batch: FinishedAttempt[]): Promise<void> {
-    let disabled: { subscriptionId: number; reason: DisabledReason }[];
+  private async noteHealth(batch: Queued[]): Promise<void> {
     try {
-      disabled = await this.opts.health.afterAttempts(batch);
+      const disabled = await this.opts.health.afterAttempts(batch);
+      for (const { subscriptionId, reason } of disabled) {
+        this.opts.logger.warn(`Webhook subscription ${subscriptionId} disabled (${reason}); its owner is told by webhook_endpoint_disabled.`);
+      }
     } catch (err) {
       this.opts.logger.warn(`Webhook dispatcher: noting the health of ${batch.length} attempts failed: ${(err as Error).message}`);
-      return;
-    }
-    for (const { subscriptionId, reason } of disabled) {
-      this.opts.logger.warn(`Webhook subscription ${subscriptionId} disabled (${reason}); its owner is told by webhook_endpoint_disabled.`);
     }
   }
 }

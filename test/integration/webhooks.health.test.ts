@@ -49,6 +49,15 @@ describe("webhook endpoint health", () => {
   };
   const bodiesOn = (r: WebhookReceiver, path: string) => r.received.filter((w) => w.path === path).map((w) => JSON.parse(w.body) as Record<string, unknown>);
   const deliveriesOf = async (as: Principal, id: number) => (await call<{ items: DeliveryJson[] }>("webhooks.deliveries", { id }, as)).items;
+  /** Outcomes are recorded in batches a few tens of milliseconds after the answer (webhooks.outcome-recorder.ts). */
+  const settledDeliveriesOf = async (as: Principal, id: number) => {
+    const deadline = Date.now() + 5_000;
+    for (;;) {
+      const items = await deliveriesOf(as, id);
+      if (items.every((d) => d.status !== "pending") || Date.now() > deadline) return items;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
 
   beforeAll(async () => {
     t = await startTestBroker({
@@ -126,7 +135,7 @@ describe("webhook endpoint health", () => {
       await busy.waitFor((all) => all.filter((r) => r.path === "/busy").length === 3 && all.some((r) => r.path === "/sibling"), 15_000);
       for (const later of busy.received.slice(1)) expect(later.receivedAt - throttledAt).toBeGreaterThanOrEqual(RETRY_AFTER_SECONDS * 1000 - 50);
 
-      const [retried] = await deliveriesOf(owner, first.id);
+      const [retried] = await settledDeliveriesOf(owner, first.id);
       expect({ status: retried.status, codes: retried.attempts.map((a) => a.statusCode) }).toEqual({ status: "succeeded", codes: [429, 200] });
       const counts = await db.withSchema("webhooks").table("deliveries").where({ subscription_id: first.id }).orderBy("id").pluck("attempt_count");
       expect(counts).toEqual([1, 1]);
