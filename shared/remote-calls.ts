@@ -12,7 +12,8 @@
  * attempt, and its last attempt what is left of its time-out: a request held by a replica that
  * was killed is sent to the other one after 1–2 s instead of 10 s, and the caller never waits
  * longer than the call's time-out in all (moleculer's Retry gives every attempt the whole
- * time-out again). A read that is merely slow still gets its answer, on the last attempt.
+ * time-out again). A read that is merely slow still gets its answer, on the last attempt; and
+ * when most calls are slow, few are sent again (EarlyRetryBudget).
  *
  * It also decides which failures the broker's retry policy may repeat (moleculer.config.ts):
  * only a time-out, a rejection (the node left) or a "not here" from a stopping node, of a call
@@ -75,7 +76,35 @@ export function attemptBudgetMs(ctx: Context, timeLeftMs: number, retries: numbe
   return { ms: perAttempt, retryAfter: true };
 }
 
-export function remoteCallsMiddleware(): Middleware {
+/**
+ * Cutting an attempt short is a bet that its node is gone. When every answer is slow (an
+ * overloaded cluster) the bet is lost everywhere, and sending again would add load where there
+ * is already too much: early re-sends are allowed for one call in ten, with a reserve of ten
+ * for the handful of requests a killed replica held. Without one, an attempt waits for the
+ * rest of its time-out, as if it were the last.
+ */
+export class EarlyRetryBudget {
+  /** Counted in calls: a re-send costs `callsPerRetry` of them. */
+  private credit: number;
+
+  constructor(private readonly callsPerRetry = 10, private readonly reserve = 10) {
+    this.credit = reserve * callsPerRetry;
+  }
+
+  /** A call made (its first attempt): a fraction of a re-send earned. */
+  called(): void {
+    this.credit = Math.min(this.reserve * this.callsPerRetry, this.credit + 1);
+  }
+
+  /** True, and one re-send spent, when one is left. */
+  take(): boolean {
+    if (this.credit < this.callsPerRetry) return false;
+    this.credit -= this.callsPerRetry;
+    return true;
+  }
+}
+
+export function remoteCallsMiddleware(earlyRetries = new EarlyRetryBudget()): Middleware {
   let broker: ServiceBroker;
   return {
     name: "RemoteCalls",
@@ -100,11 +129,16 @@ export function remoteCallsMiddleware(): Middleware {
         if (timeLeft <= 0) return Promise.reject(timedOut());
         const retries = broker.options.retryPolicy?.retries ?? 0;
         const budget = attemptBudgetMs(ctx, timeLeft, retries);
+        if (((ctx as unknown as RetriedContext)._retryAttempts ?? 0) === 0) earlyRetries.called();
         const call = next(ctx);
         let timer: NodeJS.Timeout | undefined;
         // Created before the Timeout middleware's own timer (of the whole time-out), so it fires first.
         const expiry = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(timedOut()), budget.ms);
+          const giveUp = () => reject(timedOut());
+          timer = setTimeout(() => {
+            if (!budget.retryAfter || earlyRetries.take()) giveUp();
+            else timer = setTimeout(giveUp, Math.max(0, deadline - Date.now()));
+          }, budget.ms);
         });
         return Promise.race([call, expiry]).catch(fail).finally(() => clearTimeout(timer));
       };

@@ -4,7 +4,7 @@
  * requests and never answers, as one killed with SIGKILL, and a live one.
  */
 import { Errors, ServiceBroker, type Context } from "moleculer";
-import { attemptBudgetMs, mayRetry, remoteCallsMiddleware } from "../../shared/remote-calls";
+import { attemptBudgetMs, EarlyRetryBudget, mayRetry, remoteCallsMiddleware } from "../../shared/remote-calls";
 import { attemptTimeoutMs, isRepeatableCall, ORDER_ATTEMPT_TIMEOUT_MS, READ_ATTEMPT_TIMEOUT_MS } from "../../shared/repeatable-calls";
 
 const REQUEST_TIMEOUT_MS = 4_000;
@@ -53,6 +53,23 @@ describe("how long an attempt may take", () => {
 
   it("when the call is not repeatable, then its one attempt gets the whole time-out", () => {
     expect(attemptBudgetMs(call("crm.createContact"), 10_000, 2)).toEqual({ ms: 10_000, retryAfter: false });
+  });
+});
+
+describe("the early re-send budget", () => {
+  it("when calls are cut short one after another, then the reserve runs out and refills at one per ten calls", () => {
+    const budget = new EarlyRetryBudget(10, 3);
+    expect([budget.take(), budget.take(), budget.take(), budget.take()]).toEqual([true, true, true, false]);
+    for (let i = 0; i < 9; i++) budget.called();
+    expect(budget.take()).toBe(false);
+    budget.called();
+    expect(budget.take()).toBe(true);
+  });
+
+  it("when many calls go well, then the reserve does not grow past its size", () => {
+    const budget = new EarlyRetryBudget(10, 2);
+    for (let i = 0; i < 1_000; i++) budget.called();
+    expect([budget.take(), budget.take(), budget.take()]).toEqual([true, true, false]);
   });
 });
 
