@@ -17,7 +17,7 @@ import { config } from "../shared/config";
 import { presentPackaging, taxesByProduct } from "../services/catalogue/catalogue.representation";
 import { codeDay, orderCode } from "../services/orders/orders.code";
 import type { AddressInput } from "../services/orders/orders.params";
-import type { ItemRow } from "../services/orders/orders.repository";
+import type { ItemRow, OrderRow } from "../services/orders/orders.repository";
 import { presentOrder, type ContactSnapshot, type Order } from "../services/orders/orders.representation";
 import * as sql from "./baseline-statements";
 
@@ -99,28 +99,22 @@ async function placeOrder(pool: pg.Pool, clientId: number, body: OrderBody, requ
     resolveContact(pool, clientId, body.contact.externalReferenceId),
   ]);
   const day = codeDay(new Date());
-  const code = orderCode(day, await sql.nextCodeNumber(pool, day));
-
-  const trx = await pool.connect();
+  const { codeNumber, id, at } = await sql.reserveOrder(pool, day);
+  const row: OrderRow = {
+    id, code: orderCode(day, codeNumber), client_id: clientId, status: "pending", external_id: body.externalId ?? null,
+    external_reference: body.externalReference ?? null, contact, customer, invoicing_address: body.invoicingAddress,
+    delivery_address: body.deliveryAddress, created_at: at, updated_at: at, validated_at: null, cancelled_at: null,
+  };
+  const itemRows = items.map((i) => ({ ...i, order_id: id }));
+  const created = presentOrder(row, itemRows);
   try {
-    await trx.query("BEGIN");
-    const row = await sql.insertOrder(trx, {
-      code, clientId, externalId: body.externalId ?? null, externalReference: body.externalReference ?? null,
-      contact, customer, invoicingAddress: body.invoicingAddress, deliveryAddress: body.deliveryAddress,
-    });
-    const itemRows = items.map((i) => ({ ...i, order_id: row.id }));
-    await sql.insertItems(trx, itemRows);
-    const created = presentOrder(row, itemRows);
-    await sql.insertOutboxEvent(trx, { event: "sales_order_created", ownerClientId: clientId, entityId: row.id, data: created, requestId });
-    await trx.query("COMMIT");
+    // One statement: atomic without BEGIN and COMMIT, as the service writes it.
+    await sql.insertOrder(pool, row, itemRows, { event: "sales_order_created", ownerClientId: clientId, entityId: id, data: created, requestId });
     return created;
   } catch (err) {
-    await trx.query("ROLLBACK");
     // As the service: a duplicate externalId is refused by the unique index, not by a query first.
     if ((err as { code?: string }).code === "23505") throw new Refused(409, "duplicate externalId");
     throw err;
-  } finally {
-    trx.release();
   }
 }
 

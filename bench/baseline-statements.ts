@@ -4,8 +4,8 @@
  *
  *  references  findMatchingPackagingReferences select … from references.packaging_references
  *  references  findMatchingContactReferences  select … from references.contact_references
- *  orders      nextCodeNumber                 insert … on conflict do update (autocommit)
- *  orders      one transaction                insert orders, insert order_items, insert outbox
+ *  orders      reserveOrder                   insert … on conflict do update returning nextval, now() (autocommit)
+ *  orders      insertOrder                    one statement: with items as (insert …), event as (insert …) insert orders
  *
  * and, the first time a packaging or contact is seen only (both sides keep them in memory
  * afterwards): catalogue findPackagings + findProductTaxes, crm findContacts. A duplicate
@@ -17,7 +17,7 @@
 import type { Pool, PoolClient } from "pg";
 import type { PackagingRow, ProductTaxRow } from "../services/catalogue/catalogue.repository";
 import type { ContactRow } from "../services/crm/crm.repository";
-import type { ItemRow, NewOrder, OrderRow } from "../services/orders/orders.repository";
+import type { ItemRow, OrderRow } from "../services/orders/orders.repository";
 import type { ContactReferenceRow, PackagingReferenceRow } from "../services/references/references.repository";
 
 type Queryable = Pool | PoolClient;
@@ -61,35 +61,32 @@ export async function findContacts(db: Queryable, ids: number[]): Promise<Contac
   return rows;
 }
 
-export async function nextCodeNumber(db: Queryable, day: string): Promise<number> {
-  const { rows } = await db.query<{ last_value: number }>(
+/** orders.repository reserveOrder: the day's next code number, the order's id and the time. */
+export async function reserveOrder(db: Queryable, day: string): Promise<{ codeNumber: number; id: number; at: Date }> {
+  const { rows } = await db.query<{ last_value: number; id: number; at: Date }>(
     `INSERT INTO orders.order_code_counters (day, last_value) VALUES ($1, 1)
      ON CONFLICT (day) DO UPDATE SET last_value = order_code_counters.last_value + 1
-     RETURNING last_value`, [day]);
-  return rows[0].last_value;
-}
-
-export async function insertOrder(db: Queryable, o: NewOrder): Promise<OrderRow> {
-  const { rows } = await db.query<OrderRow>(
-    `insert into "orders"."orders" ("client_id", "code", "contact", "customer", "delivery_address", "external_id", "external_reference", ` +
-    `"invoicing_address", "status") values ($1, $2, $3, $4, $5, $6, $7, $8, $9) returning *`,
-    [o.clientId, o.code, JSON.stringify(o.contact), JSON.stringify(o.customer), JSON.stringify(o.deliveryAddress), o.externalId,
-      o.externalReference, JSON.stringify(o.invoicingAddress), "pending"]);
-  return rows[0];
+     RETURNING last_value, nextval('orders.orders_id_seq')::int AS id, now() AS at`, [day]);
+  return { codeNumber: rows[0].last_value, id: rows[0].id, at: rows[0].at };
 }
 
 const ITEM_COLUMNS = 6;
+const ORDER_COLUMNS = 14;
 
-export async function insertItems(db: Queryable, items: ItemRow[]): Promise<void> {
-  const values = items.map((_, i) => `(${placeholders(ITEM_COLUMNS, i * ITEM_COLUMNS + 1)})`).join(", ");
+/** orders.repository insertOrder: the order, its items and its outbox row in one statement, as knex compiles it. */
+export async function insertOrder(db: Queryable, o: OrderRow, items: ItemRow[], e: { event: string; ownerClientId: number; entityId: number; data: unknown; requestId: string }): Promise<void> {
+  const itemValues = items.map((_, i) => `(${placeholders(ITEM_COLUMNS, i * ITEM_COLUMNS + 1)})`).join(", ");
+  const outboxFrom = items.length * ITEM_COLUMNS + 1;
+  const orderFrom = outboxFrom + 7;
   await db.query(
-    `insert into "orders"."order_items" ("order_id", "ordered_quantity", "packaging", "packaging_id", "packaging_reference", "position") values ${values}`,
-    items.flatMap((i) => [i.order_id, i.ordered_quantity, JSON.stringify(i.packaging), i.packaging_id,
-      i.packaging_reference ? JSON.stringify(i.packaging_reference) : null, i.position]));
-}
-
-export async function insertOutboxEvent(db: Queryable, e: { event: string; ownerClientId: number; entityId: number; data: unknown; requestId: string }): Promise<void> {
-  await db.query(
-    `insert into "orders"."outbox" ("data", "entity", "entity_id", "event", "owner_client_id", "request_id") values ($1, $2, $3, $4, $5, $6)`,
-    [JSON.stringify(e.data), "order", e.entityId, e.event, e.ownerClientId, e.requestId]);
+    `with "items" as (insert into "orders"."order_items" ("order_id", "ordered_quantity", "packaging", "packaging_id", "packaging_reference", "position") values ${itemValues}), ` +
+    `"event" as (insert into "orders"."outbox" ("data", "entity", "entity_id", "event", "owner_client_id", "request_id", "traceparent") values (${placeholders(7, outboxFrom)})) ` +
+    `insert into "orders"."orders" ("cancelled_at", "client_id", "code", "contact", "created_at", "customer", "delivery_address", "external_id", "external_reference", ` +
+    `"id", "invoicing_address", "status", "updated_at", "validated_at") values (${placeholders(ORDER_COLUMNS, orderFrom)})`,
+    [
+      ...items.flatMap((i) => [i.order_id, i.ordered_quantity, JSON.stringify(i.packaging), i.packaging_id, i.packaging_reference ? JSON.stringify(i.packaging_reference) : null, i.position]),
+      JSON.stringify(e.data), "order", e.entityId, e.event, e.ownerClientId, e.requestId, null,
+      o.cancelled_at, o.client_id, o.code, JSON.stringify(o.contact), o.created_at, JSON.stringify(o.customer), JSON.stringify(o.delivery_address), o.external_id,
+      o.external_reference, o.id, JSON.stringify(o.invoicing_address), o.status, o.updated_at, o.validated_at,
+    ]);
 }

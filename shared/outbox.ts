@@ -92,7 +92,16 @@ export function onEventsCommitted(schema: string, listener: () => void): () => v
 
 /** Appends an event; pass the transaction that makes the change. */
 export async function appendEvent(trx: Knex.Transaction, schema: string, e: NewEvent): Promise<void> {
-  await trx.withSchema(schema).table("outbox").insert({
+  await trx.withSchema(schema).table("outbox").insert(outboxRow(e));
+  eventsAppended(trx, schema);
+}
+
+/**
+ * The outbox row of an event, for a change that writes it in the same statement as itself (a
+ * writable CTE is atomic without a transaction); call eventsAppended once it ran.
+ */
+export function outboxRow(e: NewEvent): Record<string, unknown> {
+  return {
     event: e.event,
     owner_client_id: e.ownerClientId,
     entity: DOMAIN_EVENTS[e.event].entity,
@@ -100,9 +109,15 @@ export async function appendEvent(trx: Knex.Transaction, schema: string, e: NewE
     data: JSON.stringify(e.data),
     request_id: currentRequestId() ?? null,
     traceparent: currentTraceparent() ?? null,
-  });
-  // A rollback means there is nothing to publish; the rejection is the transaction owner's to handle.
-  trx.executionPromise.then(() => committed.emit(schema), () => undefined);
+  };
+}
+
+/** Wakes this process's relay once the events just written through `db` are committed. */
+export function eventsAppended(db: Db, schema: string): void {
+  // Outside a transaction the statement committed already. A rollback means there is nothing to
+  // publish; the rejection is the transaction owner's to handle.
+  if (!db.isTransaction) committed.emit(schema);
+  else (db as Knex.Transaction).executionPromise.then(() => committed.emit(schema), () => undefined);
 }
 
 interface OutboxRow {

@@ -1,7 +1,7 @@
 /**
  * Taking an order, as a story: read how the contact and items are named, check the caller may
  * name them so, resolve everything to snapshots (reads only), then write the order, its items
- * and its `sales_order_created` event in one transaction (where a duplicate externalId is
+ * and its `sales_order_created` event in one statement (where a duplicate externalId is
  * refused by its unique index, with no query of its own). Nothing is written unless all of it
  * is; a repeated Idempotency-Key replays the first answer.
  *
@@ -16,7 +16,8 @@ import type { Knex } from "knex";
 import { hasScope, type Principal } from "../../shared/auth";
 import { conflictOnUnique } from "../../shared/database-errors";
 import { ForbiddenError, IdempotencyKeyReusedError } from "../../shared/errors";
-import { appendEvent } from "../../shared/outbox";
+import type { Db } from "../../shared/db";
+import { eventsAppended, outboxRow } from "../../shared/outbox";
 import { codeDay, orderCode } from "./orders.code";
 import { duplicateOrder, EXTERNAL_ID_UNIQUE, holdingExternalId } from "./orders.external-id";
 import { contactModeOf, itemModesOf, scopesNeeded, type ContactMode, type ItemMode } from "./orders.identify";
@@ -62,26 +63,33 @@ export async function placeOrder(intake: Intake, order: CreateOrderParams): Prom
   return order.externalId === undefined ? registerThenTake() : holdingExternalId(db, { clientId: client.clientId, externalId: order.externalId }, registerThenTake);
 }
 
-/** The order's own writes, in one transaction. */
+/**
+ * The order's own writes: the order, its items and its event in one statement; with an
+ * Idempotency-Key, in one transaction with the key's claim and answer.
+ */
 async function takeOrder(intake: Intake, order: CreateOrderParams, hash: string, resolved: ResolvedContact, items: repo.NewItem[]): Promise<Placed> {
   const { db, client, idempotencyKey: key } = intake;
   const { contact, customer } = resolved;
   const day = codeDay(new Date());
   // The day's counter moves even for an order refused below: codes may skip a number, never repeat.
-  const code = orderCode(day, await repo.nextCodeNumber(db, day));
+  const reservation = await repo.reserveOrder(db, day);
+  const row = repo.newOrderRow({
+    code: orderCode(day, reservation.codeNumber), clientId: client.clientId, externalId: order.externalId ?? null,
+    externalReference: order.externalReference ?? null, contact, customer, invoicingAddress: order.invoicingAddress, deliveryAddress: order.deliveryAddress,
+  }, reservation);
+  const created = presentOrder(row, items.map((i) => ({ ...i, order_id: row.id })));
+  const write = async (on: Db) => {
+    await repo.insertOrder(on, row, items, outboxRow({ event: "sales_order_created", ownerClientId: client.clientId, entityId: row.id, data: created }));
+    eventsAppended(on, "orders");
+  };
   const externalIdTaken = (constraint: string) => (constraint === EXTERNAL_ID_UNIQUE ? duplicateOrder(db, client.clientId, order.externalId!) : undefined);
   try {
-    return await conflictOnUnique(db.transaction(async (trx) => {
-      if (key && !(await repo.claimIdempotencyKey(trx, client.clientId, key, hash))) throw new KeyTakenMeanwhile();
-      const row = await repo.insertOrder(trx, {
-        code, clientId: client.clientId, externalId: order.externalId ?? null, externalReference: order.externalReference ?? null,
-        contact, customer, invoicingAddress: order.invoicingAddress, deliveryAddress: order.deliveryAddress,
-      });
-      const created = presentOrder(row, await repo.insertItems(trx, row.id, items));
-      await appendEvent(trx, "orders", { event: "sales_order_created", ownerClientId: client.clientId, entityId: row.id, data: created });
-      if (key) await repo.completeIdempotencyKey(trx, client.clientId, key, row.id, created);
-      return { order: created, replayed: false };
-    }), externalIdTaken);
+    await conflictOnUnique(key ? db.transaction(async (trx) => {
+      if (!(await repo.claimIdempotencyKey(trx, client.clientId, key, hash))) throw new KeyTakenMeanwhile();
+      await write(trx);
+      await repo.completeIdempotencyKey(trx, client.clientId, key, row.id, created);
+    }) : write(db), externalIdTaken);
+    return { order: created, replayed: false };
   } catch (err) {
     if (err instanceof KeyTakenMeanwhile) return { order: (await replayed(db, client.clientId, key!, hash))!, replayed: true };
     throw err;
