@@ -6,6 +6,7 @@
  *
  *   FAILOVER_RATE=100 FAILOVER_OUTAGE_MS=30000 npm run bench:failover
  */
+import os from "node:os";
 import { REPLICATED_SERVICES, databaseDrill, natsDrill, replicaDrill, startFaultCluster, undeliveredEvents, type DrillResult } from "../test/helpers/fault-drills";
 
 process.env.TEST_DATABASE_URL ??= "postgres://postgres@127.0.0.1:5432/postgres";
@@ -15,7 +16,11 @@ const OUTAGE_MS = Number(process.env.FAILOVER_OUTAGE_MS ?? 30_000);
 const PHASES = new Set((process.env.FAILOVER_PHASES ?? "kill,term,nats,postgres").split(","));
 const SERVICES = process.env.FAILOVER_SERVICES ? process.env.FAILOVER_SERVICES.split(",") : REPLICATED_SERVICES;
 
+/** The machine is shared: its load says how much the figures can be trusted. */
+const machineLoad = () => `${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(" / ")} (1 / 5 / 15 min)`;
+
 async function main(): Promise<void> {
+  console.log(`[failover] machine at start: ${machineLoad()}`);
   const fc = await startFaultCluster();
   const results: DrillResult[] = [];
   const report = (r: DrillResult) => {
@@ -33,6 +38,7 @@ async function main(): Promise<void> {
     for (const r of results) undelivered += (await undeliveredEvents(fc, r, 60_000)).length;
     console.log(`[failover] events of accepted partner orders not delivered within 60 s: ${undelivered}`);
     const worst = Math.max(...results.filter((r) => r.name.startsWith("SIG")).map((r) => r.run.summary.errorWindowMs), 0);
+    console.log(`[failover] machine at end: ${machineLoad()}`);
     console.log(`[failover] summary: worst replica error window ${worst} ms, orders lost ${results.reduce((n, r) => n + r.losses.lost.length, 0)}, duplicated ${results.reduce((n, r) => n + r.losses.duplicated.length, 0)}`);
   } finally {
     await fc.stop();
