@@ -1,11 +1,12 @@
 /**
  * The baseline's sender, one process standing for one webhooks process's dispatcher:
  *
- *   node dist/bench/webhook-baseline-client.js --url <receiver> --bodies <file.json> --paths 10
- *     --in-flight 50 --share 0/2 --warmup 500
+ *   node dist/bench/webhook-baseline-client.js --urls <origin>,<origin>,... --bodies <file.json>
+ *     --paths 10 --in-flight 50 --share 0/2 --warmup 500
  *
- * A bare loop: POSTs the same order bodies the service delivered to the same receiver paths
- * (/hook/1..N), `--in-flight` at a time over keep-alive node:http connections; no database,
+ * A bare loop: POSTs the same order bodies the service delivered to the same receiver origins
+ * and paths (/hook/n on the n-th origin), `--in-flight` at a time over keep-alive node:http
+ * connections (one pool per origin, as the dispatcher has); no database,
  * no claim, no signing, no attempt recorded. Of every (body, path) pair it takes its share
  * (`--share k/n`: the pairs whose index is k modulo n), so n processes send each pair once.
  *
@@ -17,7 +18,7 @@
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import { parseArgs } from "node:util";
-import { SUBSCRIBED_EVENT, targetPath } from "./webhooks-load";
+import { SUBSCRIBED_EVENT, targetOrigin, targetPath } from "./webhooks-load";
 
 export interface BaselineSenderReport {
   done: true;
@@ -32,6 +33,7 @@ export interface BaselineSenderReport {
 }
 
 interface Job {
+  origin: URL;
   path: string;
   body: Buffer;
   webhookId: string;
@@ -39,7 +41,7 @@ interface Job {
 
 const { values } = parseArgs({
   options: {
-    url: { type: "string" },
+    urls: { type: "string" },
     bodies: { type: "string" },
     paths: { type: "string", default: "10" },
     "in-flight": { type: "string", default: "50" },
@@ -53,11 +55,11 @@ const [shareIndex, shareCount] = values.share.split("/").map(Number);
 const paths = Number(values.paths);
 const inFlight = Number(values["in-flight"]);
 const warmup = Number(values.warmup);
-if (!values.url || !values.bodies || ![shareIndex, shareCount, paths, inFlight, warmup].every(Number.isInteger) || shareIndex >= shareCount) {
-  console.error("usage: webhook-baseline-client.js --url URL --bodies FILE [--paths 10] [--in-flight 50] [--share k/n] [--warmup 0]");
+if (!values.urls || !values.bodies || ![shareIndex, shareCount, paths, inFlight, warmup].every(Number.isInteger) || shareIndex >= shareCount) {
+  console.error("usage: webhook-baseline-client.js --urls URL,URL,... --bodies FILE [--paths 10] [--in-flight 50] [--share k/n] [--warmup 0]");
   process.exit(2);
 }
-const target = new URL(values.url);
+const origins = (values.urls as string).split(",");
 const agent = new http.Agent({ keepAlive: true, maxSockets: inFlight });
 
 function jobs(): Job[] {
@@ -66,7 +68,7 @@ function jobs(): Job[] {
   let index = 0;
   for (const body of bodies) {
     for (let p = 1; p <= paths; p++, index++) {
-      if (index % shareCount === shareIndex) all.push({ path: targetPath(p), body, webhookId: `baseline_${index}` });
+      if (index % shareCount === shareIndex) all.push({ origin: new URL(targetOrigin(origins, p)), path: targetPath(p), body, webhookId: `baseline_${index}` });
     }
   }
   return all;
@@ -75,7 +77,7 @@ function jobs(): Job[] {
 function post(job: Job): Promise<number> {
   return new Promise((resolve) => {
     const req = http.request({
-      host: target.hostname, port: target.port, path: job.path, method: "POST", agent,
+      host: job.origin.hostname, port: job.origin.port, path: job.path, method: "POST", agent,
       headers: {
         "Content-Type": "application/json", "Content-Length": job.body.length,
         "X-WEBHOOK-EVENT": SUBSCRIBED_EVENT, "webhook-id": job.webhookId,

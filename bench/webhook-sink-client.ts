@@ -3,7 +3,7 @@
  * own so that receiving never waits for the load driver's event loop (nor the reverse). Its
  * records are read over HTTP between phases, never during the measured work.
  */
-import { BenchProcess, dist, freePort, waitUntilReady } from "./processes";
+import { BenchProcess, dist, freePorts, waitUntilReady } from "./processes";
 
 /** What the receiver recorded, one entry per request, column by column (a compact JSON). */
 export interface SinkRecords {
@@ -37,19 +37,36 @@ export const CONTROL_PREFIX = "/_sink/";
 const POLL_MS = 100;
 
 export class WebhookSink {
-  private constructor(readonly process: BenchProcess, readonly url: string) {}
+  /** Where the driver reads and controls the receiver: its first origin. */
+  readonly url: string;
 
-  static async start(nodeArgs: string[] = []): Promise<WebhookSink> {
-    const port = await freePort();
-    const sink = BenchProcess.start("receiver", dist("bench/webhook-sink.js"), process.env, ["--port", String(port)], nodeArgs);
-    const url = `http://127.0.0.1:${port}`;
+  /** @param urls one origin per port, as many as subscribers */
+  private constructor(readonly process: BenchProcess, readonly urls: string[]) {
+    this.url = urls[0];
+  }
+
+  /** A receiver listening on `origins` ports: each an origin of its own, as separate subscribers are. */
+  static async start(origins: number, nodeArgs: string[] = []): Promise<WebhookSink> {
+    const ports = await freePorts(origins);
+    const sink = BenchProcess.start("receiver", dist("bench/webhook-sink.js"), process.env, ["--ports", ports.join(",")], nodeArgs);
+    const urls = ports.map((port) => `http://127.0.0.1:${port}`);
     try {
-      await waitUntilReady(sink, `${url}${CONTROL_PREFIX}count`);
+      for (const url of urls) await waitUntilReady(sink, `${url}${CONTROL_PREFIX}count`);
     } catch (err) {
       await sink.stop();
       throw err;
     }
-    return new WebhookSink(sink, url);
+    return new WebhookSink(sink, urls);
+  }
+
+  /** The origin at `index` accepts requests and never answers them, until `answerAll`. */
+  async hang(index: number): Promise<void> {
+    await fetch(`${this.url}${CONTROL_PREFIX}hang/${new URL(this.urls[index]).port}`, { method: "PUT" });
+  }
+
+  /** Every origin answers again; the requests left hanging are dropped. */
+  async answerAll(): Promise<void> {
+    await fetch(`${this.url}${CONTROL_PREFIX}hang`, { method: "DELETE" });
   }
 
   async count(): Promise<SinkCount> {

@@ -1,13 +1,18 @@
 /**
  * The benchmark's webhook receiver, a process of its own:
  *
- *   node dist/bench/webhook-sink.js --port <port>
+ *   node dist/bench/webhook-sink.js --ports <port>,<port>,...
  *
- * A bare node:http server on 127.0.0.1 that answers every webhook 200 as soon as its body is in,
- * then records when the request arrived (its headers, on the machine's clock: Date.now(), which
- * the driver also uses), its path, X-WEBHOOK-EVENT, webhook-id and the order `code` of its body.
+ * Bare node:http servers on 127.0.0.1, one per port — each port an origin of its own, as
+ * separate subscribers are — that answer every webhook 200 as soon as its body is in, then
+ * record when the request arrived (its headers, on the machine's clock: Date.now(), which the
+ * driver also uses), its path, X-WEBHOOK-EVENT, webhook-id and the order `code` of its body.
  * The driver reads the records (GET /_sink/records), empties them (DELETE /_sink/records) and
- * follows progress (GET /_sink/count) between and during phases.
+ * follows progress (GET /_sink/count) between and during phases, on any port.
+ *
+ * `PUT /_sink/hang/<port>` makes that port accept requests and never answer them (nor record
+ * them): a subscriber that hangs. `DELETE /_sink/hang` answers normally again on every port and
+ * drops the connections left hanging.
  */
 import http from "node:http";
 import { parseArgs } from "node:util";
@@ -16,12 +21,16 @@ import { CONTROL_PREFIX, type SinkCount, type SinkRecords } from "./webhook-sink
 /** Longer than any pause between phases: a keep-alive connection closed by the receiver while a sender reuses it would count as a failed attempt that is not the service's doing. */
 const KEEP_ALIVE_MS = 120_000;
 
-const { values } = parseArgs({ options: { port: { type: "string" } }, strict: true });
-const port = Number(values.port);
-if (!Number.isInteger(port) || port <= 0) {
-  console.error("usage: webhook-sink.js --port <port>");
+const { values } = parseArgs({ options: { ports: { type: "string" } }, strict: true });
+const ports = (values.ports ?? "").split(",").map(Number);
+if (ports.length === 0 || !ports.every((port) => Number.isInteger(port) && port > 0)) {
+  console.error("usage: webhook-sink.js --ports <port>,<port>,...");
   process.exit(2);
 }
+
+/** The ports that hang, and the requests they hold unanswered. */
+const hangingPorts = new Set<number>();
+const hanging = new Set<http.ServerResponse>();
 
 let records: SinkRecords = emptyRecords();
 let distinct = new Set<string>();
@@ -57,15 +66,29 @@ function control(req: http.IncomingMessage, res: http.ServerResponse): void {
     records = emptyRecords();
     distinct = new Set();
     json({ cleared: true });
+  } else if (req.method === "PUT" && req.url?.startsWith(`${CONTROL_PREFIX}hang/`)) {
+    hangingPorts.add(Number(req.url.slice(`${CONTROL_PREFIX}hang/`.length)));
+    json({ hanging: [...hangingPorts] });
+  } else if (route === `DELETE ${CONTROL_PREFIX}hang`) {
+    hangingPorts.clear();
+    for (const res of hanging) res.destroy();
+    hanging.clear();
+    json({ hanging: [] });
   } else {
     res.writeHead(404).end();
   }
 }
 
-const server = http.createServer((req, res) => {
+function receive(port: number, req: http.IncomingMessage, res: http.ServerResponse): void {
   if (req.url?.startsWith(CONTROL_PREFIX)) {
     req.resume();
     return control(req, res);
+  }
+  if (hangingPorts.has(port)) {
+    req.resume();
+    hanging.add(res);
+    res.once("close", () => hanging.delete(res));
+    return;
   }
   const at = Date.now();
   const chunks: Buffer[] = [];
@@ -81,14 +104,24 @@ const server = http.createServer((req, res) => {
     records.code.push(codeOf(Buffer.concat(chunks).toString("utf8")));
     if (webhookId) distinct.add(webhookId);
   });
+}
+
+const servers = ports.map((port) => {
+  const server = http.createServer((req, res) => receive(port, req, res));
+  server.keepAliveTimeout = KEEP_ALIVE_MS;
+  server.headersTimeout = KEEP_ALIVE_MS + 1_000;
+  server.listen(port, "127.0.0.1");
+  return server;
 });
-server.keepAliveTimeout = KEEP_ALIVE_MS;
-server.headersTimeout = KEEP_ALIVE_MS + 1_000;
-server.listen(port, "127.0.0.1");
 
 const stop = () => {
-  server.close(() => process.exit(0));
-  server.closeAllConnections();
+  let open = servers.length;
+  for (const server of servers) {
+    server.close(() => {
+      if (--open === 0) process.exit(0);
+    });
+    server.closeAllConnections();
+  }
 };
 process.on("SIGTERM", stop);
 process.on("SIGINT", stop);

@@ -12,6 +12,9 @@ export const SUBSCRIBED_EVENT = "sales_order_validated";
 /** The receiver path of subscription `n` (1-based): one client, one URL per subscription. */
 export const targetPath = (n: number) => `/hook/${n}`;
 
+/** Subscription `n`'s receiver origin: each subscription has its own, as separate subscribers do. */
+export const targetOrigin = (origins: string[], n: number) => origins[(n - 1) % origins.length];
+
 export interface ApiClient {
   clientId: number;
   apiKey: string;
@@ -34,11 +37,14 @@ export async function createBackOffice(baseUrl: string, adminKey: string): Promi
   return { clientId: created.id, apiKey: created.apiKey };
 }
 
-/** `count` subscriptions to the validated event, on /hook/1 … /hook/<count> of the receiver; resolves to the paths. */
-export async function subscribeReceiver(baseUrl: string, client: ApiClient, receiverUrl: string, count: number): Promise<string[]> {
+/**
+ * `count` subscriptions to the validated event: subscription n on /hook/n of the receiver's
+ * n-th origin; resolves to the paths.
+ */
+export async function subscribeReceiver(baseUrl: string, client: ApiClient, origins: string[], count: number): Promise<string[]> {
   const paths = Array.from({ length: count }, (_, i) => targetPath(i + 1));
-  for (const path of paths) {
-    await callApi(baseUrl, client.apiKey, "PUT", "/webhooks", { event: SUBSCRIBED_EVENT, url: `${receiverUrl}${path}` }, [201]);
+  for (const [i, path] of paths.entries()) {
+    await callApi(baseUrl, client.apiKey, "PUT", "/webhooks", { event: SUBSCRIBED_EVENT, url: `${targetOrigin(origins, i + 1)}${path}` }, [201]);
   }
   return paths;
 }

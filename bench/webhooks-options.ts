@@ -1,10 +1,13 @@
 /**
- * The webhooks benchmark's command line. The defaults are the issue's protocol: 10 subscriptions,
- * 2,000 validated orders in a burst (20,000 deliveries), then 1,000 at a steady 200 per second,
- * two webhooks processes; smaller runs are for trying it out and write nothing unless asked.
+ * The webhooks benchmark's command line. The defaults are the issue's protocol: 10 subscriptions
+ * (10 receiver origins), 2,000 validated orders in a burst (20,000 deliveries), then 1,000 at a
+ * steady 200 per second, then 500 at 50 per second with every subscriber healthy and 500 more
+ * with one of them hanging, two webhooks processes; smaller runs are for trying it out and write
+ * nothing unless asked.
  *
  *   node dist/bench/webhooks.bench.js [--subscriptions 10] [--orders 2000] [--connections 50]
- *     [--steady-rate 200] [--steady-orders 1000] [--warmup-orders 200] [--webhooks-processes 2]
+ *     [--steady-rate 200] [--steady-orders 1000] [--calm-rate 50] [--calm-orders 500]
+ *     [--warmup-orders 200] [--webhooks-processes 2] [--preload 0]
  *     [--postgres URL] [--nats URL] [--no-write] [--cpu-prof]
  */
 import { parseArgs } from "node:util";
@@ -18,6 +21,11 @@ export interface WebhooksBenchOptions {
   connections: number;
   steadyRate: number;
   steadyOrders: number;
+  /** The noisy-neighbour pair of phases: validations per second, and how many, in each. */
+  calmRate: number;
+  calmOrders: number;
+  /** Settled deliveries written with SQL before the measured phases (0: an empty database). */
+  preload: number;
   /** Validated (and delivered) before the burst, unmeasured: JIT, pools, connections. */
   warmupOrders: number;
   webhooksProcesses: number;
@@ -36,6 +44,9 @@ export function parseWebhooksOptions(argv: string[]): WebhooksBenchOptions {
       connections: { type: "string", default: "50" },
       "steady-rate": { type: "string", default: "200" },
       "steady-orders": { type: "string", default: "1000" },
+      "calm-rate": { type: "string", default: "50" },
+      "calm-orders": { type: "string", default: "500" },
+      preload: { type: "string", default: "0" },
       "warmup-orders": { type: "string", default: "200" },
       "webhooks-processes": { type: "string", default: "2" },
       postgres: { type: "string", default: `postgres://postgres@${LOOPBACK}:5432/postgres` },
@@ -51,6 +62,9 @@ export function parseWebhooksOptions(argv: string[]): WebhooksBenchOptions {
     connections: positiveInteger("connections", values.connections, 1),
     steadyRate: positiveInteger("steady-rate", values["steady-rate"], 1),
     steadyOrders: positiveInteger("steady-orders", values["steady-orders"], 1),
+    calmRate: positiveInteger("calm-rate", values["calm-rate"], 1),
+    calmOrders: positiveInteger("calm-orders", values["calm-orders"], 1),
+    preload: positiveInteger("preload", values.preload, 0),
     warmupOrders: positiveInteger("warmup-orders", values["warmup-orders"], 1),
     webhooksProcesses: positiveInteger("webhooks-processes", values["webhooks-processes"], 1),
     postgresUrl: loopbackUrl("postgres", values.postgres, ["postgres:", "postgresql:"]),

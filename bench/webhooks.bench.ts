@@ -1,13 +1,18 @@
 /**
  * `npm run bench:webhooks`: webhook delivery in the distributed mode, with two webhooks
- * processes, to a local receiver that answers 200 at once. In one run:
+ * processes, to a local receiver that answers 200 at once on 10 ports (10 origins, one per
+ * subscription, as 10 subscribers would be). In one run:
  *
  *  burst     2,000 orders (created beforehand, not timed) validated as fast as 50 connections
  *            go, with 10 subscriptions: 20,000 deliveries; deliveries/s, event-to-receipt latency
  *  steady    1,000 validations paced at 200/s: the latency at that load
+ *  calm      500 validations paced at 50/s, every subscriber healthy: the reference latency
+ *  noisy     500 more at 50/s while one subscriber's origin accepts requests and never answers:
+ *            the 9 healthy subscribers' latency against calm's, and none of theirs missing
  *  baseline  a bare loop POSTing the same bodies to the same receiver at the dispatchers'
  *            concurrency (processes × WEBHOOK_DISPATCH_BATCH in flight): deliveries/s
  *
+ * With --preload N the database first holds N settled deliveries (webhooks-preload.ts).
  * with the peak RSS of every process and the CPU per delivery. Writes
  * bench/results/webhooks-<timestamp>.json and its section of bench/README.md.
  * Figures, not a test: nothing here fails because a figure is poor.
@@ -32,9 +37,10 @@ import { WebhookSink } from "./webhook-sink-client";
 import type { BaselineSenderReport } from "./webhook-baseline-client";
 import { deliveryFigures, percentiles } from "./webhooks-figures";
 import {
-  createBackOffice, createOrders, subscribeReceiver, validateAll, validatePaced, type ApiClient, type ValidationAnswer,
+  createBackOffice, createOrders, SUBSCRIBED_EVENT, subscribeReceiver, validateAll, validatePaced, type ApiClient, type ValidationAnswer,
 } from "./webhooks-load";
 import { parseWebhooksOptions, type WebhooksBenchOptions } from "./webhooks-options";
+import { preloadDeliveries } from "./webhooks-preload";
 import {
   checkWebhookGoal, consoleSummary, cpuPerDelivery, writeWebhookResults,
   type PhaseId, type PhaseResult, type ValidationFigures, type WebhooksBenchResults,
@@ -69,6 +75,8 @@ interface Stage {
 const PHASES: Record<PhaseId, { label: string; description: string }> = {
   burst: { label: "burst", description: "Orders validated as fast as the connections go; every validation makes one delivery per subscription." },
   steady: { label: "steady", description: "Validations paced at a steady rate (open loop): the latency at that load." },
+  calm: { label: "calm", description: "Validations paced at the noisy-neighbour rate with every subscriber healthy: the reference latency." },
+  noisy: { label: "noisy", description: "The same rate while the last subscriber's origin accepts requests and never answers: the healthy subscribers' deliveries only." },
   baseline: { label: "baseline", description: "A bare node:http loop POSTing the burst's bodies to the same receiver paths at the dispatchers' concurrency: no database, no claim, no signing." },
 };
 
@@ -108,7 +116,10 @@ async function deliveryPhase(stage: Stage, deployment: DistributedDeployment, pa
   const answers = await validate();
   const validated = answers.filter((a): a is ValidationAnswer & { code: string } => a.code !== null);
   log(`${phase.label}: ${validated.length} of ${answers.length} validations answered 2xx; waiting for ${validated.length * paths.length} deliveries`);
-  const complete = await stage.sink.waitForDistinct(validated.length * paths.length, IDLE_TIMEOUT_MS);
+  let complete = await stage.sink.waitForDistinct(validated.length * paths.length, IDLE_TIMEOUT_MS);
+  // A validation the gateway gave up on (503) may still have gone through, and its deliveries
+  // count towards the total: wait until nothing more arrives before telling what is missing.
+  if (complete && validated.length < answers.length) complete = !(await stage.sink.waitForDistinct(Number.MAX_SAFE_INTEGER, SETTLE_MS));
   const shares = await cpu.finish();
   phase.windowMs = Date.now() - started;
   phase.validations = validationFigures(answers);
@@ -152,18 +163,23 @@ async function measureService(stage: Stage, results: WebhooksBenchResults): Prom
   });
   for (const p of deployment.processes) stage.names.set(p.pid, p.name);
   const rss = new PeakRss([...deployment.processes, stage.sink.process]);
-  const burst = newPhase("burst");
-  const steady = newPhase("steady");
-  results.phases.push(burst, steady);
+  const phases = (["burst", "steady", "calm", "noisy"] as const).map(newPhase);
+  const [burst, steady, calm, noisy] = phases;
+  results.phases.push(...phases);
   try {
     const office = await createBackOffice(deployment.baseUrl, deployment.adminKey);
-    const paths = await subscribeReceiver(deployment.baseUrl, office, stage.sink.url, options.subscriptions);
-    const total = options.warmupOrders + options.burstOrders + options.steadyOrders;
-    log(`creating ${total} orders (not timed)`);
-    const ids = await createOrders(deployment.baseUrl, deployment.partner, total, CREATE_CONCURRENCY, `webhooks-bench-${stage.run.runId}`);
-    const warmupIds = ids.slice(0, options.warmupOrders);
-    const burstIds = ids.slice(options.warmupOrders, options.warmupOrders + options.burstOrders);
-    const steadyIds = ids.slice(options.warmupOrders + options.burstOrders);
+    const paths = await subscribeReceiver(deployment.baseUrl, office, stage.sink.urls, options.subscriptions);
+    if (options.preload > 0 && deployment.databaseName) {
+      log(`preload: writing ${options.preload} settled deliveries with SQL (not timed)`);
+      const started = Date.now();
+      results.preloadedDeliveries = await preloadDeliveries(stage.run.options.postgresUrl, deployment.databaseName, SUBSCRIBED_EVENT, options.preload, log);
+      log(`preload: done in ${Math.round((Date.now() - started) / 1000)} s`);
+    }
+    const sizes = [options.warmupOrders, options.burstOrders, options.steadyOrders, options.calmOrders, options.calmOrders];
+    log(`creating ${sizes.reduce((a, b) => a + b)} orders (not timed)`);
+    const ids = await createOrders(deployment.baseUrl, deployment.partner, sizes.reduce((a, b) => a + b), CREATE_CONCURRENCY, `webhooks-bench-${stage.run.runId}`);
+    const offsetOf = (i: number) => sizes.slice(0, i).reduce((a, b) => a + b, 0);
+    const [warmupIds, burstIds, steadyIds, calmIds, noisyIds] = sizes.map((_, i) => ids.slice(offsetOf(i), offsetOf(i + 1)));
     await sleep(SETTLE_MS);
 
     log(`warm-up: ${warmupIds.length} validations, ${warmupIds.length * paths.length} deliveries`);
@@ -175,9 +191,18 @@ async function measureService(stage: Stage, results: WebhooksBenchResults): Prom
 
     log(`steady: ${steadyIds.length} validations at ${options.steadyRate}/s`);
     await deliveryPhase(stage, deployment, paths, steady, () => validatePaced(deployment.baseUrl, office, steadyIds, options.steadyRate));
+
+    log(`calm: ${calmIds.length} validations at ${options.calmRate}/s, every subscriber healthy`);
+    await deliveryPhase(stage, deployment, paths, calm, () => validatePaced(deployment.baseUrl, office, calmIds, options.calmRate));
+
+    // The last subscriber hangs from now on: its deliveries are not expected, the others' are.
+    await stage.sink.hang(paths.length - 1);
+    log(`noisy: ${noisyIds.length} validations at ${options.calmRate}/s, ${paths[paths.length - 1]} on its own origin hanging`);
+    await deliveryPhase(stage, deployment, paths.slice(0, -1), noisy, () => validatePaced(deployment.baseUrl, office, noisyIds, options.calmRate));
+    await stage.sink.answerAll();
     return { burstAnswers, paths };
   } catch (err) {
-    for (const phase of [burst, steady]) if (!phase.deliveries) phase.error = errorText(err);
+    for (const phase of phases) if (!phase.deliveries) phase.error = errorText(err);
     throw err;
   } finally {
     results.processes.push(...rss.finish());
@@ -199,7 +224,7 @@ async function measureBaseline(stage: Stage, answers: ValidationAnswer[], paths:
   const bodiesFile = path.join(folder, "bodies.json");
   writeFileSync(bodiesFile, JSON.stringify(validated.map((a) => a.body)));
   const clients = Array.from({ length: senders }, (_, k) => BenchProcess.start(`baseline-sender-${k + 1}`, dist("bench/webhook-baseline-client.js"), process.env, [
-    "--url", stage.sink.url, "--bodies", bodiesFile, "--paths", String(paths.length), "--in-flight", String(inFlight),
+    "--urls", stage.sink.urls.join(","), "--bodies", bodiesFile, "--paths", String(paths.length), "--in-flight", String(inFlight),
     "--share", `${k}/${senders}`, "--warmup", String(BASELINE_WARMUP),
   ], stage.run.nodeArgs));
   for (const c of clients) stage.names.set(c.pid, c.name);
@@ -269,14 +294,15 @@ async function main(): Promise<void> {
     machine: await describeMachine({ postgresUrl: options.postgresUrl, natsUrl: options.natsUrl }),
     settings: {
       subscriptions: options.subscriptions, warmupOrders: options.warmupOrders, burstOrders: options.burstOrders, burstConnections: options.connections,
-      steadyRate: options.steadyRate, steadyOrders: options.steadyOrders, webhooksProcesses: options.webhooksProcesses,
+      steadyRate: options.steadyRate, steadyOrders: options.steadyOrders, calmRate: options.calmRate, calmOrders: options.calmOrders,
+      preload: options.preload, webhooksProcesses: options.webhooksProcesses,
       dispatchBatch: dispatch.dispatchBatch, dispatchIntervalMs: dispatch.dispatchIntervalMs,
       baselineSenders: options.webhooksProcesses, baselineInFlightPerSender: dispatch.dispatchBatch,
     },
     processes: [], phases: [], goal: [], remarks: [],
   };
 
-  const sink = await WebhookSink.start(run.nodeArgs);
+  const sink = await WebhookSink.start(options.subscriptions, run.nodeArgs);
   const stage: Stage = { run, options, sink, names: new Map([[sink.process.pid, sink.process.name]]) };
   try {
     const { burstAnswers, paths } = await measureService(stage, results);
@@ -289,7 +315,7 @@ async function main(): Promise<void> {
     await sink.stop();
   }
   results.finishedAt = new Date().toISOString();
-  results.goal = checkWebhookGoal(results.phases, options.steadyRate);
+  results.goal = checkWebhookGoal(results.phases, options);
   if (profileDir) {
     results.profile = summarizeProfiles(profileDir, stage.names);
     console.log(`\nCPU profile of each process (share of its busy samples):\n\n${profileReport(results.profile)}\n`);
