@@ -322,9 +322,11 @@ export async function claimDue(db: Knex, limit: number, leaseMs: number, allowan
      ), fair AS (
        SELECT id FROM candidates WHERE turn <= free ORDER BY turn, next_attempt_at LIMIT ?
      ), due AS (
-       -- Checked again once locked: another dispatcher may have claimed it since.
+       -- Checked again once locked: another dispatcher may have claimed it since. The ids come
+       -- as an array: with IN (SELECT …) the planner, which expects few pending rows, joined
+       -- every due row of the backlog against them (EXPLAIN: 118,925 rows filtered per claim).
        SELECT id FROM ??.deliveries
-        WHERE id IN (SELECT id FROM fair) AND status = 'pending' AND next_attempt_at <= now()
+        WHERE id = ANY (ARRAY(SELECT id FROM fair)) AND status = 'pending' AND next_attempt_at <= now()
         FOR UPDATE SKIP LOCKED
      ), claimed AS (
        UPDATE ??.deliveries d
