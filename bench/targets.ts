@@ -54,9 +54,16 @@ const START = dist("runtime/start.js");
 /** One key for every process of a run: they read each other's stored webhook secrets. */
 const SECRETS_ENCRYPTION_KEYS = newEncryptionKeyEntry("bench");
 
-/** What every process of the services gets: the benchmark's protocol (no rate limit, warn logs). */
+/**
+ * Connections per process: the distributed target runs seven processes on one PostgreSQL server
+ * (max_connections 100) that others share; 5 each leaves room, and the baseline gets the same.
+ */
+export const BENCH_POOL_MAX = "5";
+
+/** What every process of the services gets: the benchmark's protocol (no rate limit, warn logs, pools of BENCH_POOL_MAX). */
 function serviceEnvironment(overrides: Partial<Record<VariableName, string>>): NodeJS.ProcessEnv {
   return environmentWith({
+    DATABASE_POOL_MAX: BENCH_POOL_MAX,
     NODE_ENV: "production",
     LOG_LEVEL: "warn",
     DEMO_DATA: "never",
