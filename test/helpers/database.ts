@@ -1,11 +1,12 @@
 /**
  * A database of its own for each test file, so runs never collide:
  * - TEST_DATABASE_URL set (CI): a fresh database `oi_test_<run>_<random>` on that server, dropped after;
- * - else a PostgreSQL started by testcontainers, where a container runtime answers;
+ * - else a PostgreSQL started by testcontainers (TEST_POSTGRES_IMAGE), where a container runtime answers;
  * - else the embedded PGlite in memory (said once in the output).
  */
 import { randomBytes } from "node:crypto";
 import knexFactory from "knex";
+import { startPostgres } from "../containers/servers";
 import { databasePrefix } from "./test-run";
 
 export interface TestDatabase {
@@ -45,13 +46,7 @@ async function tryTestcontainers(): Promise<string | null> {
   } catch {
     return null;
   }
-  const { GenericContainer, Wait } = await import("testcontainers");
-  const container = await new GenericContainer("postgres:16-alpine")
-    .withEnvironment({ POSTGRES_HOST_AUTH_METHOD: "trust" })
-    .withExposedPorts(5432)
-    .withWaitStrategy(Wait.forLogMessage(/ready to accept connections/, 2))
-    .start();
-  return `postgres://postgres@${container.getHost()}:${container.getMappedPort(5432)}/postgres`;
+  return (await startPostgres()).url;
 }
 
 export async function createTestDatabase(): Promise<TestDatabase> {

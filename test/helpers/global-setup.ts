@@ -1,9 +1,12 @@
+import { useContainerServers } from "../containers/servers";
 import { checkTestServers } from "./prerequisites";
 import { startTestRun } from "./test-run";
 
 /** Says once which servers the integration and end-to-end tiers run against; names the run. */
 export default async function globalSetup(): Promise<void> {
   startTestRun();
+  // npm run test:containers: PostgreSQL and NATS in containers for this run (test/containers/run.sh).
+  if (process.env.OI_TEST_CONTAINERS === "1") await useContainerServers();
   // A named server that does not answer: fails in CI, else unset here and reported by the tests that need it.
   await checkTestServers();
   const db = process.env.TEST_DATABASE_URL;
