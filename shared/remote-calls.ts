@@ -13,7 +13,7 @@
  * was killed is sent to the other one after 1–2 s instead of 10 s, and the caller never waits
  * longer than the call's time-out in all (moleculer's Retry gives every attempt the whole
  * time-out again). A read that is merely slow still gets its answer, on the last attempt; and
- * when most calls are slow, few are sent again (EarlyRetryBudget).
+ * when most calls to a service are slow, few are sent again (EarlyRetryBudget).
  *
  * It also decides which failures the broker's retry policy may repeat (moleculer.config.ts):
  * only a time-out, a rejection (the node left) or a "not here" from a stopping node, of a call
@@ -78,16 +78,17 @@ export function attemptBudgetMs(ctx: Context, timeLeftMs: number, retries: numbe
 
 /**
  * Cutting an attempt short is a bet that its node is gone. When every answer is slow (an
- * overloaded cluster) the bet is lost everywhere, and sending again would add load where there
- * is already too much: early re-sends are allowed for one call in ten, with a reserve of ten
- * for the handful of requests a killed replica held. Without one, an attempt waits for the
- * rest of its time-out, as if it were the last.
+ * overloaded service) the bet is lost everywhere, and sending again would add load where there
+ * is already too much: early re-sends to a service are allowed for one of its calls in ten,
+ * with a reserve of five for the handful of requests a killed replica held. Without one, an
+ * attempt waits for the rest of its time-out. One budget per called service: a slow one spends
+ * its own, never another's.
  */
 export class EarlyRetryBudget {
   /** Counted in calls: a re-send costs `callsPerRetry` of them. */
   private credit: number;
 
-  constructor(private readonly callsPerRetry = 10, private readonly reserve = 10) {
+  constructor(private readonly callsPerRetry = 10, private readonly reserve = 5) {
     this.credit = reserve * callsPerRetry;
   }
 
@@ -104,8 +105,15 @@ export class EarlyRetryBudget {
   }
 }
 
-export function remoteCallsMiddleware(earlyRetries = new EarlyRetryBudget()): Middleware {
+export function remoteCallsMiddleware(): Middleware {
   let broker: ServiceBroker;
+  const budgets = new Map<string, EarlyRetryBudget>();
+  const budgetOf = (actionName: string) => {
+    const service = actionName.slice(0, actionName.lastIndexOf("."));
+    let budget = budgets.get(service);
+    if (!budget) budgets.set(service, (budget = new EarlyRetryBudget()));
+    return budget;
+  };
   return {
     name: "RemoteCalls",
     created(b: ServiceBroker) {
@@ -129,6 +137,7 @@ export function remoteCallsMiddleware(earlyRetries = new EarlyRetryBudget()): Mi
         if (timeLeft <= 0) return Promise.reject(timedOut());
         const retries = broker.options.retryPolicy?.retries ?? 0;
         const budget = attemptBudgetMs(ctx, timeLeft, retries);
+        const earlyRetries = budgetOf(action.name);
         if (((ctx as unknown as RetriedContext)._retryAttempts ?? 0) === 0) earlyRetries.called();
         const call = next(ctx);
         let timer: NodeJS.Timeout | undefined;

@@ -93,5 +93,9 @@ export function describeRun(name: string, run: LoadRun, losses?: OrderLosses): s
   const s = run.summary;
   const statuses = Object.entries(s.failuresByStatus).map(([k, v]) => `${k}: ${v}`).join(", ") || "none";
   const lossText = losses ? `, orders accepted ${losses.accepted}, lost ${losses.lost.length}, duplicated ${losses.duplicated.length}` : "";
-  return `[failover] ${name}: ${s.requests} requests, ${s.failures} failed (${statuses}), error window ${s.errorWindowMs} ms, slowest ${s.slowestMs} ms${lossText}`;
+  // 4xx answers are not failures of the cluster, but many refused orders mean the load itself is wrong.
+  const refused: Record<string, number> = {};
+  for (const o of run.outcomes) if (o.externalId && o.status !== null && o.status >= 400 && o.status < 500) refused[o.status] = (refused[o.status] ?? 0) + 1;
+  const refusedText = Object.keys(refused).length > 0 ? `, orders refused ${Object.entries(refused).map(([k, v]) => `${k}: ${v}`).join(", ")}` : "";
+  return `[failover] ${name}: ${s.requests} requests, ${s.failures} failed (${statuses}), error window ${s.errorWindowMs} ms, slowest ${s.slowestMs} ms${lossText}${refusedText}`;
 }
