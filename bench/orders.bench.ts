@@ -16,7 +16,7 @@ import { getOrdersPage, postOrders, type LoadFigures, type LoadSettings } from "
 import { ITEMS_PER_ORDER } from "./order-payload";
 import { parseOptions, UsageError, type BenchOptions } from "./options";
 import { PeakRss } from "./peak-rss";
-import { DEEP_PAGE, PAGE_LIMIT, pageCursor, preloadOrders } from "./preload";
+import { DEEP_PAGE, PAGE_LIMIT, outboxDrained, pageCursor, preloadOrders } from "./preload";
 import { profileReport, summarizeProfiles } from "./profile-summary";
 import { stopAll } from "./processes";
 import { checkGoal, cpuTable, goalTable, preloadTable, resultsTable, workOutside, writeResults, type BenchResults, type PreloadedRun, type TargetResult } from "./report";
@@ -87,14 +87,19 @@ async function measurePreloaded(spec: TargetSpec, deployment: Deployment, run: R
   const preload = await preloadOrders(url.toString(), deployment.partner, run.options.preload, (line) => log(`${spec.label}: ${line}`));
   log(`${spec.label}: preloaded in ${preload.seconds} s (database ${preload.databaseMB} MB); ${settings.durationSeconds} s of orders again`);
   const { baseUrl, partner } = deployment;
-  const intake = await postOrders(baseUrl, partner, settings.connections, settings.durationSeconds);
+  const { connections, durationSeconds } = settings;
+  const settled = () => outboxDrained(url.toString()).then(() => new Promise((r) => setTimeout(r, SETTLE_MS)));
+  // As on the fresh database: a warm-up, then the measured run with the pipeline busy behind it.
+  await settled();
+  if (settings.warmupSeconds > 0) await postOrders(baseUrl, partner, connections, settings.warmupSeconds);
+  const intake = await postOrders(baseUrl, partner, connections, durationSeconds);
   // The baseline serves POST /orders only: no pages to read there.
   if (spec.id === "baseline") return { preload, intake, firstPage: null, deepPage: null };
-  const firstPage = await getOrdersPage(baseUrl, partner, `limit=${PAGE_LIMIT}`, settings.connections, settings.durationSeconds);
+  await settled();
+  const firstPage = await getOrdersPage(baseUrl, partner, `limit=${PAGE_LIMIT}`, connections, durationSeconds);
   const deep = run.options.preload >= (DEEP_PAGE - 1) * PAGE_LIMIT;
-  const deepPage = deep
-    ? await getOrdersPage(baseUrl, partner, `limit=${PAGE_LIMIT}&cursor=${await pageCursor(url.toString(), partner.clientId, DEEP_PAGE)}`, settings.connections, settings.durationSeconds)
-    : null;
+  const cursor = deep ? await pageCursor(url.toString(), partner.clientId, DEEP_PAGE) : null;
+  const deepPage = cursor ? await getOrdersPage(baseUrl, partner, `limit=${PAGE_LIMIT}&cursor=${cursor}`, connections, durationSeconds) : null;
   for (const [what, f] of [["intake", intake], ["page 1", firstPage], [`page ${DEEP_PAGE}`, deepPage]] as const) {
     if (f && (f.non2xx > 0 || f.errors > 0)) log(`${spec.label}: ${what} on the preloaded database: ${f.non2xx} non-2xx, ${f.errors} errors`);
   }

@@ -77,6 +77,27 @@ export async function preloadOrders(databaseUrl: string, partner: SeededPartner,
   }
 }
 
+const DRAIN_TIMEOUT_MS = 120_000;
+
+/**
+ * Waits until the orders outbox holds no unsent event: the relay and the webhooks consumer still
+ * work through the previous measurement's events for a while, on the same CPUs.
+ */
+export async function outboxDrained(databaseUrl: string): Promise<void> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    const deadline = Date.now() + DRAIN_TIMEOUT_MS;
+    while (Date.now() < deadline) {
+      const { rows } = await client.query<{ unsent: boolean }>("SELECT EXISTS (SELECT 1 FROM orders.outbox WHERE published_at IS NULL) AS unsent");
+      if (!rows[0].unsent) return;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  } finally {
+    await client.end();
+  }
+}
+
 /** The `cursor` of page `page` of the partner's orders (keyset: the id the page before ends on). */
 export async function pageCursor(databaseUrl: string, clientId: number, page: number): Promise<string> {
   const client = new pg.Client({ connectionString: databaseUrl });
