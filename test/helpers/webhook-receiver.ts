@@ -33,7 +33,8 @@ export interface WebhookReceiver {
 
 export const alwaysOk: Behaviour = () => 200;
 
-export async function startReceiver(behaviour: Behaviour = alwaysOk): Promise<WebhookReceiver> {
+/** `host`: the address to listen on and to name in `url` (a container network's gateway, for containers to reach). */
+export async function startReceiver(behaviour: Behaviour = alwaysOk, host = "127.0.0.1"): Promise<WebhookReceiver> {
   const received: ReceivedWebhook[] = [];
   const seen = new Map<string, number>();
   const unanswered = new Map<string, number>();
@@ -70,11 +71,11 @@ export async function startReceiver(behaviour: Behaviour = alwaysOk): Promise<We
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const { port } = server.address() as AddressInfo;
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
     received,
     overlapping,
     answerWith(next) {
