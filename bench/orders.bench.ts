@@ -92,9 +92,11 @@ async function measurePreloaded(spec: TargetSpec, deployment: Deployment, run: R
   // As on the fresh database: a warm-up, then the measured run with the pipeline busy behind it.
   await settled();
   if (settings.warmupSeconds > 0) await postOrders(baseUrl, partner, connections, settings.warmupSeconds);
+  const cpu = CpuWindow.start(deploymentGroups(deployment, run.options.postgresUrl));
   const intake = await postOrders(baseUrl, partner, connections, durationSeconds);
+  const intakeCpu = perRequest(await cpu.finish(), intake);
   // The baseline serves POST /orders only: no pages to read there.
-  if (spec.id === "baseline") return { preload, intake, firstPage: null, deepPage: null };
+  if (spec.id === "baseline") return { preload, intake, intakeCpu, firstPage: null, deepPage: null };
   await settled();
   const firstPage = await getOrdersPage(baseUrl, partner, `limit=${PAGE_LIMIT}`, connections, durationSeconds);
   const deep = run.options.preload >= (DEEP_PAGE - 1) * PAGE_LIMIT;
@@ -103,7 +105,7 @@ async function measurePreloaded(spec: TargetSpec, deployment: Deployment, run: R
   for (const [what, f] of [["intake", intake], ["page 1", firstPage], [`page ${DEEP_PAGE}`, deepPage]] as const) {
     if (f && (f.non2xx > 0 || f.errors > 0)) log(`${spec.label}: ${what} on the preloaded database: ${f.non2xx} non-2xx, ${f.errors} errors`);
   }
-  return { preload, intake, firstPage, deepPage };
+  return { preload, intake, intakeCpu, firstPage, deepPage };
 }
 
 /** With --cpu-prof, where each process's CPU went; and whatever the processes logged. */

@@ -43,6 +43,8 @@ export interface TargetResult {
 export interface PreloadedRun {
   preload: PreloadFigures;
   intake: LoadFigures;
+  /** CPU during the preloaded intake, as TargetResult.cpu: steadier than req/s when others share the machine. */
+  intakeCpu: TargetResult["cpu"];
   /** GET /api/v1/orders, first page and page 1001 (null for the baseline, or when the partner has too few orders). */
   firstPage: LoadFigures | null;
   deepPage: LoadFigures | null;
@@ -124,6 +126,12 @@ export function resultsTable(results: BenchResults): string {
   ].join("\n");
 }
 
+/** CPU per request of the target's own processes (not the load generator, not others), in ms. */
+export function serverSideMs(cpu: TargetResult["cpu"]): number {
+  const own = cpu.filter((c) => c.name !== WHOLE_MACHINE && !c.name.startsWith(OTHER_PREFIX) && c.name !== "load generator");
+  return Math.round(own.reduce((sum, c) => sum + c.msPerRequest, 0) * 100) / 100;
+}
+
 /** CPU per request of each part, in ms (cores busy on average), one row per target. */
 export function cpuTable(results: BenchResults): string {
   const rows = results.targets.filter((t) => t.cpu.length > 0).map((t) => {
@@ -132,8 +140,8 @@ export function cpuTable(results: BenchResults): string {
     const machine = t.cpu.find((c) => c.name === WHOLE_MACHINE);
     const parts = measured.map((c) => `${c.name} ${c.msPerRequest} (${c.cores})`).join(", ");
     const others = t.cpu.filter((c) => isOther(c) && c.cores >= NOTABLE_CORES).map((c) => `${c.name.slice(OTHER_PREFIX.length)} ${c.cores}`).join(", ") || "–";
-    const total = measured.filter((c) => c.name !== "load generator").reduce((sum, c) => sum + c.msPerRequest, 0);
-    return `| ${t.label} | ${Math.round(total * 100) / 100} | ${parts} | ${machine ? `${machine.cores} of ${results.machine.cores}` : "–"} | ${others} |`;
+    const total = serverSideMs(t.cpu);
+    return `| ${t.label} | ${total} | ${parts} | ${machine ? `${machine.cores} of ${results.machine.cores}` : "–"} | ${others} |`;
   });
   return [
     "| target | CPU ms per order, server side | per process: ms per order (cores busy) | whole machine: cores busy | busiest other processes: cores |",
@@ -238,10 +246,10 @@ export function preloadTable(results: BenchResults): string | null {
   if (rows.length === 0) return null;
   const rate = (f: LoadFigures | null) => (f ? `${f.requestsPerSecond.mean} req/s, p50 ${f.latencyMs.p50} ms, p99 ${f.latencyMs.p99} ms` : "–");
   return [
-    "| target | preloaded orders (SQL, s, database size) | intake, fresh database | intake, preloaded | intake ratio | GET page 1 | GET page 1001 | page 1001 ÷ page 1 (req/s) |",
-    "|---|---|---|---|---:|---|---|---:|",
+    "| target | preloaded orders (SQL, s, database size) | intake, fresh database | intake, preloaded | intake ratio (req/s; CPU ms per order, server side) | GET page 1 | GET page 1001 | page 1001 ÷ page 1 (req/s) |",
+    "|---|---|---|---|---|---|---|---:|",
     ...rows.map(({ t, p, fresh }) => `| ${t.label} | ${p.preload.orders.toLocaleString("en")} (${p.preload.seconds} s, ${p.preload.databaseMB} MB) | ${rate(fresh)} | ${rate(p.intake)} | ` +
-      `${ratio(p.intake.requestsPerSecond.mean, fresh.requestsPerSecond.mean)} | ${rate(p.firstPage)} | ${rate(p.deepPage)} | ` +
+      `${ratio(p.intake.requestsPerSecond.mean, fresh.requestsPerSecond.mean)}; ${serverSideMs(t.cpu)} → ${serverSideMs(p.intakeCpu)} ms (${ratio(serverSideMs(p.intakeCpu), serverSideMs(t.cpu))}) | ${rate(p.firstPage)} | ${rate(p.deepPage)} | ` +
       `${p.deepPage && p.firstPage ? ratio(p.deepPage.requestsPerSecond.mean, p.firstPage.requestsPerSecond.mean) : "–"} |`),
   ].join("\n");
 }
