@@ -139,6 +139,11 @@ export function remoteCallsMiddleware(): Middleware {
         const budget = attemptBudgetMs(ctx, timeLeft, retries);
         const earlyRetries = budgetOf(action.name);
         if (((ctx as unknown as RetriedContext)._retryAttempts ?? 0) === 0) earlyRetries.called();
+        // moleculer-web hands the broker the endpoint it picked, and a call to an endpoint goes to
+        // that node, not to the queue group: until the heartbeat check dropped a killed node
+        // (6–12 s), half the HTTP requests to its service went to it and waited. Unless the caller
+        // named the node, NATS picks a live subscriber.
+        if (broker.options.disableBalancer && !ctx.options.nodeID) ctx.nodeID = null;
         const call = next(ctx);
         let timer: NodeJS.Timeout | undefined;
         // Created before the Timeout middleware's own timer (of the whole time-out), so it fires first.
