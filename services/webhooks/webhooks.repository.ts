@@ -570,7 +570,10 @@ export interface SubscriptionHealthNote {
  * Keeps each subscription's latest figures after a batch of attempts, in one statement: last
  * success, last failure with its status code, and since when every attempt failed. Says, per
  * subscription, whether that run of failures has lasted `disableAfterMs`. The rows are locked
- * in id order first, so two dispatchers' batches never wait on each other in a circle.
+ * in id order first, so two dispatchers' batches never wait on each other in a circle, and
+ * FOR NO KEY UPDATE (what the UPDATE itself takes), not FOR UPDATE: that one conflicts with the
+ * key-share locks a fan-out's delivery inserts take on their subscriptions (the foreign key),
+ * and the bench saw both deadlock.
  */
 export async function noteAttemptsHealth(
   db: Db, notes: readonly SubscriptionHealthNote[], disableAfterMs: number,
@@ -586,7 +589,7 @@ export async function noteAttemptsHealth(
        SELECT * FROM jsonb_to_recordset(?::jsonb)
          AS i(id int, last_success_at timestamptz, last_failure_at timestamptz, status_code int, error text, failing_from timestamptz)
      ), locked AS (
-       SELECT s.id FROM ??.subscriptions s WHERE s.id IN (SELECT id FROM input) ORDER BY s.id FOR UPDATE
+       SELECT s.id FROM ??.subscriptions s WHERE s.id IN (SELECT id FROM input) ORDER BY s.id FOR NO KEY UPDATE
      )
      UPDATE ??.subscriptions s
         SET last_success_at = coalesce(i.last_success_at, s.last_success_at),
