@@ -51,7 +51,7 @@ function pgliteDataDir(url: string): string | undefined {
  * read through the OS page cache anyway, so a smaller buffer pool costs little. One connection:
  * `work_mem` applies to one query at a time.
  */
-export const PGLITE_SETTINGS = ["shared_buffers=32MB", "work_mem=4MB", "maintenance_work_mem=16MB"];
+export const PGLITE_SETTINGS = ["shared_buffers=16MB", "work_mem=4MB", "maintenance_work_mem=16MB"];
 
 /**
  * A new data folder is initialised (initdb) in a short-lived child process. initdb's WebAssembly
