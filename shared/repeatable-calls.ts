@@ -37,14 +37,22 @@ interface OrderCall {
   meta?: { idempotencyKey?: unknown };
 }
 
-/** How long one attempt of this call may take before it is sent again; null: never sent again. */
+/**
+ * How long one attempt of this call may take before it is sent again; null: never sent again;
+ * Infinity: sent again only after its whole time-out or a refusal ("not here", node left).
+ *
+ * An order with only an externalId is not cut short: a repeat of an order that is merely slow,
+ * still being written by a live replica, would be refused as its own duplicate (409), and the
+ * caller would be told its order failed while it was taken. With an Idempotency-Key the repeat
+ * waits for the first and replays its answer, so a short attempt is harmless.
+ */
 export function attemptTimeoutMs(ctx: Context): number | null {
   const name = ctx.action?.name ?? "";
   if (READ_ACTIONS.has(name)) return READ_ATTEMPT_TIMEOUT_MS;
   if (name === "orders.create") {
     const call = ctx as unknown as OrderCall;
-    const harmless = Boolean(call.meta?.idempotencyKey) || typeof call.params?.externalId === "string";
-    return harmless ? ORDER_ATTEMPT_TIMEOUT_MS : null;
+    if (call.meta?.idempotencyKey) return ORDER_ATTEMPT_TIMEOUT_MS;
+    return typeof call.params?.externalId === "string" ? Number.POSITIVE_INFINITY : null;
   }
   return null;
 }
