@@ -13,6 +13,7 @@ import type { Knex } from "knex";
 import type { Service } from "moleculer";
 import { observeWebhookAttempt, type WebhookAttemptOutcome } from "../../shared/metrics";
 import { withRequestId } from "../../shared/request-context";
+import { resumeTrace, SpanKind } from "../../shared/tracing";
 import { WakeableSleep } from "../../shared/wakeable-sleep";
 import { EndpointSlots } from "./webhooks.endpoint-slots";
 import type { EndpointHealth, Verdict } from "./webhooks.health";
@@ -135,8 +136,12 @@ export class Dispatcher {
 
   private launch(delivery: repo.ClaimedDelivery): void {
     this.slots.take(delivery.endpoint);
-    // Log lines of the attempt name the request that raised the event.
-    const attempt: Promise<void> = withRequestId(delivery.request_id, () => this.attempt(delivery))
+    // Log lines of the attempt name the request that raised the event; its span (and the
+    // request's traceparent header) continues the trace of the fan-out that recorded it.
+    const attempt: Promise<void> = withRequestId(delivery.request_id, () => resumeTrace(delivery.traceparent, `deliver ${delivery.event}`, {
+      kind: SpanKind.CLIENT,
+      attributes: { "webhook.id": delivery.webhook_id, "webhook.attempt": delivery.attempt_count + 1, "webhook.endpoint": delivery.endpoint },
+    }, (span) => this.attempt(delivery).then((outcome) => (span.setAttribute("webhook.outcome", outcome), outcome))))
       .catch((): AttemptOutcome["kind"] => "error")
       .then((outcome) => this.finished(attempt, delivery.endpoint, outcome));
     this.inFlight.add(attempt);
