@@ -31,6 +31,7 @@ const READ_ACTIONS = new Set([
  */
 export const READ_ATTEMPT_TIMEOUT_MS = 1_000;
 export const ORDER_ATTEMPT_TIMEOUT_MS = 2_000;
+export const UNKEYED_ORDER_ATTEMPT_TIMEOUT_MS = 5_000;
 
 interface OrderCall {
   params?: { externalId?: unknown };
@@ -38,13 +39,13 @@ interface OrderCall {
 }
 
 /**
- * How long one attempt of this call may take before it is sent again; null: never sent again;
- * Infinity: sent again only after its whole time-out or a refusal ("not here", node left).
+ * How long one attempt of this call may take before it is sent again; null: never sent again.
  *
- * An order with only an externalId is not cut short: a repeat of an order that is merely slow,
- * still being written by a live replica, would be refused as its own duplicate (409), and the
- * caller would be told its order failed while it was taken. With an Idempotency-Key the repeat
- * waits for the first and replays its answer, so a short attempt is harmless.
+ * An order with only an externalId gets a longer attempt: a repeat of an order that is merely
+ * slow, still being written by a live replica, is refused as its own duplicate (409), which the
+ * failover drills saw at 2 s on an overloaded machine; waiting the whole time-out instead left a
+ * killed replica's order no time for its repeat (a 503 after 10 s). Half the default time-out
+ * keeps room for both. With an Idempotency-Key the repeat replays the first answer: 2 s is harmless.
  */
 export function attemptTimeoutMs(ctx: Context): number | null {
   const name = ctx.action?.name ?? "";
@@ -52,7 +53,7 @@ export function attemptTimeoutMs(ctx: Context): number | null {
   if (name === "orders.create") {
     const call = ctx as unknown as OrderCall;
     if (call.meta?.idempotencyKey) return ORDER_ATTEMPT_TIMEOUT_MS;
-    return typeof call.params?.externalId === "string" ? Number.POSITIVE_INFINITY : null;
+    return typeof call.params?.externalId === "string" ? UNKEYED_ORDER_ATTEMPT_TIMEOUT_MS : null;
   }
   return null;
 }

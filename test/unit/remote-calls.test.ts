@@ -5,7 +5,7 @@
  */
 import { Errors, ServiceBroker, type Context } from "moleculer";
 import { attemptBudgetMs, EarlyRetryBudget, mayRetry, remoteCallsMiddleware } from "../../shared/remote-calls";
-import { attemptTimeoutMs, isRepeatableCall, ORDER_ATTEMPT_TIMEOUT_MS, READ_ATTEMPT_TIMEOUT_MS } from "../../shared/repeatable-calls";
+import { attemptTimeoutMs, isRepeatableCall, ORDER_ATTEMPT_TIMEOUT_MS, READ_ATTEMPT_TIMEOUT_MS, UNKEYED_ORDER_ATTEMPT_TIMEOUT_MS } from "../../shared/repeatable-calls";
 
 const REQUEST_TIMEOUT_MS = 4_000;
 
@@ -20,10 +20,10 @@ describe("which calls are sent again", () => {
     expect(attemptTimeoutMs(call(name))).toBe(READ_ATTEMPT_TIMEOUT_MS);
   });
 
-  it("when an order carries an Idempotency-Key, then it is repeatable after an order's attempt time-out; with only an externalId, after its whole time-out", () => {
+  it("when an order carries an Idempotency-Key, then it is repeatable after an order's attempt time-out; with only an externalId, after a longer one", () => {
     expect(attemptTimeoutMs(call("orders.create", { meta: { idempotencyKey: "K1" } }))).toBe(ORDER_ATTEMPT_TIMEOUT_MS);
-    // Repeatable, but never cut short: a slow order repeated would be refused as its own duplicate.
-    expect(attemptTimeoutMs(call("orders.create", { params: { externalId: "E1" } }))).toBe(Number.POSITIVE_INFINITY);
+    // Repeatable, after a longer attempt: a slow order repeated would be refused as its own duplicate.
+    expect(attemptTimeoutMs(call("orders.create", { params: { externalId: "E1" } }))).toBe(UNKEYED_ORDER_ATTEMPT_TIMEOUT_MS);
     expect(isRepeatableCall(call("orders.create", { params: { externalId: "E1" } }))).toBe(true);
   });
 
@@ -53,9 +53,9 @@ describe("how long an attempt may take", () => {
     expect(attemptBudgetMs(call("crm.getContact"), 300, 2)).toEqual({ ms: 300, retryAfter: false });
   });
 
-  it("when the call is not repeatable, or an order with only an externalId, then its attempt gets the whole time-out", () => {
+  it("when the call is not repeatable, then its one attempt gets the whole time-out; an order with only an externalId, half of it", () => {
     expect(attemptBudgetMs(call("crm.createContact"), 10_000, 2)).toEqual({ ms: 10_000, retryAfter: false });
-    expect(attemptBudgetMs(call("orders.create", { params: { externalId: "E1" } }), 10_000, 2)).toEqual({ ms: 10_000, retryAfter: false });
+    expect(attemptBudgetMs(call("orders.create", { params: { externalId: "E1" } }), 10_000, 2)).toEqual({ ms: UNKEYED_ORDER_ATTEMPT_TIMEOUT_MS, retryAfter: true });
   });
 });
 
