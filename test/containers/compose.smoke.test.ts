@@ -54,6 +54,13 @@ describe("the compose stack", () => {
     compose("up", "-d");
     for (const s of APP_SERVICES) for (const c of containersOf(s)) await until(`${c} healthy`, () => healthy(c), 90_000);
     await until("the gateway's /readyz", async () => (await fetch(`${base}/readyz`)).status === 200, 60_000);
+    // /readyz is the gateway's own readiness; until it has discovered the other containers' services,
+    // a call to them is a 503 with Retry-After (what a client retries). The test waits as a client would.
+    await until("every service reachable through the gateway", async () => {
+      const reads = ["/api/v1/clients", "/api/v1/customers", "/api/v1/products", "/api/v1/packaging_references", "/api/v1/orders", "/api/v1/webhooks"];
+      const statuses = await Promise.all(reads.map(async (path) => (await fetch(`${base}${path}?limit=1`, { headers: { authorization: `Bearer ${process.env.ADMIN_API_KEY ?? ""}` } })).status));
+      return statuses.every((status) => status < 500); // any answer of the service itself (200, or 403 where the admin may not read)
+    }, 60_000);
     // Containers reach the host at their network's gateway address.
     const gateway = podman("network", "inspect", `${project}_default`, "--format", "{{range .Subnets}}{{.Gateway}}{{end}}");
     receiver = await startReceiver(undefined, gateway);
