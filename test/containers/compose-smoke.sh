@@ -22,11 +22,15 @@ SECRETS_ENCRYPTION_KEYS=smoke:$(node -p 'require("crypto").randomBytes(32).toStr
 export WEBHOOK_ALLOW_INSECURE_TARGETS=true
 
 cleanup() {
+  local ids
+  ids=$(podman ps -aq --no-trunc --filter "label=io.podman.compose.project=$OI_COMPOSE_PROJECT" 2>/dev/null || true)
   podman-compose -p "$OI_COMPOSE_PROJECT" -f deploy/docker/compose.yaml down -v >/dev/null 2>&1 || true
   # A container restarted by its policy while compose went down, and what it leaves.
   podman ps -aq --filter "label=io.podman.compose.project=$OI_COMPOSE_PROJECT" | xargs -r podman rm -f >/dev/null 2>&1 || true
   podman volume ls -q --filter "label=io.podman.compose.project=$OI_COMPOSE_PROJECT" | xargs -r podman volume rm -f >/dev/null 2>&1 || true
   podman network rm -f "${OI_COMPOSE_PROJECT}_default" >/dev/null 2>&1 || true
+  # podman 4.3 leaves the conmon of each healthcheck exec session running after its container is gone.
+  for id in $ids; do pkill -f "conmon --api-version 1 -c $id" 2>/dev/null || true; done
 }
 trap cleanup EXIT
 
