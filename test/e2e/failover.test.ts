@@ -21,8 +21,13 @@ const ERROR_WINDOW_BOUND_MS = 2_000;
 const OUTAGE_MS = 10_000;
 /** After an outage ends, requests pass again within this long (reconnection, rediscovery). */
 const RECOVERY_BOUND_MS = 5_000;
-/** A request sent during an outage is refused this fast, not after a time-out. */
-const FAST_REFUSAL_MS = 1_000;
+/**
+ * A request sent during an outage is refused this fast, not after a time-out (10 s). The requests
+ * sent in the moment before the NATS client sees its socket close are answered together when it
+ * does: 1.2-1.3 s after the cut in one CI run on a busy machine. The issue's bound for any error
+ * window, 2 s, is the bound here too.
+ */
+const FAST_REFUSAL_MS = ERROR_WINDOW_BOUND_MS;
 
 jest.setTimeout(180_000);
 
