@@ -9,6 +9,7 @@
  * A key is written `<keyId>:<base64 of 32 bytes>` (SECRETS_ENCRYPTION_KEYS, docs/operations.md).
  */
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { ExpiringCache } from "./expiring-cache";
 
 export interface EncryptionKey {
   id: string;
@@ -103,4 +104,28 @@ export class SecretBox {
     if (!SecretBox.isSealed(value)) return this.seal(value);
     return SEALED.exec(value)?.[1] === this.currentKeyId ? value : this.seal(this.open(value));
   }
+}
+
+/** How long an opened value is kept by `rememberingOpener`, and how many at most. */
+export const OPENED_KEPT_FOR_MS = 60_000;
+const MAX_OPENED = 10_000;
+
+/**
+ * `box.open`, remembering what it opened for OPENED_KEPT_FOR_MS, by the sealed text: a busy
+ * sender opens the same few values for every request (an AES-GCM decryption each). A sealed
+ * value never changes meaning (rotating stores new ones), so nothing remembered is ever wrong;
+ * a key taken out of SECRETS_ENCRYPTION_KEYS stops opening values at most that long later.
+ * Failures are not remembered.
+ */
+export function rememberingOpener(box: Pick<SecretBox, "open">): Pick<SecretBox, "open"> {
+  const opened = new ExpiringCache<string, string>(OPENED_KEPT_FOR_MS, MAX_OPENED);
+  return {
+    open(sealed: string): string {
+      const known = opened.get(sealed);
+      if (known !== undefined) return known;
+      const plain = box.open(sealed);
+      opened.set(sealed, plain);
+      return plain;
+    },
+  };
 }

@@ -5,7 +5,9 @@
  * everyone else's deliveries need. It claims due deliveries (webhooks.repository.ts `claimDue`:
  * fair between endpoints, SKIP LOCKED and a lease, committed before sending), sends each,
  * records every attempt and schedules the next one in the row — the outcomes that end together
- * in one statement (webhooks.outcome-recorder.ts). Any number of webhooks
+ * in one statement (webhooks.outcome-recorder.ts). A fresh event's deliveries need no claim when
+ * this process has slots free for them: the fan-out reserves the slots, stores the deliveries
+ * already claimed and hands them over (`reserve`), so they are sent at once. Any number of webhooks
  * processes run one each and share the work; a delivery is never sent by two of them at once,
  * and one whose dispatcher died is sent again once its lease ends.
  */
@@ -74,8 +76,20 @@ const METRIC_OUTCOME: Record<AttemptOutcome["kind"], WebhookAttemptOutcome> = {
   refused: "blocked",
 };
 
+/**
+ * Slots a fan-out holds for the deliveries it is about to store claimed
+ * (webhooks.repository.ts `insertEventDeliveries`); `settle` sends those that were stored so,
+ * and gives the other slots back. Settle it exactly once, with [] when the insert failed.
+ */
+export interface Reservation {
+  subscriptionIds: number[];
+  settle(claimed: readonly repo.ClaimedDelivery[]): void;
+}
+
 export class Dispatcher {
   private running = false;
+  /** Slots fan-outs hold for deliveries they are storing claimed: part of the batch. */
+  private reserved = 0;
   private loop: Promise<void> | null = null;
   private readonly sleep = new WakeableSleep();
   private readonly inFlight = new Set<Promise<void>>();
@@ -84,7 +98,7 @@ export class Dispatcher {
   /** Endpoints the claims filled to their cap: more of theirs may be due once their slots free up. */
   private readonly endpointsWithMore = new Set<string>();
   private readonly slots: EndpointSlots;
-  private readonly leaseMs: number;
+  readonly leaseMs: number;
   private readonly recorder: OutcomeRecorder;
 
   constructor(private readonly opts: DispatcherOptions) {
@@ -108,14 +122,64 @@ export class Dispatcher {
     await this.recorder.drain();
   }
 
-  /** New deliveries are due: look now rather than at the next round. */
+  /**
+   * One slot for each of these subscriptions whose endpoint has one free, while the batch has
+   * room: their deliveries skip the claim statement and the wait for the next round. Nothing is
+   * reserved while older deliveries are known to be due (the last claim filled every free slot,
+   * or every slot of that endpoint): under load they go first, in the claim's order, rather
+   * than be overtaken by every fresh event. Nothing either once the dispatcher is stopping.
+   */
+  reserve(targets: readonly { id: number; endpoint: string }[]): Reservation {
+    const taken: { id: number; endpoint: string }[] = [];
+    for (const target of this.running && !this.moreDue ? targets : []) {
+      if (this.inFlight.size + this.reserved >= this.opts.batch) break;
+      if (this.slots.free(target.endpoint) === 0 || this.endpointsWithMore.has(target.endpoint)) continue;
+      this.slots.take(target.endpoint);
+      this.reserved += 1;
+      taken.push(target);
+    }
+    let settled = false;
+    return {
+      subscriptionIds: taken.map((t) => t.id),
+      settle: (claimed) => {
+        if (settled) return;
+        settled = true;
+        this.reserved -= taken.length;
+        const stored = new Map(claimed.map((d) => [Number(d.subscription_id), d]));
+        for (const { id, endpoint } of taken) {
+          const delivery = stored.get(id);
+          // Stopping meanwhile: it is left claimed, and sent by anyone once its lease ends.
+          if (delivery && this.running) this.launch(delivery, { slotTaken: true });
+          else this.slots.giveBack(endpoint);
+        }
+      },
+    };
+  }
+
+  /**
+   * A fresh event's deliveries to these endpoints were stored due rather than sent at once: look
+   * now when this process could send one of them — its endpoint has a slot free and no backlog
+   * of its own (whose freed slots wake the claim, `finished`), or every slot of the batch was
+   * taken. An endpoint whose slots are all held (a hanging one with its probe out) waits for
+   * its own: waking for it would cost a claim per event that finds nothing, and hold back every
+   * other subscriber's fresh deliveries behind `moreDue` until that claim ends.
+   */
+  queued(endpoints: readonly string[]): void {
+    if (endpoints.some((endpoint) => this.slots.free(endpoint) > 0 && !this.endpointsWithMore.has(endpoint))) this.wake();
+  }
+
+  /**
+   * New deliveries are due: look now rather than at the next round. Until a claim finds fewer
+   * than it could take, they count as a backlog, which fresh events do not overtake (`reserve`).
+   */
   wake(): void {
+    this.moreDue = true;
     this.sleep.wake();
   }
 
   private async run(): Promise<void> {
     while (this.running) {
-      const free = this.opts.batch - this.inFlight.size;
+      const free = this.opts.batch - this.inFlight.size - this.reserved;
       if (free > 0) {
         let claimed: repo.ClaimedDelivery[] = [];
         try {
@@ -134,8 +198,8 @@ export class Dispatcher {
     }
   }
 
-  private launch(delivery: repo.ClaimedDelivery): void {
-    this.slots.take(delivery.endpoint);
+  private launch(delivery: repo.ClaimedDelivery, { slotTaken = false } = {}): void {
+    if (!slotTaken) this.slots.take(delivery.endpoint);
     // Log lines of the attempt name the request that raised the event; its span (and the
     // request's traceparent header) continues the trace of the fan-out that recorded it.
     const attempt: Promise<void> = withRequestId(delivery.request_id, () => resumeTrace(delivery.traceparent, `deliver ${delivery.event}`, {

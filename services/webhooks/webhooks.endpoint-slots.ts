@@ -63,6 +63,14 @@ export class EndpointSlots {
     this.endpoints.set(endpoint, state);
   }
 
+  /** A slot taken for an attempt that was not made after all (a fan-out's reservation left unused). */
+  giveBack(endpoint: string): void {
+    const state = this.endpoints.get(endpoint);
+    if (!state) return;
+    state.inFlight = Math.max(0, state.inFlight - 1);
+    if (state.inFlight === 0 && state.probationSince === null) this.endpoints.delete(endpoint);
+  }
+
   /** The attempt ended: frees its slot and learns from how it ended. */
   release(endpoint: string, outcome: AttemptOutcome["kind"]): void {
     const state = this.endpoints.get(endpoint);

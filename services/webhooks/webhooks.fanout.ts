@@ -3,12 +3,15 @@
  * client, by its grants at this moment (webhooks.grants.ts), hears it (webhooks.events.ts):
  * one read, then the event and its deliveries in one statement (an INSERT … SELECT that keeps
  * only the subscriptions still there). A re-published event adds nothing (unique per event and
- * subscription), so the channel may deliver a message more than once.
+ * subscription), so the channel may deliver a message more than once. The deliveries this
+ * process's dispatcher has slots for are stored claimed and sent at once (webhooks.dispatcher.ts
+ * `reserve`); the others wait, due, for any dispatcher's claim.
  */
 import Validator from "fastest-validator";
 import type { Knex } from "knex";
 import { EVENTS, type DomainEvent } from "../../shared/events";
 import { hears } from "./webhooks.events";
+import type { Dispatcher } from "./webhooks.dispatcher";
 import type { ClientGrants } from "./webhooks.grants";
 import * as repo from "./webhooks.repository";
 
@@ -29,17 +32,36 @@ export function asDomainEvent(payload: unknown): DomainEvent | null {
 }
 
 /** The subscriptions (among these) whose client, by its current grants, hears this event. */
-async function entitled(grants: ClientGrants, event: DomainEvent, candidates: { id: number; client_id: number }[]): Promise<number[]> {
+async function entitled<T extends { id: number; client_id: number }>(grants: ClientGrants, event: DomainEvent, candidates: T[]): Promise<T[]> {
   if (candidates.length === 0) return [];
   const principals = await grants.cached(candidates.map((c) => c.client_id));
-  return candidates.filter((c) => hears(principals.get(c.client_id), c.client_id, event)).map((c) => c.id);
+  return candidates.filter((c) => hears(principals.get(c.client_id), c.client_id, event));
 }
 
-/** Creates the deliveries of one event; resolves to how many were new. */
-export async function fanOut(db: Knex, grants: ClientGrants, event: DomainEvent): Promise<number> {
+export interface FanOutResult {
+  /** New deliveries. */
+  created: number;
+  /** The endpoints of those left due for a dispatcher to claim (not sent directly), one per delivery. */
+  queued: string[];
+}
+
+/** Creates the deliveries of one event; those `direct` has slots for are sent by it at once. */
+export async function fanOut(db: Knex, grants: ClientGrants, event: DomainEvent, direct?: Pick<Dispatcher, "reserve" | "leaseMs">): Promise<FanOutResult> {
   // Most events concern no subscriber: the read settles them with no write at all.
   const hearing = await entitled(grants, event, await repo.candidateSubscriptions(db, event));
-  // Stored once, as the exact text every subscriber receives; a subscription deleted or
-  // disabled since the read gets nothing.
-  return repo.insertEventDeliveries(db, event, JSON.stringify(event.data), hearing);
+  if (hearing.length === 0) return { created: 0, queued: [] };
+  const reservation = direct?.reserve(hearing);
+  let stored: repo.StoredDeliveries = { created: 0, claimed: [] };
+  try {
+    // Stored once, as the exact text every subscriber receives; a subscription deleted or
+    // disabled since the read gets nothing.
+    stored = await repo.insertEventDeliveries(db, event, JSON.stringify(event.data), hearing.map((s) => s.id), {
+      subscriptionIds: reservation?.subscriptionIds ?? [], leaseMs: direct?.leaseMs ?? 0,
+    });
+  } finally {
+    reservation?.settle(stored.claimed);
+  }
+  if (stored.created === stored.claimed.length) return { created: stored.created, queued: [] };
+  const claimed = new Set(stored.claimed.map((d) => Number(d.subscription_id)));
+  return { created: stored.created, queued: hearing.filter((s) => !claimed.has(s.id)).map((s) => s.endpoint) };
 }

@@ -14,6 +14,7 @@
  * service's outbox: the owner's other subscriptions to that event hear of it like any event.
  */
 import type { Knex } from "knex";
+import { ExpiringCache } from "../../shared/expiring-cache";
 import type { WebhookHealthFigures } from "../../shared/metrics";
 import { WORST_RANKS } from "../../shared/metrics";
 import { appendEvent } from "../../shared/outbox";
@@ -97,8 +98,19 @@ export function summarize(noted: readonly NotedAttempt[]): repo.SubscriptionHeal
   });
 }
 
+/**
+ * A subscription whose success this process noted this recently is not noted again for more
+ * successes: under load a healthy subscription's `last_success_at` is kept to the second, and
+ * its row is not rewritten (nor a statement run) for every batch of outcomes. A failure is
+ * always noted, and makes the next success noted at once.
+ */
+export const SUCCESS_NOTED_FOR_MS = 1_000;
+const MAX_NOTED_SUBSCRIPTIONS = 10_000;
+
 /** What the dispatcher calls after recording a batch of attempts (webhooks.outcome-recorder.ts). */
 export class EndpointHealth {
+  private readonly successNoted = new ExpiringCache<number, true>(SUCCESS_NOTED_FOR_MS, MAX_NOTED_SUBSCRIPTIONS);
+
   constructor(private readonly opts: HealthOptions) {}
 
   verdictOf(outcome: AttemptOutcome): Verdict {
@@ -114,13 +126,23 @@ export class EndpointHealth {
     for (const { delivery, verdict } of noted) {
       if (verdict.kind === "throttled") await repo.pauseEndpoint(db, delivery.endpoint, verdict.waitMs);
     }
-    const figures = await repo.noteAttemptsHealth(db, summarize(noted), this.opts.disableAfterMs);
+    const figures = await repo.noteAttemptsHealth(db, this.worthNoting(summarize(noted)), this.opts.disableAfterMs);
     const gone = new Set(noted.filter((n) => n.verdict.kind === "gone").map((n) => n.delivery.subscription_id));
     const toDisable = figures.filter((f) => f.status === "active" && (gone.has(f.subscriptionId) || f.failingTooLong))
       .map((f) => ({ subscriptionId: f.subscriptionId, reason: (gone.has(f.subscriptionId) ? "gone" : "failing") as DisabledReason }));
     const disabled: { subscriptionId: number; reason: DisabledReason }[] = [];
     for (const d of toDisable) if (await disableSubscription(db, d.subscriptionId, d.reason)) disabled.push(d);
     return disabled;
+  }
+
+  /** Drops the successes noted within SUCCESS_NOTED_FOR_MS; remembers what is noted now. */
+  private worthNoting(notes: repo.SubscriptionHealthNote[]): repo.SubscriptionHealthNote[] {
+    const worth = notes.filter((n) => n.lastFailure !== null || this.successNoted.get(n.subscriptionId) === undefined);
+    for (const n of worth) {
+      if (n.lastFailure === null) this.successNoted.set(n.subscriptionId, true);
+      else this.successNoted.delete(n.subscriptionId);
+    }
+    return worth;
   }
 }
 

@@ -137,7 +137,7 @@ export const SubscriptionStats = {
       additionalProperties: false,
     },
     backlog: { type: "integer", minimum: 0, description: "Deliveries waiting to be sent." },
-    lastSuccessAt: nullableTimestamp,
+    lastSuccessAt: { ...nullableTimestamp, description: "The latest success, to the second: while a subscription keeps succeeding, each webhooks process notes its successes at most once a second." },
     lastFailure: {
       type: ["object", "null"],
       required: ["at", "statusCode", "error"],

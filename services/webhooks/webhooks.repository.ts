@@ -157,42 +157,102 @@ export async function rotateSecrets(
 // ---- fan-out -------------------------------------------------------------------------------
 
 /**
+ * An endpoint is the origin of a subscription URL (stored normalised by the URL parser, so
+ * always with a path and without credentials): every path and every subscription to one server
+ * share its slots, so subscribing more URLs on a hanging server gains no more of them.
+ */
+const ENDPOINT_OF_URL = `substring(s.url from '^[^:]+://[^/]+')`;
+
+/** A replaced key or secret of subscription `s`, only while its rotation's overlap lasts. */
+const OVERLAPPING = (column: string) => `CASE WHEN s.previous_until > now() THEN s.${column} END AS ${column}`;
+
+/** A subscription that may receive an event, and the endpoint (URL origin) it is sent to. */
+export interface CandidateSubscription {
+  id: number;
+  client_id: number;
+  endpoint: string;
+}
+
+/**
  * The subscriptions that may receive this event: to its event name and created before the
  * event happened (an event replayed later reaches only those that existed then). Whose client
  * hears it is decided from the current grants (webhooks.events.ts `hears`). Timestamps compare
  * at the millisecond, the precision of `occurredAt`.
  */
-export async function candidateSubscriptions(db: Db, e: DomainEvent): Promise<{ id: number; client_id: number }[]> {
-  return (await db.withSchema(S).table("subscriptions")
+export async function candidateSubscriptions(db: Db, e: DomainEvent): Promise<CandidateSubscription[]> {
+  return (await db.withSchema(S).from("subscriptions as s")
     .where({ event: e.event, status: "active" })
     .andWhereRaw("date_trunc('milliseconds', created_at) <= ?", [e.occurredAt])
-    .select("id", "client_id")) as { id: number; client_id: number }[];
+    .select("id", "client_id", db.raw(`${ENDPOINT_OF_URL} AS endpoint`))) as CandidateSubscription[];
+}
+
+/** Deliveries the fan-out stores already claimed, for its own dispatcher to send at once. */
+export interface DirectClaims {
+  subscriptionIds: readonly number[];
+  leaseMs: number;
+}
+
+export interface StoredDeliveries {
+  /** New deliveries, claimed or not. */
+  created: number;
+  /** The new deliveries stored claimed (those of `DirectClaims`' subscriptions whose endpoint is not paused). */
+  claimed: ClaimedDelivery[];
 }
 
 /**
- * Stores the event once (the exact text every subscriber receives) and one pending delivery,
- * due now, per listed subscription that is still there and active, in one statement: no
- * transaction around it. A re-published event adds nothing (existing (event, subscription)
- * pairs are kept); an event no listed subscription is left for is not stored. Returns how many
- * deliveries were new.
+ * Stores the event once (the exact text every subscriber receives) and one pending delivery
+ * per listed subscription that is still there and active, in one statement: no transaction
+ * around it. A re-published event adds nothing (existing (event, subscription) pairs are kept);
+ * an event no listed subscription is left for is not stored.
+ *
+ * The deliveries of `direct`'s subscriptions are stored claimed, exactly as `claimDue` would
+ * leave them (a lease and a claim token), unless their endpoint is paused (Retry-After): their
+ * dispatcher sends them without claiming them again, and if it dies their lease ends and anyone
+ * sends them. The others are due now, for whichever dispatcher claims them.
  */
-export async function insertEventDeliveries(db: Db, e: DomainEvent, body: string, subscriptionIds: number[]): Promise<number> {
-  if (subscriptionIds.length === 0) return 0;
-  const { rows } = await db.raw<{ rows: unknown[] }>(
+export async function insertEventDeliveries(
+  db: Db, e: DomainEvent, body: string, subscriptionIds: number[], direct: DirectClaims = { subscriptionIds: [], leaseMs: 0 },
+): Promise<StoredDeliveries> {
+  if (subscriptionIds.length === 0) return { created: 0, claimed: [] };
+  const traceparent = currentTraceparent() ?? null;
+  const { rows } = await db.raw<{ rows: (Omit<ClaimedDelivery, "claim_token"> & { claim_token: string | null })[] }>(
     `WITH targets AS (
-       SELECT id FROM ??.subscriptions WHERE id = ANY(?::int[]) AND status = 'active'
+       SELECT s.id, s.url, s.key, s.secret, s.signing_key, s.client_id,
+              ${OVERLAPPING("previous_key")}, ${OVERLAPPING("previous_secret")}, ${OVERLAPPING("previous_signing_key")},
+              ${ENDPOINT_OF_URL} AS endpoint,
+              s.id = ANY(?::int[]) AND NOT EXISTS (SELECT 1 FROM ??.endpoint_pauses p WHERE p.endpoint = ${ENDPOINT_OF_URL} AND p.until > now()) AS direct
+         FROM ??.subscriptions s WHERE s.id = ANY(?::int[]) AND s.status = 'active'
      ), stored AS (
        INSERT INTO ??.events (id, event, owner_client_id, entity, entity_id, occurred_at, body, request_id, traceparent)
        SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM targets)
        ON CONFLICT (id) DO NOTHING
+     ), inserted AS (
+       INSERT INTO ??.deliveries (subscription_id, event_id, webhook_id, next_attempt_at, claim_token)
+       SELECT t.id, ?, 'msg_' || replace(gen_random_uuid()::text, '-', ''),
+              CASE WHEN t.direct THEN now() + ? * interval '1 millisecond' ELSE now() END,
+              CASE WHEN t.direct THEN gen_random_uuid() END
+         FROM targets t
+       ON CONFLICT (event_id, subscription_id) DO NOTHING
+       RETURNING id, subscription_id, webhook_id, claim_token, attempt_count
      )
-     INSERT INTO ??.deliveries (subscription_id, event_id, webhook_id, next_attempt_at)
-     SELECT t.id, ?, 'msg_' || replace(gen_random_uuid()::text, '-', ''), now() FROM targets t
-     ON CONFLICT (event_id, subscription_id) DO NOTHING
-     RETURNING id`,
-    [S, subscriptionIds, S, e.id, e.event, e.ownerClientId, e.entity, e.entityId, e.occurredAt, body, e.requestId ?? null, currentTraceparent() ?? null, S, e.id],
+     SELECT i.id, i.subscription_id, i.webhook_id, i.claim_token, i.attempt_count, t.url, t.key, t.secret, t.signing_key, t.client_id,
+            t.previous_key, t.previous_secret, t.previous_signing_key, t.endpoint
+       FROM inserted i JOIN targets t ON t.id = i.subscription_id`,
+    [
+      [...direct.subscriptionIds], S, S, subscriptionIds,
+      S, e.id, e.event, e.ownerClientId, e.entity, e.entityId, e.occurredAt, body, e.requestId ?? null, traceparent,
+      S, e.id, direct.leaseMs,
+    ],
   );
-  return rows.length;
+  const claimed: ClaimedDelivery[] = [];
+  for (const row of rows) {
+    if (row.claim_token === null) continue;
+    claimed.push({
+      ...row, claim_token: row.claim_token, event: e.event as DeliveredEventName, body,
+      request_id: e.requestId ?? null, traceparent, owner_client_id: e.ownerClientId,
+    });
+  }
+  return { created: rows.length, claimed };
 }
 
 // ---- deliveries as subscribers see them ----------------------------------------------------
@@ -275,16 +335,6 @@ export interface EndpointAllowance {
   perEndpoint: number;
   limits: readonly { endpoint: string; free: number }[];
 }
-
-/**
- * An endpoint is the origin of a subscription URL (stored normalised by the URL parser, so
- * always with a path and without credentials): every path and every subscription to one server
- * share its slots, so subscribing more URLs on a hanging server gains no more of them.
- */
-const ENDPOINT_OF_URL = `substring(s.url from '^[^:]+://[^/]+')`;
-
-/** A replaced key or secret of subscription `s`, only while its rotation's overlap lasts. */
-const OVERLAPPING = (column: string) => `CASE WHEN s.previous_until > now() THEN s.${column} END AS ${column}`;
 
 /**
  * Claims up to `limit` due deliveries in one statement: each is held for `leaseMs` (its due

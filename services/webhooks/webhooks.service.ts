@@ -16,7 +16,7 @@ import { BROADCASTS, type ClientsChangedPayload } from "../../shared/events";
 import { MAX_PAGE_BYTES, toPage, toSizeBoundedPage } from "../../shared/paging";
 import { withRequestId } from "../../shared/request-context";
 import { resumeTrace, SpanKind } from "../../shared/tracing";
-import type { SecretBox } from "../../shared/secret-box";
+import { rememberingOpener, type SecretBox } from "../../shared/secret-box";
 import { secretBoxFor, type KeyConfig } from "../../shared/secrets-keyring";
 import type { StorageSettings } from "../../shared/service-settings";
 import { Dispatcher } from "./webhooks.dispatcher";
@@ -357,7 +357,8 @@ const webhooksService: DbServiceSchema<Methods, {
       // In a span under the publisher's trace; the events it records remember this span.
       await withRequestId(event.requestId, () => resumeTrace(event.traceparent, `fan-out ${event.event}`, { kind: SpanKind.CONSUMER }, async () => {
         try {
-          if ((await fanOut(this.db, this.grants, event)) > 0) this.dispatcher?.wake();
+          const { queued } = await fanOut(this.db, this.grants, event, this.dispatcher);
+          if (queued.length > 0) this.dispatcher?.queued(queued);
         } catch (err) {
           this.logger.warn(`Webhooks: could not record the deliveries of ${event.id}, it will be offered again: ${(err as Error).message}`);
           await new Promise((resolve) => setTimeout(resolve, CHANNEL_RETRY_PAUSE_MS));
@@ -377,11 +378,12 @@ const webhooksService: DbServiceSchema<Methods, {
     // Resolved at start: without its keys (postgres://) the process refuses to start.
     const secrets = secretBoxFor(settings.secrets, (line) => this.logger.warn(line));
     this.secrets = secrets;
+    const openedSecrets = rememberingOpener(secrets);
     this.dispatcher = new Dispatcher({
       db: this.db,
       logger: this.logger,
       entitledOnly: (claimed) => this.entitledOnly(claimed),
-      send: (webhook) => sendWebhook(webhook, { timeoutMs: cfg.timeoutMs, allowInsecure: cfg.allowInsecureTargets, secrets }),
+      send: (webhook) => sendWebhook(webhook, { timeoutMs: cfg.timeoutMs, allowInsecure: cfg.allowInsecureTargets, secrets: openedSecrets }),
       batch: cfg.dispatchBatch,
       endpointConcurrency: cfg.endpointConcurrency,
       intervalMs: cfg.dispatchIntervalMs,

@@ -53,8 +53,10 @@ describe("webhook and outbox retention", () => {
     await receiver.waitFor((all) => all.filter((r) => r.path === "/ok").length === 3 && all.filter((r) => r.path === "/fails").length === 3, 15_000);
     await waitUntil(async () => Number((await W().table("deliveries").where({ subscription_id: ok.id, status: "succeeded" }).count({ n: "*" }).first() as { n: string }).n) === 3);
 
-    const [oldOk, recentOk] = (await W().table("deliveries").where({ subscription_id: ok.id }).orderBy("id").pluck("id")) as (string | number)[];
-    const [oldFailed] = (await W().table("deliveries").where({ subscription_id: fails.id }).orderBy("id").pluck("id")) as (string | number)[];
+    const okDeliveries = (await W().table("deliveries").where({ subscription_id: ok.id }).orderBy("id").select("id", "event_id")) as { id: string | number; event_id: string }[];
+    const [oldOk, recentOk] = okDeliveries.map((d) => d.id);
+    // The same event's delivery on /fails (events are fanned out concurrently: ids need not follow the events' order).
+    const [oldFailed] = (await W().table("deliveries").where({ subscription_id: fails.id, event_id: okDeliveries[0].event_id }).pluck("id")) as (string | number)[];
     const longAgo = db.raw("now() - interval '31 days'");
     // Aged: one success (its event also needed by a pending delivery), one failed settled long ago, and every event.
     await W().table("deliveries").whereIn("id", [oldOk]).update({ updated_at: longAgo, created_at: longAgo });

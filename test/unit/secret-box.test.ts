@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ConfigError, loadConfig } from "../../shared/config";
-import { newEncryptionKeyEntry, parseEncryptionKeys, SecretBox, SecretBoxError } from "../../shared/secret-box";
+import { newEncryptionKeyEntry, OPENED_KEPT_FOR_MS, parseEncryptionKeys, rememberingOpener, SecretBox, SecretBoxError } from "../../shared/secret-box";
 import { EMBEDDED_KEY_FILE, secretBoxFor } from "../../shared/secrets-keyring";
 
 const keysOf = (...entries: string[]) => parseEncryptionKeys(entries, "SECRETS_ENCRYPTION_KEYS").keys;
@@ -56,6 +56,33 @@ describe("secret box", () => {
 
   it("when SECRETS_ENCRYPTION_KEYS lists keys, then the configuration holds them in order", () => {
     expect(loadConfig({ SECRETS_ENCRYPTION_KEYS: `${k2},${k1}` }).secretsEncryptionKeys.map((k) => k.id)).toEqual(["k2", "k1"]);
+  });
+});
+
+describe("remembering opener", () => {
+  it("when the same sealed value is opened again within a minute, then it is not decrypted again; a failure is not remembered; after the minute it is decrypted afresh", () => {
+    const box = new SecretBox(keysOf(newEncryptionKeyEntry("k1")));
+    const sealed = box.seal("whsec_abc");
+    const opened: string[] = [];
+    let failing = false;
+    const opener = rememberingOpener({ open: (s) => { opened.push(s); if (failing) throw new SecretBoxError("gone"); return box.open(s); } });
+    jest.useFakeTimers({ now: Date.parse("2026-05-01T00:00:00Z") });
+    try {
+      expect(opener.open(sealed)).toBe("whsec_abc");
+      expect(opener.open(sealed)).toBe("whsec_abc");
+      expect(opened).toHaveLength(1);
+
+      failing = true;
+      const other = box.seal("whsec_other");
+      expect(() => opener.open(other)).toThrow(SecretBoxError);
+      expect(() => opener.open(other)).toThrow(SecretBoxError);
+      expect(opened).toHaveLength(3);
+
+      jest.setSystemTime(Date.now() + OPENED_KEPT_FOR_MS + 1);
+      expect(() => opener.open(sealed)).toThrow(SecretBoxError);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });
 

@@ -1,4 +1,5 @@
-import { summarize, verdictOf, type NotedAttempt, type Verdict } from "../../services/webhooks/webhooks.health";
+import type { Knex } from "knex";
+import { EndpointHealth, SUCCESS_NOTED_FOR_MS, summarize, verdictOf, type NotedAttempt, type Verdict } from "../../services/webhooks/webhooks.health";
 import { retryAfterMs } from "../../services/webhooks/webhooks.schedule";
 import { nextState } from "../../services/webhooks/webhooks.dispatcher";
 
@@ -50,5 +51,39 @@ describe("endpoint health verdicts", () => {
       { subscriptionId: 2, lastSuccessAt: at(2), lastFailure: { at: at(1), statusCode: 500, error: null }, failingFrom: null },
       { subscriptionId: 3, lastSuccessAt: null, lastFailure: { at: at(2), statusCode: 500, error: null }, failingFrom: at(1) },
     ]);
+  });
+});
+
+describe("noting health figures under load", () => {
+  /** A stand-in for the database: records the subscriptions each health statement notes. */
+  function recordingDb() {
+    const noted: number[][] = [];
+    const db = { raw: async (_sql: string, bindings: unknown[]) => {
+      const input = JSON.parse(bindings[0] as string) as { id: number }[];
+      noted.push(input.map((i) => i.id));
+      return { rows: input.map((i) => ({ id: i.id, status: "active", failing_too_long: false })) };
+    } };
+    return { noted, health: new EndpointHealth({ db: db as unknown as Knex, retryAfterMaxMs: HOUR_MS, disableAfterMs: HOUR_MS }) };
+  }
+  const attempt = (subscriptionId: number, verdict: Verdict): NotedAttempt => ({
+    delivery: { subscription_id: subscriptionId, endpoint: "http://hooks.example.com" }, verdict,
+    attempt: { attemptedAt: new Date(), statusCode: verdict.kind === "healthy" ? 200 : 500, error: null, durationMs: 3 },
+  });
+
+  it("when a subscription keeps succeeding, then its success is noted once a second, not once per batch; a failure is noted at once and makes the next success noted too", async () => {
+    jest.useFakeTimers({ now: Date.parse("2026-05-01T00:00:00Z"), doNotFake: ["nextTick", "setImmediate"] });
+    try {
+      const { noted, health } = recordingDb();
+      await health.afterAttempts([attempt(1, { kind: "healthy" }), attempt(2, { kind: "healthy" })]);
+      await health.afterAttempts([attempt(1, { kind: "healthy" }), attempt(2, { kind: "failing" })]);
+      await health.afterAttempts([attempt(1, { kind: "healthy" }), attempt(2, { kind: "healthy" })]);
+      expect(noted).toEqual([[1, 2], [2], [2]]);
+
+      jest.setSystemTime(Date.now() + SUCCESS_NOTED_FOR_MS + 1);
+      await health.afterAttempts([attempt(1, { kind: "healthy" }), attempt(2, { kind: "healthy" })]);
+      expect(noted.at(-1)).toEqual([1, 2]);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });
