@@ -163,8 +163,14 @@ export const BROADCASTS = {
   contactsChanged: {
     name: "crm.contactsChanged",
     producer: "crm",
-    listeners: ["references"],
-    meaning: "CRM contacts changed: drop the cached copies of these contacts.",
+    listeners: ["references", "orders"],
+    meaning: "CRM contacts changed: drop the cached copies of these contacts (and, in orders, the contact references resolved to them).",
+  },
+  contactReferencesChanged: {
+    name: "references.contactReferencesChanged",
+    producer: "references",
+    listeners: ["orders"],
+    meaning: "Contact references now point at another contact: drop what was resolved from them.",
   },
   usageCounted: {
     name: "gateway.usageCounted",
@@ -181,6 +187,11 @@ export interface ClientsChangedPayload {
 
 /** `crm.contactsChanged`: the ids of the contacts that changed. */
 export interface ContactsChangedPayload {
+  ids: number[];
+}
+
+/** `references.contactReferencesChanged`: the ids of the contact references that changed. */
+export interface ContactReferencesChangedPayload {
   ids: number[];
 }
 

@@ -23,6 +23,7 @@ import { duplicateOrder, EXTERNAL_ID_UNIQUE, holdingExternalId } from "./orders.
 import { contactModeOf, itemModesOf, scopesNeeded, type ContactMode, type ItemMode } from "./orders.identify";
 import { requestHash } from "./orders.idempotency";
 import type { CreateOrderParams } from "./orders.params";
+import type { ResolvedReferences } from "./orders.references-cache";
 import * as repo from "./orders.repository";
 import { presentOrder, type Order } from "./orders.representation";
 import { registerInlineContact, resolveOrder, type Call, type ResolvedContact } from "./orders.resolve";
@@ -30,6 +31,7 @@ import { registerInlineContact, resolveOrder, type Call, type ResolvedContact } 
 export interface Intake {
   db: Knex;
   call: Call;
+  references: ResolvedReferences;
   client: Principal;
   idempotencyKey?: string;
 }
@@ -55,7 +57,7 @@ export async function placeOrder(intake: Intake, order: CreateOrderParams): Prom
   const itemModes = itemModesOf(order.items);
   checkScopes(client, contactMode, itemModes);
 
-  const resolved = await resolveOrder(intake.call, client.clientId, order.items, contactMode, itemModes);
+  const resolved = await resolveOrder(intake.call, intake.references, client.clientId, order.items, contactMode, itemModes);
   const take = (contact: ResolvedContact) => takeOrder(intake, order, hash, contact, resolved.items);
   if (contactMode.kind !== "inline") return take(resolved.contact!);
 

@@ -2,40 +2,19 @@
  * Turns identification modes into snapshots by asking references, catalogue and crm, in as few
  * calls as the modes allow: a partner naming its contact by reference gets the contact and
  * every packaging reference from one references call; catalogue ids add one catalogue call
- * beside it; a CRM contact one crm call. Whatever the number of items. Every unknown or
+ * beside it; a CRM contact one crm call. Whatever the number of items. Each call is saved when
+ * earlier orders resolved the same records (orders.references-cache.ts). Every unknown or
  * unusable reference is reported at once, each with its field path.
  */
 import { InvalidInputError, unknownReference, unknownReferenceField, type FieldError } from "../../shared/errors";
 import type { ContactMode, ItemMode, ReferenceLookup } from "./orders.identify";
 import type { ItemInput } from "./orders.params";
+import type { ContactReference, CrmContact, PackagingReference, ReferencesAnswer, ResolvedReferences } from "./orders.references-cache";
 import type { NewItem } from "./orders.repository";
 import type { ContactSnapshot, PackagingSnapshot } from "./orders.representation";
 
 /** `ctx.call`, narrowed to what resolution needs. */
 export type Call = <T>(action: string, params: object) => Promise<T>;
-
-interface CrmContact {
-  id: number;
-  firstName: string;
-  lastName: string;
-  email: string;
-  customer: { id: number; name: string };
-}
-
-interface ContactReference {
-  id: number;
-  externalReference: string;
-  contact: { id: number; firstName: string; lastName: string; email: string };
-  customer: { id: number; name: string };
-}
-
-interface PackagingReference {
-  id: number;
-  externalReference: string;
-  active: boolean;
-  label: string;
-  packaging: PackagingSnapshot;
-}
 
 export interface ResolvedContact {
   contact: ContactSnapshot;
@@ -54,8 +33,8 @@ function fromCrm(found: CrmContact): ResolvedContact {
   return { contact: { id, firstName, lastName, email, reference: null }, customer: found.customer };
 }
 
-async function crmContact(call: Call, id: number): Promise<ResolvedContact> {
-  const [found] = await call<CrmContact[]>("crm.contactsByIds", { ids: [id] });
+async function crmContact(call: Call, kept: ResolvedReferences, id: number): Promise<ResolvedContact> {
+  const found = await kept.crmContact(id, async () => (await call<CrmContact[]>("crm.contactsByIds", { ids: [id] }))[0]);
   if (!found) throw unknownReference("contact.id", "contact", id);
   return fromCrm(found);
 }
@@ -73,10 +52,10 @@ export async function registerInlineContact(call: Call, clientId: number, mode: 
   return fromReference(reference);
 }
 
-async function packagingsById(call: Call, modes: ItemMode[]): Promise<Map<number, PackagingSnapshot>> {
+async function packagingsById(call: Call, kept: ResolvedReferences, modes: ItemMode[]): Promise<Map<number, PackagingSnapshot>> {
   const ids = [...new Set(modes.flatMap((m) => (m.kind === "catalogue" ? [m.packagingId] : [])))];
   if (ids.length === 0) return new Map();
-  const found = await call<PackagingSnapshot[]>("catalogue.packagingsByIds", { ids });
+  const found = await kept.cataloguePackagingsById(ids, (missing) => call<PackagingSnapshot[]>("catalogue.packagingsByIds", { ids: missing }));
   return new Map(found.map((p) => [p.id, p]));
 }
 
@@ -109,20 +88,21 @@ export interface Resolved {
   items: NewItem[];
 }
 
-export async function resolveOrder(call: Call, clientId: number, items: ItemInput[], contact: ContactMode, modes: ItemMode[]): Promise<Resolved> {
+/** `kept`: what earlier orders resolved (orders.references-cache.ts). */
+export async function resolveOrder(call: Call, kept: ResolvedReferences, clientId: number, items: ItemInput[], contact: ContactMode, modes: ItemMode[]): Promise<Resolved> {
   let contactWork: Promise<ResolvedContact | null>;
   let referencesWork: Promise<(PackagingReference | null)[]>;
   if (contact.kind === "reference") {
-    const both = call<{ contact: ContactReference | null; packagings: (PackagingReference | null)[] }>("references.resolveOrder", {
-      clientId, contact: { by: contact.ref.by, value: contact.ref.value }, refs: referenceLookups(modes),
-    });
+    const lookup = { by: contact.ref.by, value: contact.ref.value };
+    const refs = referenceLookups(modes);
+    const both = kept.resolve(clientId, lookup, refs, () => call<ReferencesAnswer>("references.resolveOrder", { clientId, contact: lookup, refs }));
     contactWork = both.then((r) => referencedContact(r.contact, contact.ref));
     referencesWork = both.then((r) => r.packagings);
   } else {
-    contactWork = contact.kind === "crm" ? crmContact(call, contact.id) : Promise.resolve(null);
+    contactWork = contact.kind === "crm" ? crmContact(call, kept, contact.id) : Promise.resolve(null);
     referencesWork = packagingReferences(call, clientId, modes);
   }
-  const itemsWork = Promise.all([packagingsById(call, modes), referencesWork]).then(([catalogue, references]) =>
+  const itemsWork = Promise.all([packagingsById(call, kept, modes), referencesWork]).then(([catalogue, references]) =>
     itemsFrom(items, modes, catalogue, references),
   );
   const [resolvedItems, resolvedContact] = await allResolved<[NewItem[], ResolvedContact | null]>([itemsWork, contactWork]);

@@ -2,15 +2,18 @@
  * orders: intake (POST /orders), reading, and the validate / cancel lifecycle. Each change
  * writes its webhook event to the outbox in the same transaction.
  */
+import type { Context } from "moleculer";
 import { callerOf, type RequestContext } from "../../shared/auth";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
 import { NotFoundError } from "../../shared/errors";
+import { BROADCASTS, type ContactReferencesChangedPayload, type ContactsChangedPayload } from "../../shared/events";
 import { outboxRelayMixin } from "../../shared/outbox-relay.mixin";
 import { toPage } from "../../shared/paging";
 import { respondCreated } from "../../shared/responses";
 import { markReplayed } from "./orders.idempotency";
 import { placeOrder } from "./orders.intake";
 import { moveOrder, visibilityFor, type Move } from "./orders.lifecycle";
+import { ResolvedReferences } from "./orders.references-cache";
 import {
   createOrderParams, listOrdersParams, orderIdParams,
   type CreateOrderParams, type ListOrdersParams, type OrderIdParams,
@@ -19,7 +22,7 @@ import * as repo from "./orders.repository";
 import { presentOrder, type Order } from "./orders.representation";
 import { migrations } from "./migrations";
 
-const ordersService: DbServiceSchema<{ move(ctx: RequestContext<OrderIdParams>, move: Move): Promise<Order> }> = {
+const ordersService: DbServiceSchema<{ move(ctx: RequestContext<OrderIdParams>, move: Move): Promise<Order> }, { references: ResolvedReferences }> = {
   name: "orders",
   mixins: [databaseMixin("orders", migrations), outboxRelayMixin("orders")],
 
@@ -32,7 +35,7 @@ const ordersService: DbServiceSchema<{ move(ctx: RequestContext<OrderIdParams>, 
       async handler(ctx: RequestContext<CreateOrderParams>): Promise<Order> {
         const { order, replayed } = await placeOrder(
           {
-            db: this.db, call: (action, params) => ctx.call(action, params), client: callerOf(ctx), idempotencyKey: ctx.meta.idempotencyKey,
+            db: this.db, call: (action, params) => ctx.call(action, params), references: this.references, client: callerOf(ctx), idempotencyKey: ctx.meta.idempotencyKey,
           },
           ctx.params,
         );
@@ -86,6 +89,20 @@ const ordersService: DbServiceSchema<{ move(ctx: RequestContext<OrderIdParams>, 
         return this.move(ctx, "cancel");
       },
     },
+  },
+
+  // What orders keeps of the references and contacts it resolved is dropped when they change (orders.references-cache.ts).
+  events: {
+    [BROADCASTS.contactsChanged.name](ctx: Context<ContactsChangedPayload>) {
+      this.references.forgetContacts(ctx.params.ids);
+    },
+    [BROADCASTS.contactReferencesChanged.name](ctx: Context<ContactReferencesChangedPayload>) {
+      this.references.forgetContactReferences(ctx.params.ids);
+    },
+  },
+
+  created() {
+    this.references = new ResolvedReferences();
   },
 
   methods: {

@@ -6,15 +6,9 @@
 import type { FromJsonSchema } from "../../shared/schema-types";
 import type * as Schemas from "./references.openapi";
 import type { ContactReferenceRow, PackagingReferenceRow } from "./references.repository";
+import type { CrmContact } from "../../shared/service-answers";
 
-/** What crm.contactsByIds and crm.upsertContact answer (the fields this service uses). */
-export interface CrmContact {
-  id: number;
-  firstName: string;
-  lastName: string;
-  email: string;
-  customer: { id: number; name: string };
-}
+export type { CrmContact };
 
 /** What catalogue.packagingsByIds answers: embedded as is in a packaging reference. */
 export interface CataloguePackaging {

@@ -11,7 +11,7 @@ import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin
 import { conflictOnUnique } from "../../shared/database-errors";
 import { ExpiringCache } from "../../shared/expiring-cache";
 import { ConflictError, InvalidInputError, NotFoundError, unknownReferenceField, type FieldError } from "../../shared/errors";
-import { BROADCASTS, type ContactsChangedPayload } from "../../shared/events";
+import { BROADCASTS, type ContactReferencesChangedPayload, type ContactsChangedPayload } from "../../shared/events";
 import { appendEvent } from "../../shared/outbox";
 import { outboxRelayMixin } from "../../shared/outbox-relay.mixin";
 import { toPage } from "../../shared/paging";
@@ -282,7 +282,7 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
       // The freshest copy there is: later orders naming this contact see the new names at once.
       this.contacts.set(contact.id, contact);
       const key = { clientId, externalReference };
-      return this.db.transaction(async (trx) => {
+      const upserted = await this.db.transaction(async (trx): Promise<UpsertedContactReference> => {
         const inserted = await repo.insertContactReference(trx, key, contact.id);
         if (!inserted) {
           const updated = await repo.repointContactReference(trx, key, contact.id);
@@ -294,6 +294,12 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
         });
         return { reference, created: true };
       });
+      // Services that keep what this reference resolved to (orders) drop it, once committed.
+      if (!upserted.created) {
+        const changed: ContactReferencesChangedPayload = { ids: [upserted.reference.id] };
+        ctx.broadcast(BROADCASTS.contactReferencesChanged.name, changed);
+      }
+      return upserted;
     },
   },
 };

@@ -91,6 +91,19 @@ describe("when a contact's names change after references cached it", () => {
     await create(inline("Booth"));
     expect((await create(byReference)).contact.lastName).toBe("Booth");
   });
+
+  it("then an order naming a reference re-pointed at another contact snapshots that contact (orders keeps resolved references)", async () => {
+    const register = (email: string) => t.call<{ reference: { contact: { id: number } } }>("references.upsertContactReference", {
+      clientId: f.partner.clientId, contact: { externalReference: "REPOINTED-1", firstName: "Alan", lastName: "Turing", email }, customer: { name: "Bletchley" },
+    });
+    const byReference = { ...partnerOrder(f), contact: { externalReferenceId: "REPOINTED-1" } };
+    const first = await register("alan@bletchley.test");
+    expect((await create(byReference)).contact.id).toBe(first.reference.contact.id);
+    expect((await create(byReference)).contact.id).toBe(first.reference.contact.id);
+    const second = await register("alan@manchester.test");
+    expect(second.reference.contact.id).not.toBe(first.reference.contact.id);
+    expect((await create(byReference)).contact).toMatchObject({ id: second.reference.contact.id, email: "alan@manchester.test" });
+  });
 });
 
 describe("when a back-office client names everything by CRM and catalogue ids", () => {
@@ -99,6 +112,18 @@ describe("when a back-office client names everything by CRM and catalogue ids", 
     expect(order.contact).toMatchObject({ id: f.contactId, firstName: "Ada", reference: null });
     expect(order.items.map((i) => i.packaging.id)).toEqual([f.packagingIds[0], f.packagingIds[1]]);
     expect(order.items[1].orderedQuantity).toBe(1.5);
+  });
+
+  it("then an order after the CRM contact's names changed snapshots the new names (orders keeps the contacts it resolved)", async () => {
+    const contact = await t.call<{ email: string; lastName: string; customer: { name: string } }>("crm.getContact", { id: f.contactId }, f.backoffice);
+    const rename = (lastName: string) => t.call("crm.upsertContact", { firstName: "Ada", lastName, email: contact.email, customerName: contact.customer.name });
+    expect((await create(backofficeOrder(f), f.backoffice)).contact.lastName).toBe(contact.lastName);
+    await rename("King");
+    try {
+      expect((await create(backofficeOrder(f), f.backoffice)).contact).toMatchObject({ id: f.contactId, lastName: "King" });
+    } finally {
+      await rename(contact.lastName);
+    }
   });
 });
 
