@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ALL_SERVICES, environmentWith, type ServiceName, type VariableName } from "../shared/config";
-import { SERVICE_NODE_OPTIONS } from "../runtime/process-limits";
+import { EMBEDDED_NODE_FLAGS, SERVICE_NODE_OPTIONS } from "../runtime/process-limits";
 import { newEncryptionKeyEntry } from "../shared/secret-box";
 import { createFreshDatabase, type FreshDatabase } from "./databases";
 import { benchNamespace, deleteNamespaceStreams } from "./nats-namespace";
@@ -84,7 +84,8 @@ const newAdminKey = () => `bench-admin-${randomBytes(24).toString("hex")}`;
 async function startEmbedded(databaseUrl: string, nodeArgs: string[] = []): Promise<{ process: BenchProcess; baseUrl: string; partner: SeededPartner }> {
   const port = await freePort();
   const adminKey = newAdminKey();
-  const embedded = BenchProcess.start("embedded", START, serviceEnvironment({ DATABASE_URL: databaseUrl, PORT: String(port), ADMIN_API_KEY: adminKey }), [], nodeArgs);
+  // The flags `npm start` runs it with (package.json).
+  const embedded = BenchProcess.start("embedded", START, serviceEnvironment({ DATABASE_URL: databaseUrl, PORT: String(port), ADMIN_API_KEY: adminKey }), [], [...EMBEDDED_NODE_FLAGS, ...nodeArgs]);
   const baseUrl = `http://127.0.0.1:${port}`;
   try {
     await waitUntilReady(embedded, `${baseUrl}/readyz`);
