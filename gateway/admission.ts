@@ -48,12 +48,8 @@ export class Admission {
       await this.throttle.recordFailure(attempt, res);
       throw new UnauthenticatedError();
     }
-    const cached = this.principals.get(attempt.apiKey);
-    if (cached) return cached;
     try {
-      const principal = await lookUp(attempt.apiKey);
-      this.principals.set(attempt.apiKey, principal);
-      return principal;
+      return await this.principals.resolve(attempt.apiKey, lookUp);
     } catch (err) {
       // Only a refused key is a failure: the clients service being down is not the caller's fault.
       if (isUnauthenticated(err)) await this.throttle.recordFailure(attempt, res);

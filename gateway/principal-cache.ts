@@ -27,12 +27,14 @@ export class PrincipalCache {
     return createHash("sha256").update(apiKey).digest("hex");
   }
 
-  get(apiKey: string): Principal | undefined {
-    return this.cache.get(PrincipalCache.keyOf(apiKey));
-  }
-
-  set(apiKey: string, principal: Principal): void {
-    this.cache.set(PrincipalCache.keyOf(apiKey), principal);
+  /**
+   * The key's principal: cached, else from `lookUp`, one call per key at a time. Without that,
+   * every request that came in with a key while its entry was being renewed made a call of its
+   * own: under load, tens per key per second, and as many held by a replica that died. After a
+   * change of a client, requests look up afresh (ExpiringCache.getOrLoad).
+   */
+  resolve(apiKey: string, lookUp: (apiKey: string) => Promise<Principal>): Promise<Principal> {
+    return this.cache.getOrLoad(PrincipalCache.keyOf(apiKey), () => lookUp(apiKey));
   }
 
   /** This client changed: its keys are authenticated afresh on their next request. */

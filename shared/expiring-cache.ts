@@ -4,6 +4,10 @@
  */
 export class ExpiringCache<K, V> {
   private readonly entries = new Map<K, { value: V; expires: number }>();
+  /** getOrLoad's loads under way: the callers that miss one key meanwhile share its load. */
+  private readonly loads = new Map<K, Promise<V>>();
+  /** Counts the removals (delete, clear, deleteWhere): a load begun before one is not stored. */
+  private removals = 0;
 
   constructor(
     private readonly ttlMs: number,
@@ -28,15 +32,47 @@ export class ExpiringCache<K, V> {
 
   delete(key: K): void {
     this.entries.delete(key);
+    this.removed();
   }
 
   clear(): void {
     this.entries.clear();
+    this.removed();
   }
 
   /** Drops every entry whose value matches: a change to one owner, without emptying the rest. */
   deleteWhere(matches: (value: V) => boolean): void {
     for (const [key, hit] of this.entries) if (matches(hit.value)) this.entries.delete(key);
+    this.removed();
+  }
+
+  /**
+   * The value for `key`: cached, else from `load`, one load per key at a time, which the
+   * callers that miss the key meanwhile wait for instead of each loading it. A failed load is
+   * not kept. After a removal, callers load afresh, and a load begun before it is used by its
+   * own callers only, not stored: it may predate the change the removal stands for.
+   */
+  getOrLoad(key: K, load: () => Promise<V>): Promise<V> {
+    const cached = this.get(key);
+    if (cached !== undefined) return Promise.resolve(cached);
+    const underWay = this.loads.get(key);
+    if (underWay) return underWay;
+    const removalsBefore = this.removals;
+    const loading = load()
+      .then((value) => {
+        if (this.removals === removalsBefore) this.set(key, value);
+        return value;
+      })
+      .finally(() => {
+        if (this.loads.get(key) === loading) this.loads.delete(key);
+      });
+    this.loads.set(key, loading);
+    return loading;
+  }
+
+  private removed(): void {
+    this.removals += 1;
+    this.loads.clear();
   }
 
   /**
