@@ -20,6 +20,8 @@ type RoutedRequest = IncomingMessage & {
 /** The status label of a request whose client went away before any answer (nginx's convention). */
 const CLIENT_CLOSED = 499;
 const DRAIN_POLL_MS = 20;
+/** How long the listener may stay open at shutdown to accept what the kernel has queued. */
+const ACCEPT_QUEUED_MAX_MS = 250;
 
 /** The alias path (`/api/v1/orders/:id`), never the raw URL, so labels and logs stay bounded. */
 function routeOf(req: RoutedRequest): string {
@@ -29,12 +31,14 @@ function routeOf(req: RoutedRequest): string {
 export class HttpObserver {
   private readonly inFlight = new Set<ServerResponse>();
   private readonly connections = new Set<net.Socket>();
+  private accepted = 0;
   private draining = false;
 
   constructor(private readonly server: Server, private readonly logger: Logger) {
     // First listener, so the duration includes moleculer-web's own synchronous work.
     server.prependListener("request", (req: RoutedRequest, res: ServerResponse) => this.observe(req, res));
     server.on("connection", (socket: net.Socket) => {
+      this.accepted += 1;
       this.connections.add(socket);
       socket.once("close", () => this.connections.delete(socket));
     });
@@ -79,9 +83,16 @@ export class HttpObserver {
   async drain(deadline: number): Promise<void> {
     this.draining = true;
     for (const res of this.inFlight) if (!res.headersSent) res.setHeader("Connection", "close");
-    // Connections the kernel has completed but the event loop has not yet accepted would be reset
-    // when the listener closes: let one poll phase accept them first (setImmediate runs after it).
-    await new Promise((resolve) => setImmediate(resolve));
+    // Connections the kernel has completed but the event loop has not yet accepted are reset when
+    // the listener closes, though their clients may have sent a request already: let poll phases
+    // accept them (setImmediate runs after one) until one accepts nothing more — a busy event
+    // loop leaves more queued than one phase takes — for ACCEPT_QUEUED_MAX_MS at most. What is
+    // accepted meanwhile is served with `Connection: close`.
+    const acceptUntil = Math.min(deadline, Date.now() + ACCEPT_QUEUED_MAX_MS);
+    for (let before = -1; before !== this.accepted && Date.now() < acceptUntil;) {
+      before = this.accepted;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     // net.Server#close only stops listening. http.Server#close would also drop idle kept-alive
     // connections at once, resetting a request a client (or a proxy) is sending on one right now.
     if (this.server.listening) net.Server.prototype.close.call(this.server);

@@ -2,7 +2,7 @@
  * SIGTERM under load: the embedded process (every service in one process, PGlite in memory)
  * stops accepting connections, finishes the requests it accepted, then exits 0. A request that
  * got an answer never got a 5xx; one refused at connection was never accepted; and no request
- * was cut off (a reset of its connection), since that one may have been accepted.
+ * the server read was cut off: its access log holds exactly the answered ones.
  */
 import { randomBytes } from "node:crypto";
 import { ALL_SERVICES } from "../../shared/config";
@@ -81,8 +81,16 @@ describe("shutdown under load", () => {
     const failed = answered.filter((o) => (o.status as number) >= 500);
     expect(failed).toEqual([]);
     expect(new Set(answered.map((o) => o.status))).toEqual(new Set([201]));
-    const cutOff = outcomes.filter((o) => o.status === null && o.error !== "ECONNREFUSED");
-    expect(cutOff).toEqual([]);
+    // No request the server read was cut off: it logs every request it read, with its status,
+    // and logged exactly those that were answered. A reset without an answer is then a
+    // connection still in the kernel's queue when the listener closed, never read: refused, like
+    // ECONNREFUSED. While clients keep connecting, no server can close its listener without
+    // that race (behind a load balancer, readiness turning 503 stops new connections first).
+    const read = server.output().split("\n").filter((line) => line.includes('"msg":"request"') && line.includes('"path":"/api/v1/customers"'));
+    expect(read.filter((line) => !line.includes('"status":201'))).toEqual([]);
+    expect(read).toHaveLength(answered.length);
+    const unanswered = outcomes.filter((o) => o.status === null);
+    expect(unanswered.filter((o) => o.error !== "ECONNREFUSED" && o.error !== "ECONNRESET")).toEqual([]);
     // The drain was exercised: requests in flight when SIGTERM arrived were still answered.
     const drained = answered.filter((o) => o.startedAt < sigtermAt && o.endedAt >= sigtermAt);
     expect(drained.length).toBeGreaterThan(0);
