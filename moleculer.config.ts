@@ -11,7 +11,7 @@ import { actionMetricsMiddleware } from "./shared/metrics";
 import { remoteCallsMiddleware, mayRetry } from "./shared/remote-calls";
 import { requestContextMiddleware, requestLogFields } from "./shared/request-context";
 import { tracingMiddleware } from "./shared/tracing";
-import { transporterConnectionMiddleware } from "./shared/transporter-connection";
+import { NATS_RECONNECT_WAIT_MS, transporterConnectionMiddleware } from "./shared/transporter-connection";
 
 /**
  * How fast a node that vanished leaves the registry (seconds; moleculer's defaults are 10 and
@@ -26,7 +26,9 @@ export function brokerOptions(cfg: Config): BrokerOptions {
   return {
     namespace: cfg.namespace,
     nodeID: cfg.nodeId || `${os.hostname()}-${process.pid}`,
-    transporter: (cfg.transporter ?? null) as BrokerOptions["transporter"],
+    transporter: cfg.transporter
+      ? { type: "NATS", options: { url: cfg.transporter, reconnectTimeWait: NATS_RECONNECT_WAIT_MS } }
+      : null,
     // `requestLogFields` adds the request id (and trace_id, span_id) to every line written while handling a request.
     logger: brokerLogger(cfg.logLevel, requestLogFields) as BrokerOptions["logger"],
     logLevel: cfg.logLevel,

@@ -17,6 +17,7 @@ import type { Middleware } from "moleculer";
 import type { Config } from "./config";
 import { channelOf, EVENTS } from "./events";
 import { InProcessAdapter, JetStreamAdapter } from "./channel-adapters";
+import { NATS_RECONNECT_WAIT_MS } from "./transporter-connection";
 
 /** Every channel of the event contract (shared/events.ts), each once. */
 export const ALL_CHANNELS: readonly string[] = [...new Set(EVENTS.map(channelOf))];
@@ -44,7 +45,11 @@ export function channelsMiddleware(cfg: Config): Middleware {
         nats: {
           url: cfg.transporter,
           // Keep trying through a NATS restart instead of giving up after ten attempts.
-          connectionOptions: { maxReconnectAttempts: -1, reconnectTimeWait: 500 },
+          // noAsyncTraces: nats.js otherwise captures a stack trace and builds a time-out error
+          // for every request (each JetStream publish and acknowledgement), whether it fails or
+          // not: 2 % of the orders process's CPU under load, for a stack that names nats.js's
+          // own frames only (a failure is logged by the relay or the consumer that met it).
+          connectionOptions: { maxReconnectAttempts: -1, reconnectTimeWait: NATS_RECONNECT_WAIT_MS, noAsyncTraces: true },
           streamConfig: { max_age: STREAM_MAX_AGE_NS },
           consumerOptions: {
             config: {

@@ -35,8 +35,13 @@ function fakeBroker(client?: { status(): AsyncIterable<{ type: string }> }) {
   const tx = { connected: true, client };
   // pino's calling convention: an optional object first, the message last.
   const log = (level: string) => (...args: unknown[]) => void logged.push(`${level}: ${String(args.at(-1))}`);
-  const broker = { transit: { tx }, logger: { warn: log("warn"), info: log("info"), error: log("error") } } as unknown as ServiceBroker;
-  return { broker, tx, logged };
+  const announced: string[] = [];
+  const discoverer = {
+    sendLocalNodeInfo: async () => void announced.push("INFO"),
+    discoverAllNodes: async () => void announced.push("DISCOVER"),
+  };
+  const broker = { transit: { tx }, registry: { discoverer }, logger: { warn: log("warn"), info: log("info"), error: log("error") } } as unknown as ServiceBroker;
+  return { broker, tx, logged, announced };
 }
 
 const settle = () => new Promise((resolve) => setImmediate(resolve));
@@ -65,6 +70,21 @@ describe("the NATS status watcher", () => {
     await settle();
     expect(tx.connected).toBe(true);
     expect(logged).toEqual([expect.stringMatching(/^warn: NATS connection lost/), "info: NATS connection back"]);
+    feed.end();
+  });
+
+  it("when NATS is back, then this node announces itself and asks every node to, as moleculer does after a reconnect", async () => {
+    const feed = new StatusFeed();
+    const { broker, announced } = fakeBroker({ status: () => feed });
+    await start(broker);
+    feed.send("disconnect");
+    await settle();
+    // Nothing to send while NATS is away: the registry is rebuilt once it is back.
+    expect(announced).toEqual([]);
+    feed.send("reconnect");
+    await settle();
+    await settle();
+    expect(announced).toEqual(["INFO", "DISCOVER"]);
     feed.end();
   });
 
