@@ -34,9 +34,10 @@ const RETRIED = [Errors.RequestTimeoutError, Errors.RequestRejectedError, Errors
 
 /**
  * For retryPolicy.check: a time-out or rejection of a call that may be sent again. The mark is
- * used up by the first check, the remote call's own: moleculer's retry also wraps local actions,
- * and the caller's (the gateway's `rest`, whose request is already consumed) must not repeat
- * itself when the same error reaches it.
+ * used up by the first check, the remote call's own. moleculer's retry also wraps local actions,
+ * and the caller's (the gateway's `rest`, whose request is already consumed: run again, it
+ * answers 404) must not repeat itself when the same error reaches it: a local action also drops
+ * the mark of what it throws (`localAction` below), whatever path the error took.
  */
 export function mayRetry(err: unknown): boolean {
   if (!RETRIED.some((kind) => err instanceof kind)) return false;
@@ -119,6 +120,21 @@ export function remoteCallsMiddleware(): Middleware {
     created(b: ServiceBroker) {
       broker = b;
     },
+    /**
+     * What a local action throws is its own failure, never a remote call's attempt to repeat.
+     * The backstop for any failure whose mark the remote call's own check did not use up: once,
+     * a call to an action on this node (through NATS, `disableBalancer`) was skipped by
+     * moleculer's Retry as a request served here, and the mark reached the calling action's
+     * Retry instead (inside it: user middlewares wrap first). `fail` below now lets that check run.
+     */
+    localAction(next: (ctx: Context) => Promise<unknown>) {
+      return function unmarkedFailure(ctx: Context): Promise<unknown> {
+        return next(ctx).catch((err: unknown) => {
+          if (err !== null && typeof err === "object") retryMarks.delete(err);
+          throw err;
+        });
+      };
+    },
     remoteAction(next: (ctx: Context) => Promise<unknown>, action: { name: string }) {
       return function settledRemoteCall(ctx: Context): Promise<unknown> {
         const transit = broker.transit as unknown as PendingRequests | undefined;
@@ -127,7 +143,13 @@ export function remoteCallsMiddleware(): Middleware {
         const repeatable = attemptTimeoutMs(ctx) !== null;
         const fail = (err: unknown): never => {
           transit?.removePendingRequest(ctx.id);
-          if (err !== null && typeof err === "object" && repeatable && Date.now() < deadline) retryMarks.add(err);
+          if (err !== null && typeof err === "object" && repeatable && Date.now() < deadline) {
+            retryMarks.add(err);
+            // moleculer's Retry skips a call whose endpoint is on this node but whose nodeID is
+            // another's (nulled above): it takes it for a request served here. This one was made
+            // here, and NATS may have sent it to a replica elsewhere that died: it may be repeated.
+            if (ctx.endpoint?.local) ctx.nodeID = broker.nodeID;
+          }
           throw err;
         };
         const timedOut = () => new Errors.RequestTimeoutError({ action: action.name, nodeID: ctx.nodeID ?? "" });

@@ -151,3 +151,44 @@ describe("remote calls to a replica that never answers", () => {
     }
   });
 });
+
+describe("a local action whose remote call failed", () => {
+  // With disableBalancer (as with NATS), a call to an action this node runs still goes through
+  // the transporter, and moleculer's Retry skipped it as a request served here: the read was not
+  // sent again, and the gateway's `rest` met the failure still marked, ran itself again on its
+  // consumed request and answered 404.
+  let runs = 0;
+  let readsSent = 0;
+  const solo = new ServiceBroker({
+    namespace: `remote-calls-solo-${process.pid}`, nodeID: "solo", transporter: "Fake", disableBalancer: true, logger: false, requestTimeout: REQUEST_TIMEOUT_MS,
+    retryPolicy: { enabled: true, retries: 2, delay: 50, maxDelay: 100, factor: 2, check: mayRetry as (err: Error) => boolean },
+    // The first wraps innermost: it counts each attempt sent to the transporter.
+    middlewares: [{ remoteAction: (next: (ctx: Context) => Promise<unknown>) => (ctx: Context) => (readsSent++, next(ctx)) }, remoteCallsMiddleware()],
+  });
+  solo.createService({ name: "crm", actions: { getContact: () => new Promise(() => undefined) } });
+  const front = solo.createService({
+    name: "front",
+    actions: {
+      // Private, as moleculer-web's `rest`: its Retry runs it again here, not through the transporter.
+      run: {
+        visibility: "private",
+        handler(ctx: Context) {
+          runs++;
+          return ctx.call("crm.getContact");
+        },
+      },
+    },
+  });
+
+  beforeAll(() => solo.start());
+  afterAll(() => solo.stop());
+
+  it("when the read it made on this node times out, then the read is sent again but the action is not run again, and its caller gets the time-out", async () => {
+    // As moleculer-web calls `rest`: the service's own action, through the local middlewares.
+    await expect(front.actions.run({})).rejects.toBeInstanceOf(Errors.RequestTimeoutError);
+    expect(runs).toBe(1);
+    // The read itself was sent again, as a read to another node is (NATS could have handed it
+    // to a replica elsewhere): two short attempts, then the last one with what was left.
+    expect(readsSent).toBe(3);
+  });
+});
