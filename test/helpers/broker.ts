@@ -40,7 +40,8 @@ export async function startTestBroker(opts: TestBrokerOptions): Promise<TestBrok
     SECRETS_ENCRYPTION_KEYS: TEST_SECRETS_ENCRYPTION_KEYS,
     ...opts.env,
   });
-  const broker = createBroker(cfg, { logger: false });
+  // TEST_BROKER_LOGS=1 shows the brokers' own log lines (silent by default) when a test needs explaining.
+  const broker = createBroker(cfg, { logger: process.env.TEST_BROKER_LOGS ? undefined : false });
   if (!opts.services.includes("clients")) {
     broker.createService(CLIENTS_STAND_IN);
     learnCallers(broker);

@@ -7,7 +7,7 @@ import pg from "pg";
 import type { ApiWorld } from "./api-fixtures";
 import { partnerOrderBody } from "./api-fixtures";
 import { ADDRESS } from "./fixtures";
-import { SteadyLoad, summarize, type FailureSummary, type LoadOutcome, type LoadRequest } from "./steady-load";
+import { failed, SteadyLoad, summarize, type FailureSummary, type LoadOutcome, type LoadRequest } from "./steady-load";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -45,7 +45,18 @@ export interface LoadRun {
   outcomes: LoadOutcome[];
   /** When the fault began (epoch ms). */
   faultAt: number;
+  /** When the fault's action ended (epoch ms): the replica killed or stopped, the server back and accepting. */
+  faultEndedAt: number;
   summary: FailureSummary;
+}
+
+/**
+ * How long after the fault's action ended the last failed request was sent (ms; null when none
+ * failed): for an outage, how long the cluster took to come back once the server did.
+ */
+export function lastFailureAfterFault(run: LoadRun): number | null {
+  const sent = run.outcomes.filter(failed).map((o) => o.sentAt);
+  return sent.length === 0 ? null : Math.max(...sent) - run.faultEndedAt;
 }
 
 /** Steady load for `beforeMs`, then `fault()` (awaited), then `afterMs` more. */
@@ -56,9 +67,10 @@ export async function underLoad(baseUrl: string, perSecond: number, next: (n: nu
   await sleep(timing.beforeMs);
   const faultAt = Date.now();
   await fault();
+  const faultEndedAt = Date.now();
   await sleep(timing.afterMs);
   const outcomes = await load.stop();
-  return { outcomes, faultAt, summary: summarize(outcomes) };
+  return { outcomes, faultAt, faultEndedAt, summary: summarize(outcomes) };
 }
 
 export interface OrderLosses {
@@ -97,5 +109,7 @@ export function describeRun(name: string, run: LoadRun, losses?: OrderLosses): s
   const refused: Record<string, number> = {};
   for (const o of run.outcomes) if (o.externalId && o.status !== null && o.status >= 400 && o.status < 500) refused[o.status] = (refused[o.status] ?? 0) + 1;
   const refusedText = Object.keys(refused).length > 0 ? `, orders refused ${Object.entries(refused).map(([k, v]) => `${k}: ${v}`).join(", ")}` : "";
-  return `[failover] ${name}: ${s.requests} requests, ${s.failures} failed (${statuses}), error window ${s.errorWindowMs} ms, slowest ${s.slowestMs} ms${lossText}${refusedText}`;
+  const after = lastFailureAfterFault(run);
+  const afterText = after === null ? "" : `, last failure ${after} ms after the fault ended (took ${run.faultEndedAt - run.faultAt} ms)`;
+  return `[failover] ${name}: ${s.requests} requests, ${s.failures} failed (${statuses}), error window ${s.errorWindowMs} ms${afterText}, slowest ${s.slowestMs} ms${lossText}${refusedText}`;
 }

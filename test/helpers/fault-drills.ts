@@ -35,34 +35,40 @@ export async function startFaultCluster(env: Record<string, string> = {}): Promi
   if (!url?.startsWith("postgres")) throw new Error("The fault drills need PostgreSQL: set TEST_DATABASE_URL.");
   const nats = await NatsServer.start();
   const relay = TcpRelay.toUrl(url);
-  await relay.open();
-  const replicas = Object.fromEntries(REPLICATED_SERVICES.map((s) => [s, 2]));
-  const cluster = await startCluster({
-    replicas, natsUrl: nats.url, processDatabaseUrl: (u) => relay.rewrite(u),
-    env: { DATABASE_POOL_MAX: "4", WEBHOOK_RETRY_SCHEDULE: "1,1,1,2,2,5,5,10,10,30", WEBHOOK_DISPATCH_INTERVAL_MS: "100", ...env },
-  });
-  const admin = api(cluster.baseUrl).as(cluster.adminKey);
-  const world = await createApiWorld(admin);
-  const receiver = await startReceiver();
-  // Plain fetch: the contract suites check this answer's shape; the drills only need the subscription.
-  const subscribed = await fetch(`${cluster.baseUrl}/api/v1/webhooks`, {
-    method: "PUT", headers: { authorization: `Bearer ${world.partnerKey}`, "content-type": "application/json" },
-    body: JSON.stringify({ event: "sales_order_created", url: `${receiver.url}/orders` }),
-  });
-  if (subscribed.status !== 201) throw new Error(`subscribing the receiver answered ${subscribed.status}: ${await subscribed.text()}`);
-  let runs = 0;
-  const tag = Date.now().toString(36);
-  return {
-    cluster, world, nats, relay, receiver,
-    nextRun: (name) => `fo-${tag}-${++runs}-${name}`,
-    async stop() {
-      await relay.open();
-      await cluster.stop();
-      await relay.close();
-      await nats.dispose();
-      await receiver.close();
-    },
+  let cluster: Cluster | undefined;
+  let receiver: WebhookReceiver | undefined;
+  const stop = async () => {
+    await relay.open();
+    await cluster?.stop();
+    await relay.close();
+    await nats.dispose();
+    await receiver?.close();
   };
+  try {
+    await relay.open();
+    const replicas = Object.fromEntries(REPLICATED_SERVICES.map((s) => [s, 2]));
+    cluster = await startCluster({
+      replicas, natsUrl: nats.url, processDatabaseUrl: (u) => relay.rewrite(u),
+      env: { DATABASE_POOL_MAX: "4", WEBHOOK_RETRY_SCHEDULE: "1,1,1,2,2,5,5,10,10,30", WEBHOOK_DISPATCH_INTERVAL_MS: "100", ...env },
+    });
+    const admin = api(cluster.baseUrl).as(cluster.adminKey);
+    const world = await createApiWorld(admin);
+    receiver = await startReceiver();
+    // Plain fetch: the contract suites check this answer's shape; the drills only need the subscription.
+    const subscribed = await fetch(`${cluster.baseUrl}/api/v1/webhooks`, {
+      method: "PUT", headers: { authorization: `Bearer ${world.partnerKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ event: "sales_order_created", url: `${receiver.url}/orders` }),
+    });
+    if (subscribed.status !== 201) throw new Error(`subscribing the receiver answered ${subscribed.status}: ${await subscribed.text()}`);
+    let runs = 0;
+    const tag = Date.now().toString(36);
+    return { cluster, world, nats, relay, receiver, nextRun: (name) => `fo-${tag}-${++runs}-${name}`, stop };
+  } catch (err) {
+    // Whatever was started goes: a nats-server child or a listening relay left running kept the
+    // whole test run from exiting when the cluster failed to start.
+    await stop().catch(() => undefined);
+    throw err;
+  }
 }
 
 export interface DrillResult {

@@ -53,19 +53,37 @@ export interface ServiceProcessOptions {
   readyTimeoutMs?: number;
 }
 
-/** A free TCP port on 127.0.0.1 (free now; bound by whoever asks first). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+/** Every port freePort handed out in this process: the kernel may offer a port again once it is closed. */
+const handedOut = new Set<number>();
+
+/**
+ * A free TCP port on 127.0.0.1: free now (bound by whoever asks first), and never handed out
+ * before by this process. Without that memory two processes of one cluster could be given the
+ * same port (the kernel offers a just-closed port again), and the second to start would find
+ * it taken while the first answered in its place.
+ */
+export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const server = net.createServer();
+      server.once("error", reject);
+      server.listen(0, "127.0.0.1", () => {
+        const { port } = server.address() as net.AddressInfo;
+        server.close(() => resolve(port));
+      });
     });
-  });
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** How a process that could not bind its port says so (moleculer-web, node:net). */
+const PORT_TAKEN = /already in use|EADDRINUSE/;
+const PORT_ATTEMPTS = 3;
 
 export class ServiceProcess {
   readonly logFile: string;
@@ -73,21 +91,29 @@ export class ServiceProcess {
   private exited: Promise<void> = Promise.resolve();
   private log: WriteStream | null = null;
   private starts = 0;
+  /** What the process printed from its latest start until it was ready (the log file is written a little later). */
+  private lastStartOutput = "";
 
-  private constructor(
-    readonly options: ServiceProcessOptions,
-    /** The gateway's port when it runs one, else the probe port (HEALTH_PORT). */
-    readonly port: number,
-    /** HEALTH_PORT: /healthz, /readyz and /metrics, in every process (the same as `port` without a gateway). */
-    readonly probePort: number,
-  ) {
+  /** Its ports, picked at its first start and kept by every later one; null before. */
+  private ports: { port: number; probePort: number } | null = null;
+
+  private constructor(readonly options: ServiceProcessOptions) {
     mkdirSync(LOG_DIR, { recursive: true });
     this.logFile = path.join(LOG_DIR, `${options.name}-${Date.now().toString(36)}.log`);
   }
 
   static async create(options: ServiceProcessOptions): Promise<ServiceProcess> {
-    const port = await freePort();
-    return new ServiceProcess(options, port, options.services.includes("gateway") ? await freePort() : port);
+    return new ServiceProcess(options);
+  }
+
+  /** The gateway's port when it runs one, else the probe port (HEALTH_PORT). */
+  get port(): number {
+    return this.startedPorts().port;
+  }
+
+  /** HEALTH_PORT: /healthz, /readyz and /metrics, in every process (the same as `port` without a gateway). */
+  get probePort(): number {
+    return this.startedPorts().probePort;
   }
 
   get hasGateway(): boolean {
@@ -138,8 +164,27 @@ export class ServiceProcess {
     };
   }
 
-  /** Starts the process (again) and resolves once it is ready. */
+  /**
+   * Starts the process (again, on the same ports) and resolves once it is ready. Its first start
+   * picks the ports just before spawning, and picks new ones when another process took one
+   * meanwhile: a free port is only free at the instant it is found, and the test files running
+   * beside this one keep binding ports too.
+   */
   async start(): Promise<this> {
+    if (this.ports) return this.spawnUntilReady();
+    for (let attempt = 1; ; attempt++) {
+      const port = await freePort();
+      this.ports = { port, probePort: this.hasGateway ? await freePort() : port };
+      try {
+        return await this.spawnUntilReady();
+      } catch (err) {
+        if (attempt === PORT_ATTEMPTS || !PORT_TAKEN.test(this.lastStartOutput)) throw err;
+        this.ports = null;
+      }
+    }
+  }
+
+  private async spawnUntilReady(): Promise<this> {
     if (this.running) throw new Error(`${this.options.name} is already running`);
     if (!existsSync(START)) throw new Error(`${START} is missing: run \`npm run build\` first (\`npm test\` does).`);
     this.starts += 1;
@@ -149,10 +194,17 @@ export class ServiceProcess {
     this.child = child;
     child.stdout?.pipe(this.log, { end: false });
     child.stderr?.pipe(this.log, { end: false });
+    this.lastStartOutput = "";
+    const keep = (chunk: Buffer) => (this.lastStartOutput += chunk.toString());
+    child.stdout?.on("data", keep);
+    child.stderr?.on("data", keep);
+    // "close": the process is gone and all it printed has been read; resolved once that is in
+    // the log file too (writes land in order), so output() holds all of it.
     this.exited = new Promise((resolve) => {
-      child.once("exit", (code, signal) => {
-        this.log?.write(`===== ${this.options.name} exited: ${signal ?? `code ${code}`} =====\n`);
-        resolve();
+      child.once("close", (code, signal) => {
+        const line = `===== ${this.options.name} exited: ${signal ?? `code ${code}`} =====\n`;
+        if (this.log) this.log.write(line, () => resolve());
+        else resolve();
       });
     });
     try {
@@ -160,14 +212,16 @@ export class ServiceProcess {
     } catch (err) {
       await this.kill();
       throw err;
+    } finally {
+      child.stdout?.off("data", keep);
+      child.stderr?.off("data", keep);
     }
     return this;
   }
 
   /** Sends `signal` (SIGKILL by default: a crash) and waits for the process to be gone. */
   async kill(signal: NodeJS.Signals = "SIGKILL"): Promise<void> {
-    if (!this.running) return;
-    this.child?.kill(signal);
+    if (this.running) this.child?.kill(signal);
     await this.exited;
   }
 
@@ -216,10 +270,16 @@ export class ServiceProcess {
     while (Date.now() < deadline) {
       if (!this.running) throw new Error(`${this.options.name} exited before it was ready; see ${this.logFile}:\n${this.tail()}`);
       const status = await fetch(url, { signal: AbortSignal.timeout(2_000) }).then((r) => r.status, () => 0);
-      if (status === 200) return;
+      // Only while it runs: a 200 from a process that failed to bind came from whoever holds the port.
+      if (status === 200 && this.running) return;
       await sleep(100);
     }
     throw new Error(`${this.options.name} was not ready within ${timeoutMs} ms; see ${this.logFile}:\n${this.tail()}`);
+  }
+
+  private startedPorts(): { port: number; probePort: number } {
+    if (!this.ports) throw new Error(`${this.options.name} has no ports before its first start`);
+    return this.ports;
   }
 
   private tail(lines = 30): string {

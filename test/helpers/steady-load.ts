@@ -22,6 +22,7 @@ export interface LoadOutcome {
   answeredAt: number;
   /** The HTTP status; null when no answer came (refused or reset connection). */
   status: number | null;
+  /** No answer: the connection's error code; a 5xx: the start of its body. */
   error?: string;
   contentType: string | null;
   retryAfter: string | null;
@@ -44,8 +45,12 @@ async function send(baseUrl: string, r: LoadRequest): Promise<LoadOutcome> {
       // Longer than any time-out of the service: the service must answer, the test does not give up first.
       signal: AbortSignal.timeout(60_000),
     });
-    await res.arrayBuffer();
-    return { ...base, answeredAt: Date.now(), status: res.status, contentType: res.headers.get("content-type"), retryAfter: res.headers.get("retry-after") };
+    const body = await res.text();
+    return {
+      ...base, answeredAt: Date.now(), status: res.status, contentType: res.headers.get("content-type"), retryAfter: res.headers.get("retry-after"),
+      // A server error's problem document says which failure it was.
+      ...(res.status >= 500 ? { error: body.slice(0, 500) } : {}),
+    };
   } catch (err) {
     const e = err as { cause?: { code?: string }; name?: string; message?: string };
     return { ...base, answeredAt: Date.now(), status: null, error: e.cause?.code ?? e.name ?? e.message, contentType: null, retryAfter: null };
