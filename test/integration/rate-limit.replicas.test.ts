@@ -7,6 +7,7 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { startTestBroker, type TestBroker } from "../helpers/broker";
+import { deleteStreams } from "../helpers/jetstream";
 import { requires } from "../helpers/prerequisites";
 import { namespacePrefix } from "../helpers/test-run";
 
@@ -33,9 +34,10 @@ async function untilOtherGatewayKnown(t: TestBroker): Promise<void> {
 describeWithNats("rate limiting across two gateway replicas (two brokers in this process, on one NATS)", () => {
   let first: TestBroker;
   let second: TestBroker;
+  const namespace = `${namespacePrefix()}rl-${process.pid}-${Date.now().toString(36)}`;
 
   beforeAll(async () => {
-    const env = { TRANSPORTER: NATS_URL!, NAMESPACE: `${namespacePrefix()}rl-${process.pid}-${Date.now().toString(36)}`, RATE_LIMIT_PER_MINUTE: String(LIMIT) };
+    const env = { TRANSPORTER: NATS_URL!, NAMESPACE: namespace, RATE_LIMIT_PER_MINUTE: String(LIMIT) };
     first = await startTestBroker({ services: ["gateway", "clients"], env: { ...env, NODE_ID: "gateway-1" } });
     second = await startTestBroker({ services: ["gateway"], env: { ...env, NODE_ID: "gateway-2" }, database: first.database });
     await second.broker.waitForServices(["clients"]);
@@ -44,6 +46,8 @@ describeWithNats("rate limiting across two gateway replicas (two brokers in this
   afterAll(async () => {
     await second?.stop();
     await first?.stop();
+    // The streams the clients service's channels created in this namespace.
+    await deleteStreams(NATS_URL!, namespace);
   });
 
   it("when a client's requests alternate between the two gateways, then together they accept at least the limit and at most 10 % more", async () => {
