@@ -6,7 +6,7 @@ export class ExpiringCache<K, V> {
   private readonly entries = new Map<K, { value: V; expires: number }>();
   /** getOrLoad's loads under way: the callers that miss one key meanwhile share its load. */
   private readonly loads = new Map<K, Promise<V>>();
-  /** Counts the removals (delete, clear, deleteWhere): a load begun before one is not stored. */
+  /** Counts the removals (delete, clear, deleteWhere): a load or fetch begun before one is not stored. */
   private removals = 0;
 
   constructor(
@@ -77,7 +77,8 @@ export class ExpiringCache<K, V> {
 
   /**
    * The values for `keys`: cached ones, and the missing ones fetched in one call and cached.
-   * Keys that `fetch` does not return are simply absent.
+   * Keys that `fetch` does not return are simply absent. Like getOrLoad's, a fetch begun before
+   * a removal is used by its caller but not stored: it may predate the change.
    */
   async getMany(keys: K[], fetch: (missing: K[]) => Promise<V[]>, keyOf: (value: V) => K): Promise<V[]> {
     const found: V[] = [];
@@ -88,8 +89,11 @@ export class ExpiringCache<K, V> {
       else found.push(value);
     }
     if (missing.length > 0) {
-      for (const value of await fetch(missing)) {
-        this.set(keyOf(value), value);
+      const removalsBefore = this.removals;
+      const fetched = await fetch(missing);
+      const keep = this.removals === removalsBefore;
+      for (const value of fetched) {
+        if (keep) this.set(keyOf(value), value);
         found.push(value);
       }
     }
