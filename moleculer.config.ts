@@ -54,6 +54,11 @@ export function brokerOptions(cfg: Config): BrokerOptions {
     registry: { strategy: "RoundRobin", preferLocal: true },
     // Track in-flight calls so that stopping waits for them (graceful shutdown).
     tracking: { enabled: true, shutdownTimeout: cfg.shutdownTimeoutMs },
+    // Signals belong to whoever runs the broker (runtime/start.ts drains, then stops it; the
+    // cluster runner stops its children first). moleculer's own SIGTERM/SIGINT handler stops the
+    // broker and calls process.exit(0) at once, racing them: the spans still batched were lost,
+    // and a cluster runner seeding its demo exited before its children, leaving them orphaned.
+    skipProcessEventRegistration: true,
     validator: { type: "Fastest", options: { useNewCustomCheckerFunction: true } } as BrokerOptions["validator"],
     // Channels: durable broadcast of domain events (JetStream when distributed, in-process when embedded).
     // remoteCallsMiddleware first: the innermost wrapper of a remote call (it settles time-outs).

@@ -5,6 +5,8 @@
  * the server read was cut off: its access log holds exactly the answered ones.
  */
 import { randomBytes } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
 import { ALL_SERVICES } from "../../shared/config";
 import { ServiceProcess } from "../helpers/processes";
 
@@ -96,4 +98,50 @@ describe("shutdown under load", () => {
     expect(drained.length).toBeGreaterThan(0);
     expect(server.output()).toContain("SIGTERM received");
   }, 60_000);
+});
+
+/** An OTLP/HTTP collector that keeps the bodies posted to /v1/traces (JSON, as the exporter sends them). */
+async function startCollector(): Promise<{ server: Server; url: string; bodies: string[] }> {
+  const bodies: string[] = [];
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (chunk: Buffer) => (body += chunk.toString("utf8")));
+    req.on("end", () => {
+      if (req.url === "/v1/traces") bodies.push(body);
+      res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies };
+}
+
+describe("shutdown, and what is still batched", () => {
+  it("when SIGTERM arrives, then the process exits 0 only after its last requests' spans reached the collector", async () => {
+    const collector = await startCollector();
+    const adminKey = `admin-${randomBytes(18).toString("base64url")}`;
+    // The exporter batches spans for 5 s: only the shutdown's own flush can send these.
+    const server = await ServiceProcess.create({
+      name: "shutdown-traces",
+      services: [...ALL_SERVICES],
+      databaseUrl: "pglite://memory",
+      env: { ADMIN_API_KEY: adminKey, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url },
+    });
+    try {
+      await server.start();
+      const traceId = randomBytes(16).toString("hex");
+      const res = await fetch(`${server.baseUrl}/api/v1/customers`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json", traceparent: `00-${traceId}-${randomBytes(8).toString("hex")}-01` },
+        body: JSON.stringify({ name: "Last before SIGTERM" }),
+      });
+      expect(res.status).toBe(201);
+      expect(collector.bodies.join("")).not.toContain(traceId);
+
+      expect(await server.stop()).toBe(0);
+      expect(collector.bodies.join("")).toContain(traceId);
+    } finally {
+      await server.dispose();
+      await new Promise((resolve) => collector.server.close(resolve));
+    }
+  }, 90_000);
 });

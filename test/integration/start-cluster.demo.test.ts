@@ -21,6 +21,27 @@ const BANNER_END = /^─{20,}$/m;
 // start:cluster is the distributed mode: NATS, and PostgreSQL (PGlite cannot be shared between processes).
 const cluster = requires(["nats", "postgres"]).describe;
 
+/** The processes whose parent is `pid` (Linux /proc; the field after the name in parentheses). */
+function childrenOf(pid: number): number[] {
+  return fs.readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).flatMap((entry) => {
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
+      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid ? [Number(entry)] : [];
+    } catch {
+      return []; // gone meanwhile
+    }
+  });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 cluster("npm run start:cluster on an empty database", () => {
   let database: TestDatabase;
   let folder: string;
@@ -64,6 +85,15 @@ cluster("npm run start:cluster on an empty database", () => {
       const [body, status] = stdout.trimEnd().split(/\n(?=\d{3}$)/);
       expect(status).toBe("201");
       expect(JSON.parse(body)).toMatchObject({ externalId: "DEMO-PARTNER-0001", status: "pending", code: expect.stringMatching(/^ORD-/) });
+
+      // Stopped as a user stops it, it ends after every service process it started, not before
+      // (an orphan kept running, on NATS and the database, once the runner had gone).
+      const services = childrenOf(child.pid!);
+      expect(services.length).toBeGreaterThanOrEqual(7);
+      child.kill("SIGTERM");
+      await exited;
+      expect(child.exitCode).toBe(0);
+      expect(services.filter(isAlive)).toEqual([]);
     } finally {
       child.kill("SIGTERM");
       await exited;
