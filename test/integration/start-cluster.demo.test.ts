@@ -4,7 +4,7 @@
  * cluster's gateway. Runs the compiled code: `npm test` builds first (pretest); alone, run
  * `npm run build`.
  */
-import { execFile, spawn } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -21,16 +21,13 @@ const BANNER_END = /^─{20,}$/m;
 // start:cluster is the distributed mode: NATS, and PostgreSQL (PGlite cannot be shared between processes).
 const cluster = requires(["nats", "postgres"]).describe;
 
-/** The processes whose parent is `pid` (Linux /proc; the field after the name in parentheses). */
+/** The processes whose parent is `pid` (`pgrep -P`, on Linux and macOS; it exits 1 when there is none). */
 function childrenOf(pid: number): number[] {
-  return fs.readdirSync("/proc").filter((entry) => /^\d+$/.test(entry)).flatMap((entry) => {
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, "utf8");
-      return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid ? [Number(entry)] : [];
-    } catch {
-      return []; // gone meanwhile
-    }
-  });
+  try {
+    return execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" }).split("\n").filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
 }
 
 function isAlive(pid: number): boolean {
