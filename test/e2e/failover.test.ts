@@ -7,13 +7,12 @@
  * The outages last 10 s here to keep CI short; `npm run bench:failover` runs them for 30 s.
  * Needs TEST_DATABASE_URL and the nats-server binary; in CI a missing one fails the suite.
  */
-import http from "node:http";
 import type { ServiceName } from "../../shared/config";
 import type { LoadOutcome } from "../helpers/steady-load";
 import { databaseDrill, natsDrill, REPLICATED_SERVICES, replicaDrill, startFaultCluster, undeliveredEvents, type DrillResult, type FaultCluster } from "../helpers/fault-drills";
 import { lastFailureAfterFault } from "../helpers/failover";
 import { requires } from "../helpers/prerequisites";
-import { ServiceProcess } from "../helpers/processes";
+import { ServiceProcess, statusOnce } from "../helpers/processes";
 
 const RATE = 100;
 const REPLICA_TIMING = { beforeMs: 2_000, afterMs: 6_000 };
@@ -47,16 +46,8 @@ const unavailable = (o: LoadOutcome) => o.status === 503 && /^application\/probl
 const sentDuringOutage = (r: DrillResult) =>
   r.run.outcomes.filter((o) => o.sentAt > r.run.faultAt + 500 && o.sentAt < r.run.faultAt + OUTAGE_MS - 500);
 
-/** A GET with no kept-alive connection left behind, so that "idle" means idle. */
-function getOnce(url: string, key: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(url, { agent: false, headers: { authorization: `Bearer ${key}`, connection: "close" } }, (res) => {
-      res.resume();
-      res.on("end", () => resolve(res.statusCode ?? 0));
-    });
-    req.on("error", reject);
-  });
-}
+/** A GET with no kept-alive connection left behind, so that "idle" means idle (0: no answer). */
+const getOnce = (url: string, key: string) => statusOnce(url, { headers: { authorization: `Bearer ${key}` }, timeoutMs: 30_000 });
 
 describeWithServers("failover under load (real processes, private NATS, PostgreSQL)", () => {
   let fc: FaultCluster;

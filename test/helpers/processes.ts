@@ -84,12 +84,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The status of a GET, on a connection of its own that is closed after the answer (0 when there
- * is none): a readiness check leaves no kept-alive connection behind, which the gateway's drain
- * would wait for at SIGTERM as for any client's (up to its keep-alive timeout).
+ * is none): it leaves no kept-alive connection behind, which a gateway's drain would wait for at
+ * SIGTERM as for any client's (up to its keep-alive timeout).
  */
-function statusOnce(url: string, timeoutMs: number): Promise<number> {
+export function statusOnce(url: string, { headers = {}, timeoutMs = 2_000 }: { headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<number> {
   return new Promise((resolve) => {
-    const req = http.get(url, { agent: false, headers: { connection: "close" }, timeout: timeoutMs }, (res) => {
+    const req = http.get(url, { agent: false, headers: { ...headers, connection: "close" }, timeout: timeoutMs }, (res) => {
       res.resume();
       res.on("end", () => resolve(res.statusCode ?? 0));
       res.on("error", () => resolve(0));
@@ -287,7 +287,7 @@ export class ServiceProcess {
     const url = `http://127.0.0.1:${this.port}/readyz`;
     while (Date.now() < deadline) {
       if (!this.running) throw new Error(`${this.options.name} exited before it was ready; see ${this.logFile}:\n${this.tail()}`);
-      const status = await statusOnce(url, 2_000);
+      const status = await statusOnce(url);
       // Only while it runs: a 200 from a process that failed to bind came from whoever holds the port.
       if (status === 200 && this.running) return;
       await sleep(100);
