@@ -46,7 +46,14 @@ export function brokerOptions(cfg: Config): BrokerOptions {
     // A call that timed out or whose node left is sent again, to another replica, only when a
     // repeat is harmless: reads, and orders with an Idempotency-Key or an externalId
     // (shared/repeatable-calls.ts). Short delays: the first answer was already late.
-    retryPolicy: { enabled: true, retries: 2, delay: 100, maxDelay: 500, factor: 2, check: mayRetry as (err: Error) => boolean },
+    retryPolicy: {
+      enabled: true,
+      retries: 2,
+      delay: 100,
+      maxDelay: 500,
+      factor: 2,
+      check: mayRetry as (err: Error) => boolean,
+    },
     // Off: with NATS balancing, the broker does not pick the node, so a breaker per endpoint would
     // blame whichever replica it listed first; outages already fail fast (transporter status,
     // database 503s).
@@ -63,7 +70,15 @@ export function brokerOptions(cfg: Config): BrokerOptions {
     // Channels: durable broadcast of domain events (JetStream when distributed, in-process when embedded).
     // remoteCallsMiddleware first: the innermost wrapper of a remote call (it settles time-outs).
     // tracingMiddleware: a span per handler, the trace carried to other nodes (shared/tracing.ts).
-    middlewares: [remoteCallsMiddleware(), transporterConnectionMiddleware, requestContextMiddleware, tracingMiddleware, actionMetricsMiddleware, scopeGuard, channelsMiddleware(cfg)],
+    middlewares: [
+      remoteCallsMiddleware(),
+      transporterConnectionMiddleware,
+      requestContextMiddleware,
+      tracingMiddleware,
+      actionMetricsMiddleware,
+      scopeGuard,
+      channelsMiddleware(cfg),
+    ],
     // Metrics are prom-client's (shared/metrics.ts), one registry per process: moleculer's own stay off.
     metrics: { enabled: false },
     tracing: { enabled: false },

@@ -13,8 +13,24 @@ const LOCK = new URL("../package-lock.json", import.meta.url);
 const lock = JSON.parse(readFileSync(LOCK, "utf8"));
 const packages = lock.packages;
 
-const OS = { darwin: "darwin", linux: "linux", win32: "win32", android: "android", freebsd: "freebsd", openharmony: "openharmony" };
-const CPU = { arm64: "arm64", x64: "x64", ia32: "ia32", arm: "arm", ppc64: "ppc64", s390x: "s390x", riscv64: "riscv64", loong64: "loong64" };
+const OS = {
+  darwin: "darwin",
+  linux: "linux",
+  win32: "win32",
+  android: "android",
+  freebsd: "freebsd",
+  openharmony: "openharmony",
+};
+const CPU = {
+  arm64: "arm64",
+  x64: "x64",
+  ia32: "ia32",
+  arm: "arm",
+  ppc64: "ppc64",
+  s390x: "s390x",
+  riscv64: "riscv64",
+  loong64: "loong64",
+};
 
 /** os, cpu and libc from a name such as @swc/core-linux-arm-gnueabihf or ...-win32-x64-msvc. */
 function platformOf(name) {
@@ -23,7 +39,8 @@ function platformOf(name) {
   const cpu = parts.find((p) => CPU[p]);
   if (!os || !cpu) return null;
   const tail = parts.at(-1);
-  const libc = os === "linux" ? (tail.startsWith("musl") ? ["musl"] : tail.startsWith("gnu") ? ["glibc"] : undefined) : undefined;
+  const libc =
+    os === "linux" ? (tail.startsWith("musl") ? ["musl"] : tail.startsWith("gnu") ? ["glibc"] : undefined) : undefined;
   return { os: [os], cpu: [cpu], ...(libc ? { libc } : {}) };
 }
 
@@ -39,8 +56,11 @@ for (const entry of Object.values(packages)) {
   }
 }
 
-const sorted = Object.fromEntries(Object.entries(packages).sort(([a], [b]) => (a === "" ? -1 : b === "" ? 1 : a.localeCompare(b))));
+const sorted = Object.fromEntries(
+  Object.entries(packages).sort(([a], [b]) => (a === "" ? -1 : b === "" ? 1 : a.localeCompare(b))),
+);
 lock.packages = sorted;
 writeFileSync(LOCK, `${JSON.stringify(lock, null, 2)}\n`);
 console.log(`complete-lockfile: ${added} optional platform package(s) recorded`);
-if (process.argv.includes("--check")) execFileSync("npm", ["ci", "--dry-run", "--ignore-scripts"], { stdio: "inherit" });
+if (process.argv.includes("--check"))
+  execFileSync("npm", ["ci", "--dry-run", "--ignore-scripts"], { stdio: "inherit" });

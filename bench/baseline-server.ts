@@ -36,7 +36,10 @@ interface OrderBody {
 }
 
 class Refused extends Error {
-  constructor(readonly status: number, message: string) {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -51,7 +54,10 @@ type NewItem = Omit<ItemRow, "order_id">;
 const knownPackagings = new Map<number, ReturnType<typeof presentPackaging>>();
 const knownContacts = new Map<number, Awaited<ReturnType<typeof sql.findContacts>>[number]>();
 
-async function packagingsByIds(pool: pg.Pool, ids: number[]): Promise<Map<number, ReturnType<typeof presentPackaging>>> {
+async function packagingsByIds(
+  pool: pg.Pool,
+  ids: number[],
+): Promise<Map<number, ReturnType<typeof presentPackaging>>> {
   const missing = ids.filter((id) => !knownPackagings.has(id));
   if (missing.length > 0) {
     const rows = await sql.findPackagings(pool, missing);
@@ -62,7 +68,9 @@ async function packagingsByIds(pool: pg.Pool, ids: number[]): Promise<Map<number
 }
 
 async function resolveItems(pool: pg.Pool, clientId: number, items: OrderBody["items"]): Promise<NewItem[]> {
-  const references = await sql.findPackagingReferences(pool, clientId, [...new Set(items.map((i) => i.externalReferenceId))]);
+  const references = await sql.findPackagingReferences(pool, clientId, [
+    ...new Set(items.map((i) => i.externalReferenceId)),
+  ]);
   const packagings = await packagingsByIds(pool, [...new Set(references.map((r) => r.packaging_id))]);
   const byCode = new Map(references.map((r) => [r.external_reference, r]));
   return items.map((item, i) => {
@@ -79,7 +87,11 @@ async function resolveItems(pool: pg.Pool, clientId: number, items: OrderBody["i
   });
 }
 
-async function resolveContact(pool: pg.Pool, clientId: number, code: string): Promise<{ contact: ContactSnapshot; customer: { id: number; name: string } }> {
+async function resolveContact(
+  pool: pg.Pool,
+  clientId: number,
+  code: string,
+): Promise<{ contact: ContactSnapshot; customer: { id: number; name: string } }> {
   const [ref] = await sql.findContactReferences(pool, clientId, [code]);
   if (!ref) throw new Refused(422, `unknown contact reference ${code}`);
   let c = knownContacts.get(ref.contact_id);
@@ -88,7 +100,13 @@ async function resolveContact(pool: pg.Pool, clientId: number, code: string): Pr
     knownContacts.set(c.id, c);
   }
   return {
-    contact: { id: c.id, firstName: c.first_name, lastName: c.last_name, email: c.email, reference: { id: ref.id, externalReference: ref.external_reference } },
+    contact: {
+      id: c.id,
+      firstName: c.first_name,
+      lastName: c.last_name,
+      email: c.email,
+      reference: { id: ref.id, externalReference: ref.external_reference },
+    },
     customer: { id: c.customer_id, name: c.customer_name },
   };
 }
@@ -101,15 +119,32 @@ async function placeOrder(pool: pg.Pool, clientId: number, body: OrderBody, requ
   const day = codeDay(new Date());
   const { codeNumber, id, at } = await sql.reserveOrder(pool, day);
   const row: OrderRow = {
-    id, code: orderCode(day, codeNumber), client_id: clientId, status: "pending", external_id: body.externalId ?? null,
-    external_reference: body.externalReference ?? null, contact, customer, invoicing_address: body.invoicingAddress,
-    delivery_address: body.deliveryAddress, created_at: at, updated_at: at, validated_at: null, cancelled_at: null,
+    id,
+    code: orderCode(day, codeNumber),
+    client_id: clientId,
+    status: "pending",
+    external_id: body.externalId ?? null,
+    external_reference: body.externalReference ?? null,
+    contact,
+    customer,
+    invoicing_address: body.invoicingAddress,
+    delivery_address: body.deliveryAddress,
+    created_at: at,
+    updated_at: at,
+    validated_at: null,
+    cancelled_at: null,
   };
   const itemRows = items.map((i) => ({ ...i, order_id: id }));
   const created = presentOrder(row, itemRows);
   try {
     // One statement: atomic without BEGIN and COMMIT, as the service writes it.
-    await sql.insertOrder(pool, row, itemRows, { event: "sales_order_created", ownerClientId: clientId, entityId: id, data: created, requestId });
+    await sql.insertOrder(pool, row, itemRows, {
+      event: "sales_order_created",
+      ownerClientId: clientId,
+      entityId: id,
+      data: created,
+      requestId,
+    });
     return created;
   } catch (err) {
     // As the service: a duplicate externalId is refused by the unique index, not by a query first.
@@ -121,13 +156,20 @@ async function placeOrder(pool: pg.Pool, clientId: number, body: OrderBody, requ
 function readBody(req: http.IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
-    req.on("data", (c: Buffer) => chunks.push(c)).on("end", () => resolve(Buffer.concat(chunks).toString("utf8"))).on("error", reject);
+    req
+      .on("data", (c: Buffer) => chunks.push(c))
+      .on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+      .on("error", reject);
   });
 }
 
 function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { "Content-Type": "application/json; charset=utf-8", "Content-Length": Buffer.byteLength(text), ...headers });
+  res.writeHead(status, {
+    "Content-Type": "application/json; charset=utf-8",
+    "Content-Length": Buffer.byteLength(text),
+    ...headers,
+  });
   res.end(text);
 }
 
@@ -142,7 +184,8 @@ function main(): void {
   const inFlight = new Set<Promise<void>>();
   const server = http.createServer((req, res) => {
     if (req.method === "GET" && req.url === "/healthz") return send(res, 200, { status: "ok" });
-    if (req.method !== "POST" || req.url !== "/api/v1/orders") return send(res, 404, { error: "only POST /api/v1/orders" });
+    if (req.method !== "POST" || req.url !== "/api/v1/orders")
+      return send(res, 404, { error: "only POST /api/v1/orders" });
     const work = readBody(req)
       .then((text) => placeOrder(pool, clientId, JSON.parse(text) as OrderBody, randomUUID()))
       .then((order) => send(res, 201, order, { Location: `/api/v1/orders/${order.id}` }))
@@ -158,7 +201,9 @@ function main(): void {
 
   process.on("SIGTERM", () => {
     server.close();
-    void Promise.allSettled([...inFlight]).then(() => pool.end()).then(() => process.exit(0));
+    void Promise.allSettled([...inFlight])
+      .then(() => pool.end())
+      .then(() => process.exit(0));
   });
 }
 

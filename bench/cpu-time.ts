@@ -32,7 +32,10 @@ function processStat(pid: number): ProcessStat | null {
     // The command name (field 2) is in parentheses and may hold spaces: fields count from the last ')'.
     const close = stat.lastIndexOf(")");
     const fields = stat.slice(close + 2).split(" ");
-    return { command: stat.slice(stat.indexOf("(") + 1, close), cpuMs: ((Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND) * 1000 };
+    return {
+      command: stat.slice(stat.indexOf("(") + 1, close),
+      cpuMs: ((Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND) * 1000,
+    };
   } catch {
     return null;
   }
@@ -77,7 +80,10 @@ export async function backendPids(serverUrl: string, database: string): Promise<
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {
-    const { rows } = await client.query<{ pid: number }>("SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [database]);
+    const { rows } = await client.query<{ pid: number }>(
+      "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
+      [database],
+    );
     return rows.map((r) => r.pid);
   } finally {
     await client.end();
@@ -141,7 +147,10 @@ export class CpuWindow {
  * for its database, the NATS server (which may be shared: another deployment's traffic would be
  * counted too), and this process (the load generator).
  */
-export function deploymentGroups(deployment: { processes: { name: string; pid: number }[]; databaseName?: string; natsPort?: string }, postgresUrl: string): Measured[] {
+export function deploymentGroups(
+  deployment: { processes: { name: string; pid: number }[]; databaseName?: string; natsPort?: string },
+  postgresUrl: string,
+): Measured[] {
   const groups: Measured[] = deployment.processes.map((p) => ({ name: p.name, pids: async () => [p.pid] }));
   const database = deployment.databaseName;
   if (database) groups.push({ name: "postgres", pids: () => backendPids(postgresUrl, database) });
@@ -152,8 +161,16 @@ export function deploymentGroups(deployment: { processes: { name: string; pid: n
 }
 
 /** Each share as ms of CPU per unit of work (an order, a delivery) and as cores busy on average over `wallMs`. */
-export function perUnit(shares: CpuShare[], units: number, wallMs: number): { name: string; msPerUnit: number; cores: number }[] {
+export function perUnit(
+  shares: CpuShare[],
+  units: number,
+  wallMs: number,
+): { name: string; msPerUnit: number; cores: number }[] {
   const n = Math.max(1, units);
   const wall = Math.max(1, wallMs);
-  return shares.map((s) => ({ name: s.name, msPerUnit: Math.round((s.cpuMs / n) * 100) / 100, cores: Math.round((s.cpuMs / wall) * 100) / 100 }));
+  return shares.map((s) => ({
+    name: s.name,
+    msPerUnit: Math.round((s.cpuMs / n) * 100) / 100,
+    cores: Math.round((s.cpuMs / wall) * 100) / 100,
+  }));
 }

@@ -14,7 +14,8 @@ export interface DatabaseCounters {
   rowsFetched: number;
 }
 
-const COUNTERS = "SELECT xact_commit, xact_rollback, tup_inserted, tup_updated, tup_fetched FROM pg_stat_database WHERE datname = $1";
+const COUNTERS =
+  "SELECT xact_commit, xact_rollback, tup_inserted, tup_updated, tup_fetched FROM pg_stat_database WHERE datname = $1";
 
 async function read(serverUrl: string, database: string): Promise<DatabaseCounters> {
   const client = new pg.Client({ connectionString: serverUrl });
@@ -37,7 +38,11 @@ async function read(serverUrl: string, database: string): Promise<DatabaseCounte
 }
 
 export class DatabaseWindow {
-  private constructor(private readonly serverUrl: string, private readonly database: string, private readonly before: DatabaseCounters) {}
+  private constructor(
+    private readonly serverUrl: string,
+    private readonly database: string,
+    private readonly before: DatabaseCounters,
+  ) {}
 
   static async start(serverUrl: string, database: string): Promise<DatabaseWindow> {
     return new DatabaseWindow(serverUrl, database, await read(serverUrl, database));
@@ -46,7 +51,14 @@ export class DatabaseWindow {
   /** The counters' growth since `start`, per request. */
   async perRequest(requests: number): Promise<DatabaseCounters> {
     const after = await read(this.serverUrl, this.database);
-    const per = (k: keyof DatabaseCounters) => Math.round(((after[k] - this.before[k]) / Math.max(1, requests)) * 100) / 100;
-    return { commits: per("commits"), rollbacks: per("rollbacks"), rowsInserted: per("rowsInserted"), rowsUpdated: per("rowsUpdated"), rowsFetched: per("rowsFetched") };
+    const per = (k: keyof DatabaseCounters) =>
+      Math.round(((after[k] - this.before[k]) / Math.max(1, requests)) * 100) / 100;
+    return {
+      commits: per("commits"),
+      rollbacks: per("rollbacks"),
+      rowsInserted: per("rowsInserted"),
+      rowsUpdated: per("rowsUpdated"),
+      rowsFetched: per("rowsFetched"),
+    };
   }
 }

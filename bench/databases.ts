@@ -20,7 +20,8 @@ function onServer(serverUrl: string, database: string): string {
 export async function createFreshDatabase(serverUrl: string, name: string): Promise<FreshDatabase> {
   if (!/^[a-z0-9_]{1,63}$/.test(name)) throw new Error(`not a database name the benchmark makes: ${name}`);
   const url = onServer(serverUrl, name);
-  if (!(await ensurePostgresDatabase(url))) throw new Error(`database ${name} already exists: the benchmark only uses databases it created`);
+  if (!(await ensurePostgresDatabase(url)))
+    throw new Error(`database ${name} already exists: the benchmark only uses databases it created`);
   return {
     name,
     url,

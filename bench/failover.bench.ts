@@ -7,7 +7,15 @@
  *   FAILOVER_RATE=100 FAILOVER_OUTAGE_MS=30000 npm run bench:failover
  */
 import os from "node:os";
-import { REPLICATED_SERVICES, databaseDrill, natsDrill, replicaDrill, startFaultCluster, undeliveredEvents, type DrillResult } from "../test/helpers/fault-drills";
+import {
+  REPLICATED_SERVICES,
+  databaseDrill,
+  natsDrill,
+  replicaDrill,
+  startFaultCluster,
+  undeliveredEvents,
+  type DrillResult,
+} from "../test/helpers/fault-drills";
 
 process.env.TEST_DATABASE_URL ??= "postgres://postgres@127.0.0.1:5432/postgres";
 const RATE = Number(process.env.FAILOVER_RATE ?? 100);
@@ -17,7 +25,11 @@ const PHASES = new Set((process.env.FAILOVER_PHASES ?? "kill,term,nats,postgres"
 const SERVICES = process.env.FAILOVER_SERVICES ? process.env.FAILOVER_SERVICES.split(",") : REPLICATED_SERVICES;
 
 /** The machine is shared: its load says how much the figures can be trusted. */
-const machineLoad = () => `${os.cpus().length} cores, load average ${os.loadavg().map((l) => l.toFixed(1)).join(" / ")} (1 / 5 / 15 min)`;
+const machineLoad = () =>
+  `${os.cpus().length} cores, load average ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(" / ")} (1 / 5 / 15 min)`;
 
 async function main(): Promise<void> {
   console.log(`[failover] machine at start: ${machineLoad()}`);
@@ -30,22 +42,36 @@ async function main(): Promise<void> {
   try {
     for (const signal of ["SIGKILL", "SIGTERM"] as const) {
       if (!PHASES.has(signal === "SIGKILL" ? "kill" : "term")) continue;
-      for (const service of SERVICES) report(await replicaDrill(fc, service as (typeof REPLICATED_SERVICES)[number], signal, RATE, { beforeMs: 3_000, afterMs: 12_000 }));
+      for (const service of SERVICES)
+        report(
+          await replicaDrill(fc, service as (typeof REPLICATED_SERVICES)[number], signal, RATE, {
+            beforeMs: 3_000,
+            afterMs: 12_000,
+          }),
+        );
     }
     if (PHASES.has("nats")) report(await natsDrill(fc, OUTAGE_MS, RATE, 15_000));
     if (PHASES.has("postgres")) report(await databaseDrill(fc, OUTAGE_MS, RATE, 15_000));
     let undelivered = 0;
     for (const r of results) undelivered += (await undeliveredEvents(fc, r, 60_000)).length;
     console.log(`[failover] events of accepted partner orders not delivered within 60 s: ${undelivered}`);
-    const worst = Math.max(...results.filter((r) => r.name.startsWith("SIG")).map((r) => r.run.summary.errorWindowMs), 0);
+    const worst = Math.max(
+      ...results.filter((r) => r.name.startsWith("SIG")).map((r) => r.run.summary.errorWindowMs),
+      0,
+    );
     console.log(`[failover] machine at end: ${machineLoad()}`);
-    console.log(`[failover] summary: worst replica error window ${worst} ms, orders lost ${results.reduce((n, r) => n + r.losses.lost.length, 0)}, duplicated ${results.reduce((n, r) => n + r.losses.duplicated.length, 0)}`);
+    console.log(
+      `[failover] summary: worst replica error window ${worst} ms, orders lost ${results.reduce((n, r) => n + r.losses.lost.length, 0)}, duplicated ${results.reduce((n, r) => n + r.losses.duplicated.length, 0)}`,
+    );
   } finally {
     await fc.stop();
   }
 }
 
-main().then(() => process.exit(0), (err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

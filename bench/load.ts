@@ -31,8 +31,19 @@ const round = (n: number, digits = 1) => Math.round(n * 10 ** digits) / 10 ** di
 
 function figuresOf(r: autocannon.Result, perSecond: number[]): LoadFigures {
   return {
-    requestsPerSecond: { mean: round(r.requests.average), stddev: round(r.requests.stddev), min: r.requests.min, max: r.requests.max },
-    latencyMs: { mean: round(r.latency.average, 2), p50: r.latency.p50, p90: r.latency.p90, p99: r.latency.p99, max: r.latency.max },
+    requestsPerSecond: {
+      mean: round(r.requests.average),
+      stddev: round(r.requests.stddev),
+      min: r.requests.min,
+      max: r.requests.max,
+    },
+    latencyMs: {
+      mean: round(r.latency.average, 2),
+      p50: r.latency.p50,
+      p90: r.latency.p90,
+      p99: r.latency.p99,
+      max: r.latency.max,
+    },
     requests: r.requests.total,
     non2xx: r.non2xx,
     errors: r.errors,
@@ -43,7 +54,12 @@ function figuresOf(r: autocannon.Result, perSecond: number[]): LoadFigures {
   };
 }
 
-export function postOrders(baseUrl: string, partner: SeededPartner, connections: number, seconds: number): Promise<LoadFigures> {
+export function postOrders(
+  baseUrl: string,
+  partner: SeededPartner,
+  connections: number,
+  seconds: number,
+): Promise<LoadFigures> {
   return drive({
     url: `${baseUrl}/api/v1/orders`,
     method: "POST",
@@ -56,7 +72,13 @@ export function postOrders(baseUrl: string, partner: SeededPartner, connections:
 }
 
 /** `GET /api/v1/orders?limit=…[&cursor=…]`: one page of the partner's orders, over and over. */
-export function getOrdersPage(baseUrl: string, partner: SeededPartner, query: string, connections: number, seconds: number): Promise<LoadFigures> {
+export function getOrdersPage(
+  baseUrl: string,
+  partner: SeededPartner,
+  query: string,
+  connections: number,
+  seconds: number,
+): Promise<LoadFigures> {
   return drive({
     url: `${baseUrl}/api/v1/orders?${query}`,
     headers: { Authorization: `Bearer ${partner.apiKey}` },
@@ -74,5 +96,8 @@ async function drive(options: autocannon.Options): Promise<LoadFigures> {
     perSecond[second] = (perSecond[second] ?? 0) + 1;
   });
   const result = await run;
-  return figuresOf(result, Array.from(perSecond, (n) => n ?? 0));
+  return figuresOf(
+    result,
+    Array.from(perSecond, (n) => n ?? 0),
+  );
 }

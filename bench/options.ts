@@ -50,7 +50,8 @@ export function loopbackUrl(flag: string, text: string, protocols: string[]): st
 
 export function positiveInteger(flag: string, text: string, min: number): number {
   const n = Number(text);
-  if (!Number.isInteger(n) || n < min) throw new UsageError(`--${flag} must be a whole number of at least ${min}, got ${text}`);
+  if (!Number.isInteger(n) || n < min)
+    throw new UsageError(`--${flag} must be a whole number of at least ${min}, got ${text}`);
   return n;
 }
 
@@ -70,12 +71,19 @@ export function parseOptions(argv: string[]): BenchOptions {
     },
     strict: true,
   });
-  const targets = values.targets.split(",").map((t) => t.trim()).filter(Boolean);
+  const targets = values.targets
+    .split(",")
+    .map((t) => t.trim())
+    .filter(Boolean);
   const unknown = targets.filter((t) => !(TARGET_IDS as readonly string[]).includes(t));
-  if (unknown.length > 0 || targets.length === 0) throw new UsageError(`--targets takes some of ${TARGET_IDS.join(", ")}; got ${values.targets}`);
+  if (unknown.length > 0 || targets.length === 0)
+    throw new UsageError(`--targets takes some of ${TARGET_IDS.join(", ")}; got ${values.targets}`);
   const preload = positiveInteger("preload", values.preload, 0);
   // PGlite's folder is the running process's alone: nothing else may open it to add rows.
-  if (preload > 0 && targets.includes("embedded")) throw new UsageError("--preload needs PostgreSQL: leave out the embedded target (PGlite's folder is held by its process)");
+  if (preload > 0 && targets.includes("embedded"))
+    throw new UsageError(
+      "--preload needs PostgreSQL: leave out the embedded target (PGlite's folder is held by its process)",
+    );
   return {
     connections: positiveInteger("connections", values.connections, 1),
     durationSeconds: positiveInteger("duration", values.duration, 1),

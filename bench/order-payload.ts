@@ -15,14 +15,17 @@ export const ITEMS_PER_ORDER = 3;
 const ADDRESS = { recipient: "Bench Shop", street: "1 Load Street", zipCode: "75001", city: "Paris", country: "FR" };
 
 export function orderPayload(refs: PartnerReferences, externalId: string): string {
-  if (refs.packagings.length < ITEMS_PER_ORDER) throw new Error(`the order needs ${ITEMS_PER_ORDER} packaging references`);
+  if (refs.packagings.length < ITEMS_PER_ORDER)
+    throw new Error(`the order needs ${ITEMS_PER_ORDER} packaging references`);
   return JSON.stringify({
     externalId,
     externalReference: "PO-BENCH",
     contact: { externalReferenceId: refs.contact },
     invoicingAddress: ADDRESS,
     deliveryAddress: ADDRESS,
-    items: refs.packagings.slice(0, ITEMS_PER_ORDER).map((code, i) => ({ externalReferenceId: code, orderedQuantity: i + 1.5 })),
+    items: refs.packagings
+      .slice(0, ITEMS_PER_ORDER)
+      .map((code, i) => ({ externalReferenceId: code, orderedQuantity: i + 1.5 })),
   });
 }
 

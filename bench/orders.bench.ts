@@ -19,7 +19,18 @@ import { PeakRss } from "./peak-rss";
 import { DEEP_PAGE, PAGE_LIMIT, outboxDrained, pageCursor, preloadOrders } from "./preload";
 import { profileReport, summarizeProfiles } from "./profile-summary";
 import { stopAll } from "./processes";
-import { checkGoal, cpuTable, goalTable, preloadTable, resultsTable, workOutside, writeResults, type BenchResults, type PreloadedRun, type TargetResult } from "./report";
+import {
+  checkGoal,
+  cpuTable,
+  goalTable,
+  preloadTable,
+  resultsTable,
+  workOutside,
+  writeResults,
+  type BenchResults,
+  type PreloadedRun,
+  type TargetResult,
+} from "./report";
 import { placeOneOrder } from "./seed";
 import { TARGETS, type Deployment, type RunContext, type TargetSpec } from "./targets";
 
@@ -29,8 +40,14 @@ const log = (line: string) => console.log(`[bench] ${line}`);
 
 async function measure(spec: TargetSpec, run: RunContext, settings: LoadSettings): Promise<TargetResult> {
   const result: TargetResult = {
-    id: spec.id, label: spec.label, description: spec.description,
-    loadAverageBefore: Math.round(os.loadavg()[0] * 100) / 100, processes: [], figures: null, cpu: [], remarks: [],
+    id: spec.id,
+    label: spec.label,
+    description: spec.description,
+    loadAverageBefore: Math.round(os.loadavg()[0] * 100) / 100,
+    processes: [],
+    figures: null,
+    cpu: [],
+    remarks: [],
   };
   log(`${spec.label}: starting and seeding through the API`);
   let deployment: Deployment;
@@ -53,21 +70,37 @@ async function measure(spec: TargetSpec, run: RunContext, settings: LoadSettings
   }
   reportProcesses(spec, deployment, run, result);
   const f = result.figures;
-  if (f) log(`${spec.label}: ${f.requestsPerSecond.mean} req/s, p50 ${f.latencyMs.p50} ms, p99 ${f.latencyMs.p99} ms, non-2xx ${f.non2xx}, errors ${f.errors}`);
+  if (f)
+    log(
+      `${spec.label}: ${f.requestsPerSecond.mean} req/s, p50 ${f.latencyMs.p50} ms, p99 ${f.latencyMs.p99} ms, non-2xx ${f.non2xx}, errors ${f.errors}`,
+    );
   return result;
 }
 
 /** One order to prove the path, the warm-up, then the measured run with its CPU and database windows. */
-async function loadAndMeasure(spec: TargetSpec, deployment: Deployment, run: RunContext, settings: LoadSettings, result: TargetResult): Promise<void> {
+async function loadAndMeasure(
+  spec: TargetSpec,
+  deployment: Deployment,
+  run: RunContext,
+  settings: LoadSettings,
+  result: TargetResult,
+): Promise<void> {
   await placeOneOrder(deployment.baseUrl, deployment.partner);
   if (settings.warmupSeconds > 0) {
     log(`${spec.label}: ${settings.warmupSeconds} s warm-up`);
     await postOrders(deployment.baseUrl, deployment.partner, settings.connections, settings.warmupSeconds);
   }
   log(`${spec.label}: ${settings.durationSeconds} s at ${settings.connections} connections`);
-  const database = deployment.databaseName ? await DatabaseWindow.start(run.options.postgresUrl, deployment.databaseName) : null;
+  const database = deployment.databaseName
+    ? await DatabaseWindow.start(run.options.postgresUrl, deployment.databaseName)
+    : null;
   const cpu = CpuWindow.start(deploymentGroups(deployment, run.options.postgresUrl));
-  const figures = await postOrders(deployment.baseUrl, deployment.partner, settings.connections, settings.durationSeconds);
+  const figures = await postOrders(
+    deployment.baseUrl,
+    deployment.partner,
+    settings.connections,
+    settings.durationSeconds,
+  );
   result.cpu = perRequest(await cpu.finish(), figures);
   result.figures = figures;
   const outside = workOutside(result.cpu);
@@ -76,16 +109,26 @@ async function loadAndMeasure(spec: TargetSpec, deployment: Deployment, run: Run
   // before the counters are read and the processes stopped.
   await new Promise((r) => setTimeout(r, SETTLE_MS));
   if (database) result.databasePerRequest = await database.perRequest(figures.requests);
-  if (run.options.preload > 0 && deployment.databaseName) result.preloaded = await measurePreloaded(spec, deployment, run, settings);
+  if (run.options.preload > 0 && deployment.databaseName)
+    result.preloaded = await measurePreloaded(spec, deployment, run, settings);
 }
 
 /** --preload: N more orders by SQL, the same load again, then the partner's first and 1001st page. */
-async function measurePreloaded(spec: TargetSpec, deployment: Deployment, run: RunContext, settings: LoadSettings): Promise<PreloadedRun> {
+async function measurePreloaded(
+  spec: TargetSpec,
+  deployment: Deployment,
+  run: RunContext,
+  settings: LoadSettings,
+): Promise<PreloadedRun> {
   const url = new URL(run.options.postgresUrl);
   url.pathname = `/${deployment.databaseName}`;
   log(`${spec.label}: preloading ${run.options.preload.toLocaleString("en")} orders with SQL`);
-  const preload = await preloadOrders(url.toString(), deployment.partner, run.options.preload, (line) => log(`${spec.label}: ${line}`));
-  log(`${spec.label}: preloaded in ${preload.seconds} s (database ${preload.databaseMB} MB); ${settings.durationSeconds} s of orders again`);
+  const preload = await preloadOrders(url.toString(), deployment.partner, run.options.preload, (line) =>
+    log(`${spec.label}: ${line}`),
+  );
+  log(
+    `${spec.label}: preloaded in ${preload.seconds} s (database ${preload.databaseMB} MB); ${settings.durationSeconds} s of orders again`,
+  );
   const { baseUrl, partner } = deployment;
   const { connections, durationSeconds } = settings;
   const settled = () => outboxDrained(url.toString()).then(() => new Promise((r) => setTimeout(r, SETTLE_MS)));
@@ -101,9 +144,16 @@ async function measurePreloaded(spec: TargetSpec, deployment: Deployment, run: R
   const firstPage = await getOrdersPage(baseUrl, partner, `limit=${PAGE_LIMIT}`, connections, durationSeconds);
   const deep = run.options.preload >= (DEEP_PAGE - 1) * PAGE_LIMIT;
   const cursor = deep ? await pageCursor(url.toString(), partner.clientId, DEEP_PAGE) : null;
-  const deepPage = cursor ? await getOrdersPage(baseUrl, partner, `limit=${PAGE_LIMIT}&cursor=${cursor}`, connections, durationSeconds) : null;
-  for (const [what, f] of [["intake", intake], ["page 1", firstPage], [`page ${DEEP_PAGE}`, deepPage]] as const) {
-    if (f && (f.non2xx > 0 || f.errors > 0)) log(`${spec.label}: ${what} on the preloaded database: ${f.non2xx} non-2xx, ${f.errors} errors`);
+  const deepPage = cursor
+    ? await getOrdersPage(baseUrl, partner, `limit=${PAGE_LIMIT}&cursor=${cursor}`, connections, durationSeconds)
+    : null;
+  for (const [what, f] of [
+    ["intake", intake],
+    ["page 1", firstPage],
+    [`page ${DEEP_PAGE}`, deepPage],
+  ] as const) {
+    if (f && (f.non2xx > 0 || f.errors > 0))
+      log(`${spec.label}: ${what} on the preloaded database: ${f.non2xx} non-2xx, ${f.errors} errors`);
   }
   return { preload, intake, intakeCpu, firstPage, deepPage };
 }
@@ -112,7 +162,9 @@ async function measurePreloaded(spec: TargetSpec, deployment: Deployment, run: R
 function reportProcesses(spec: TargetSpec, deployment: Deployment, run: RunContext, result: TargetResult): void {
   if (run.profileDir) {
     result.profile = summarizeProfiles(run.profileDir, new Map(deployment.processes.map((p) => [p.pid, p.name])));
-    console.log(`\n${spec.label}, CPU profile of each process (share of its busy samples):\n\n${profileReport(result.profile)}\n`);
+    console.log(
+      `\n${spec.label}, CPU profile of each process (share of its busy samples):\n\n${profileReport(result.profile)}\n`,
+    );
   }
   // LOG_LEVEL=warn: anything a process printed is a warning or an error worth a look.
   for (const p of deployment.processes.filter((p) => p.linesWritten > 0)) {
@@ -122,7 +174,11 @@ function reportProcesses(spec: TargetSpec, deployment: Deployment, run: RunConte
 }
 
 function perRequest(shares: CpuShare[], figures: LoadFigures): TargetResult["cpu"] {
-  return perUnit(shares, figures.requests, figures.durationSeconds * 1000).map(({ name, msPerUnit, cores }) => ({ name, msPerRequest: msPerUnit, cores }));
+  return perUnit(shares, figures.requests, figures.durationSeconds * 1000).map(({ name, msPerUnit, cores }) => ({
+    name,
+    msPerRequest: msPerUnit,
+    cores,
+  }));
 }
 
 function machine(options: BenchOptions): Promise<MachineDescription> {
@@ -142,9 +198,15 @@ async function main(): Promise<void> {
     nodeArgs: profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
     profileDir,
   };
-  const settings: LoadSettings = { connections: options.connections, durationSeconds: options.durationSeconds, warmupSeconds: options.warmupSeconds };
+  const settings: LoadSettings = {
+    connections: options.connections,
+    durationSeconds: options.durationSeconds,
+    warmupSeconds: options.warmupSeconds,
+  };
   process.once("SIGINT", () => {
-    log(`interrupted: stopping every process started; databases named oi_bench_${run.runId}_* may be left to drop by hand`);
+    log(
+      `interrupted: stopping every process started; databases named oi_bench_${run.runId}_* may be left to drop by hand`,
+    );
     void stopAll().then(() => process.exit(130));
   });
 
@@ -158,12 +220,17 @@ async function main(): Promise<void> {
     finishedAt: new Date().toISOString(),
     code: codeVersion(),
     machine: environment,
-    settings: { ...settings, request: `POST /api/v1/orders, ${ITEMS_PER_ORDER} items, contact and packagings by the partner's references, a unique externalId per request` },
+    settings: {
+      ...settings,
+      request: `POST /api/v1/orders, ${ITEMS_PER_ORDER} items, contact and packagings by the partner's references, a unique externalId per request`,
+    },
     targets,
     goal: checkGoal(targets),
   };
   const preloaded = preloadTable(results);
-  console.log(`\n${resultsTable(results)}\n\n${cpuTable(results)}\n\n${preloaded ? `${preloaded}\n\n` : ""}${goalTable(results.goal)}\n`);
+  console.log(
+    `\n${resultsTable(results)}\n\n${cpuTable(results)}\n\n${preloaded ? `${preloaded}\n\n` : ""}${goalTable(results.goal)}\n`,
+  );
   if (options.write) log(`results written to ${writeResults(results)} and bench/README.md`);
   else log("--no-write: nothing written");
 }

@@ -43,6 +43,10 @@ export class PeakRss {
   finish(): ProcessMemory[] {
     this.sample();
     clearInterval(this.timer);
-    return this.processes.map((p) => ({ name: p.name, pid: p.pid, peakRssMB: Math.round(((this.peaks.get(p) ?? 0) / 1024) * 10) / 10 }));
+    return this.processes.map((p) => ({
+      name: p.name,
+      pid: p.pid,
+      peakRssMB: Math.round(((this.peaks.get(p) ?? 0) / 1024) * 10) / 10,
+    }));
   }
 }

@@ -27,8 +27,9 @@ export interface PreloadFigures {
 
 /** The last order the partner placed through the API: the template of every preloaded one. */
 async function templateOrderId(client: pg.Client, clientId: number): Promise<number> {
-  const { rows } = await client.query<{ id: number }>(
-    `SELECT max(id) AS id FROM orders.orders WHERE client_id = $1`, [clientId]);
+  const { rows } = await client.query<{ id: number }>(`SELECT max(id) AS id FROM orders.orders WHERE client_id = $1`, [
+    clientId,
+  ]);
   if (!rows[0]?.id) throw new Error("--preload needs one order of the partner to copy: none found");
   return Number(rows[0].id);
 }
@@ -58,7 +59,12 @@ async function insertChunk(client: pg.Client, template: number, from: number, to
   );
 }
 
-export async function preloadOrders(databaseUrl: string, partner: SeededPartner, count: number, log: (line: string) => void): Promise<PreloadFigures> {
+export async function preloadOrders(
+  databaseUrl: string,
+  partner: SeededPartner,
+  count: number,
+  log: (line: string) => void,
+): Promise<PreloadFigures> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   const started = Date.now();
@@ -67,11 +73,16 @@ export async function preloadOrders(databaseUrl: string, partner: SeededPartner,
     for (let from = 1; from <= count; from += CHUNK) {
       const to = Math.min(count, from + CHUNK - 1);
       await insertChunk(client, template, from, to);
-      if (to % (10 * CHUNK) === 0 || to === count) log(`preloaded ${to.toLocaleString("en")} of ${count.toLocaleString("en")} orders`);
+      if (to % (10 * CHUNK) === 0 || to === count)
+        log(`preloaded ${to.toLocaleString("en")} of ${count.toLocaleString("en")} orders`);
     }
     await client.query("ANALYZE orders.orders, orders.order_items, orders.outbox");
     const { rows } = await client.query<{ bytes: string }>("SELECT pg_database_size(current_database()) AS bytes");
-    return { orders: count, seconds: Math.round((Date.now() - started) / 100) / 10, databaseMB: Math.round(Number(rows[0].bytes) / 1e5) / 10 };
+    return {
+      orders: count,
+      seconds: Math.round((Date.now() - started) / 100) / 10,
+      databaseMB: Math.round(Number(rows[0].bytes) / 1e5) / 10,
+    };
   } finally {
     await client.end();
   }
@@ -89,7 +100,9 @@ export async function outboxDrained(databaseUrl: string): Promise<void> {
   try {
     const deadline = Date.now() + DRAIN_TIMEOUT_MS;
     while (Date.now() < deadline) {
-      const { rows } = await client.query<{ unsent: boolean }>("SELECT EXISTS (SELECT 1 FROM orders.outbox WHERE published_at IS NULL) AS unsent");
+      const { rows } = await client.query<{ unsent: boolean }>(
+        "SELECT EXISTS (SELECT 1 FROM orders.outbox WHERE published_at IS NULL) AS unsent",
+      );
       if (!rows[0].unsent) return;
       await new Promise((r) => setTimeout(r, 500));
     }
@@ -104,7 +117,9 @@ export async function pageCursor(databaseUrl: string, clientId: number, page: nu
   await client.connect();
   try {
     const { rows } = await client.query<{ id: string }>(
-      `SELECT id FROM orders.orders WHERE client_id = $1 ORDER BY id OFFSET $2 LIMIT 1`, [clientId, (page - 1) * PAGE_LIMIT - 1]);
+      `SELECT id FROM orders.orders WHERE client_id = $1 ORDER BY id OFFSET $2 LIMIT 1`,
+      [clientId, (page - 1) * PAGE_LIMIT - 1],
+    );
     if (!rows[0]) throw new Error(`the partner has fewer than ${(page - 1) * PAGE_LIMIT} orders: no page ${page}`);
     return encodeCursor(Number(rows[0].id));
   } finally {

@@ -23,7 +23,10 @@ export class BenchProcess {
   private readonly exited: Promise<void>;
   private readonly lineListeners = new Set<(line: string) => void>();
 
-  private constructor(readonly name: string, private readonly child: ChildProcess) {
+  private constructor(
+    readonly name: string,
+    private readonly child: ChildProcess,
+  ) {
     for (const stream of [child.stdout, child.stderr]) {
       if (!stream) continue;
       readline.createInterface({ input: stream, crlfDelay: Infinity }).on("line", (line) => {
@@ -37,8 +40,18 @@ export class BenchProcess {
   }
 
   /** `nodeArgs` go to Node itself (e.g. `--cpu-prof`), `args` to the script. */
-  static start(name: string, script: string, env: NodeJS.ProcessEnv, args: string[] = [], nodeArgs: string[] = []): BenchProcess {
-    const child = spawn(process.execPath, [...nodeArgs, script, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  static start(
+    name: string,
+    script: string,
+    env: NodeJS.ProcessEnv,
+    args: string[] = [],
+    nodeArgs: string[] = [],
+  ): BenchProcess {
+    const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
+      cwd: ROOT,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const started = new BenchProcess(name, child);
     running.add(started);
     void started.exited.then(() => running.delete(started));
@@ -61,7 +74,8 @@ export class BenchProcess {
   /** Resolves when the process exits on its own; rejects with its output if it fails. */
   async finished(): Promise<void> {
     await this.exited;
-    if (this.child.exitCode !== 0) throw new Error(`${this.name} exited with ${this.child.exitCode ?? this.child.signalCode}:\n${this.output()}`);
+    if (this.child.exitCode !== 0)
+      throw new Error(`${this.name} exited with ${this.child.exitCode ?? this.child.signalCode}:\n${this.output()}`);
   }
 
   /** The next line the process writes that passes `test`; rejects if it exits or `timeoutMs` passes first. */
@@ -75,9 +89,17 @@ export class BenchProcess {
       const listener = (line: string) => {
         if (test(line)) done(() => resolve(line));
       };
-      const timer = setTimeout(() => done(() => reject(new Error(`${this.name} did not write the awaited line within ${timeoutMs} ms:\n${this.output()}`))), timeoutMs);
+      const timer = setTimeout(
+        () =>
+          done(() =>
+            reject(new Error(`${this.name} did not write the awaited line within ${timeoutMs} ms:\n${this.output()}`)),
+          ),
+        timeoutMs,
+      );
       this.lineListeners.add(listener);
-      void this.exited.then(() => done(() => reject(new Error(`${this.name} exited before writing the awaited line:\n${this.output()}`))));
+      void this.exited.then(() =>
+        done(() => reject(new Error(`${this.name} exited before writing the awaited line:\n${this.output()}`))),
+      );
     });
   }
 
@@ -104,10 +126,16 @@ export async function stopAll(processes: Iterable<BenchProcess> = running): Prom
 
 /** `count` distinct ports nobody listens on right now, on the loopback address (held open together, so they differ). */
 export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(Array.from({ length: count }, () => new Promise<net.Server>((resolve, reject) => {
-    const server = net.createServer().once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve(server));
-  })));
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<net.Server>((resolve, reject) => {
+          const server = net.createServer().once("error", reject);
+          server.listen(0, "127.0.0.1", () => resolve(server));
+        }),
+    ),
+  );
   const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
   await Promise.all(servers.map((s) => new Promise((resolve) => s.close(resolve))));
   return ports;
@@ -120,7 +148,10 @@ export async function waitUntilReady(member: BenchProcess, url: string, timeoutM
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (!member.alive) throw new Error(`${member.name} exited while starting:\n${member.output()}`);
-    const status = await fetch(url).then((r) => r.status, () => 0);
+    const status = await fetch(url).then(
+      (r) => r.status,
+      () => 0,
+    );
     if (status === 200) return;
     await new Promise((r) => setTimeout(r, 200));
   }

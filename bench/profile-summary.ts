@@ -62,7 +62,11 @@ function summarize(profile: CpuProfile): { busyMs: number; top: ProfileShare[] }
       if (owner) return owner;
     }
     const { functionName, url } = node.callFrame;
-    return functionName.startsWith("(") ? functionName : url.startsWith("node:") ? "Node.js internals, called by no package" : "V8 built-ins, called by no package";
+    return functionName.startsWith("(")
+      ? functionName
+      : url.startsWith("node:")
+        ? "Node.js internals, called by no package"
+        : "V8 built-ins, called by no package";
   };
 
   const hits = new Map<string, number>();
@@ -77,7 +81,9 @@ function summarize(profile: CpuProfile): { busyMs: number; top: ProfileShare[] }
     hits.set(owner, (hits.get(owner) ?? 0) + n);
   }
   const msPerSample = all > 0 ? (profile.endTime - profile.startTime) / 1000 / all : 0;
-  const top = [...hits.entries()].sort((a, b) => b[1] - a[1]).slice(0, TOP)
+  const top = [...hits.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, TOP)
     .map(([category, n]) => ({ category, percent: Math.round((n / Math.max(1, busy)) * 1000) / 10 }));
   return { busyMs: Math.round(busy * msPerSample), top };
 }
@@ -97,8 +103,12 @@ export function summarizeProfiles(dir: string, names: Map<number, string>): Proc
 }
 
 export function profileReport(profiles: ProcessProfile[]): string {
-  return profiles.map((p) => [
-    `${p.process}: ${p.busyMs} ms busy (${p.file})`,
-    ...p.top.map((s) => `  ${String(s.percent).padStart(5)} %  ${s.category}`),
-  ].join("\n")).join("\n\n");
+  return profiles
+    .map((p) =>
+      [
+        `${p.process}: ${p.busyMs} ms busy (${p.file})`,
+        ...p.top.map((s) => `  ${String(s.percent).padStart(5)} %  ${s.category}`),
+      ].join("\n"),
+    )
+    .join("\n\n");
 }

@@ -77,16 +77,21 @@ export function checkGoal(targets: TargetResult[]): GoalCheck[] {
   const bf = b?.figures ?? null;
   const cf = c?.figures ?? null;
   const both = bf && cf;
-  const biggest = b && b.processes.length > 0 ? b.processes.reduce((m, p) => (p.peakRssMB > m.peakRssMB ? p : m)) : null;
+  const biggest =
+    b && b.processes.length > 0 ? b.processes.reduce((m, p) => (p.peakRssMB > m.peakRssMB ? p : m)) : null;
   return [
     {
       criterion: `(b) req/s ≥ ${GOAL.minThroughputRatio} × (c) req/s`,
-      measured: both ? `${bf.requestsPerSecond.mean} vs ${GOAL.minThroughputRatio} × ${cf.requestsPerSecond.mean} = ${round(GOAL.minThroughputRatio * cf.requestsPerSecond.mean)} (ratio ${ratio(bf.requestsPerSecond.mean, cf.requestsPerSecond.mean)})` : "not measured",
+      measured: both
+        ? `${bf.requestsPerSecond.mean} vs ${GOAL.minThroughputRatio} × ${cf.requestsPerSecond.mean} = ${round(GOAL.minThroughputRatio * cf.requestsPerSecond.mean)} (ratio ${ratio(bf.requestsPerSecond.mean, cf.requestsPerSecond.mean)})`
+        : "not measured",
       met: both ? bf.requestsPerSecond.mean >= GOAL.minThroughputRatio * cf.requestsPerSecond.mean : null,
     },
     {
       criterion: `(b) p99 ≤ ${GOAL.maxP99Ratio} × (c) p99`,
-      measured: both ? `${bf.latencyMs.p99} ms vs ${GOAL.maxP99Ratio} × ${cf.latencyMs.p99} ms = ${GOAL.maxP99Ratio * cf.latencyMs.p99} ms (ratio ${ratio(bf.latencyMs.p99, cf.latencyMs.p99)})` : "not measured",
+      measured: both
+        ? `${bf.latencyMs.p99} ms vs ${GOAL.maxP99Ratio} × ${cf.latencyMs.p99} ms = ${GOAL.maxP99Ratio * cf.latencyMs.p99} ms (ratio ${ratio(bf.latencyMs.p99, cf.latencyMs.p99)})`
+        : "not measured",
       met: both ? bf.latencyMs.p99 <= GOAL.maxP99Ratio * cf.latencyMs.p99 : null,
     },
     {
@@ -128,21 +133,29 @@ export function resultsTable(results: BenchResults): string {
 
 /** CPU per request of the target's own processes (not the load generator, not others), in ms. */
 export function serverSideMs(cpu: TargetResult["cpu"]): number {
-  const own = cpu.filter((c) => c.name !== WHOLE_MACHINE && !c.name.startsWith(OTHER_PREFIX) && c.name !== "load generator");
+  const own = cpu.filter(
+    (c) => c.name !== WHOLE_MACHINE && !c.name.startsWith(OTHER_PREFIX) && c.name !== "load generator",
+  );
   return Math.round(own.reduce((sum, c) => sum + c.msPerRequest, 0) * 100) / 100;
 }
 
 /** CPU per request of each part, in ms (cores busy on average), one row per target. */
 export function cpuTable(results: BenchResults): string {
-  const rows = results.targets.filter((t) => t.cpu.length > 0).map((t) => {
-    const isOther = (c: { name: string }) => c.name.startsWith(OTHER_PREFIX);
-    const measured = t.cpu.filter((c) => c.name !== WHOLE_MACHINE && !isOther(c));
-    const machine = t.cpu.find((c) => c.name === WHOLE_MACHINE);
-    const parts = measured.map((c) => `${c.name} ${c.msPerRequest} (${c.cores})`).join(", ");
-    const others = t.cpu.filter((c) => isOther(c) && c.cores >= NOTABLE_CORES).map((c) => `${c.name.slice(OTHER_PREFIX.length)} ${c.cores}`).join(", ") || "–";
-    const total = serverSideMs(t.cpu);
-    return `| ${t.label} | ${total} | ${parts} | ${machine ? `${machine.cores} of ${results.machine.cores}` : "–"} | ${others} |`;
-  });
+  const rows = results.targets
+    .filter((t) => t.cpu.length > 0)
+    .map((t) => {
+      const isOther = (c: { name: string }) => c.name.startsWith(OTHER_PREFIX);
+      const measured = t.cpu.filter((c) => c.name !== WHOLE_MACHINE && !isOther(c));
+      const machine = t.cpu.find((c) => c.name === WHOLE_MACHINE);
+      const parts = measured.map((c) => `${c.name} ${c.msPerRequest} (${c.cores})`).join(", ");
+      const others =
+        t.cpu
+          .filter((c) => isOther(c) && c.cores >= NOTABLE_CORES)
+          .map((c) => `${c.name.slice(OTHER_PREFIX.length)} ${c.cores}`)
+          .join(", ") || "–";
+      const total = serverSideMs(t.cpu);
+      return `| ${t.label} | ${total} | ${parts} | ${machine ? `${machine.cores} of ${results.machine.cores}` : "–"} | ${others} |`;
+    });
   return [
     "| target | CPU ms per order, server side | per process: ms per order (cores busy) | whole machine: cores busy | busiest other processes: cores |",
     "|---|---:|---|---:|---|",
@@ -165,7 +178,9 @@ export const NOTABLE_CORES = 0.02;
 export function coresOutside(cpu: CoresBusy[]): number | null {
   const machine = cpu.find((c) => c.name === WHOLE_MACHINE);
   if (!machine) return null;
-  const measured = cpu.filter((c) => c.name !== WHOLE_MACHINE && !c.name.startsWith(OTHER_PREFIX)).reduce((sum, c) => sum + c.cores, 0);
+  const measured = cpu
+    .filter((c) => c.name !== WHOLE_MACHINE && !c.name.startsWith(OTHER_PREFIX))
+    .reduce((sum, c) => sum + c.cores, 0);
   return Math.max(0, Math.round((machine.cores - measured) * 100) / 100);
 }
 
@@ -176,7 +191,9 @@ export function coresOutside(cpu: CoresBusy[]): number | null {
 export function workOutside(cpu: CoresBusy[]): string | null {
   const outside = coresOutside(cpu);
   if (outside === null || outside < OUTSIDE_WORK_NOTED) return null;
-  const busiest = cpu.filter((c) => c.name.startsWith(OTHER_PREFIX) && c.cores >= NOTABLE_CORES).map((c) => `${c.name.slice(OTHER_PREFIX.length)} ${c.cores}`);
+  const busiest = cpu
+    .filter((c) => c.name.startsWith(OTHER_PREFIX) && c.cores >= NOTABLE_CORES)
+    .map((c) => `${c.name.slice(OTHER_PREFIX.length)} ${c.cores}`);
   return `${outside} cores were busy outside the measured processes during the window (busiest other processes: ${busiest.join(", ") || "none still running at the end"}); the rest is processes that ended meanwhile and the kernel`;
 }
 
@@ -219,7 +236,7 @@ function generatedSection(results: BenchResults, file: string): string {
     "",
     resultsTable(results),
     "",
-    "Where the CPU went during the measured window (user + system time from /proc; \"postgres\" is the backends serving the target's database):",
+    'Where the CPU went during the measured window (user + system time from /proc; "postgres" is the backends serving the target\'s database):',
     "",
     cpuTable(results),
     "",
@@ -237,20 +254,33 @@ function generatedSection(results: BenchResults, file: string): string {
 
 function preloadSection(results: BenchResults): string[] {
   const table = preloadTable(results);
-  return table ? ["With --preload: the same load again once the database held that many more orders (SQL, bench/preload.ts), then the partner's first and 1001st page of GET /api/v1/orders (limit 50, keyset cursor), each under the same connections for the measured duration:", "", table, ""] : [];
+  return table
+    ? [
+        "With --preload: the same load again once the database held that many more orders (SQL, bench/preload.ts), then the partner's first and 1001st page of GET /api/v1/orders (limit 50, keyset cursor), each under the same connections for the measured duration:",
+        "",
+        table,
+        "",
+      ]
+    : [];
 }
 
 /** Intake on the fresh database against the preloaded one, and page 1001 against page 1. */
 export function preloadTable(results: BenchResults): string | null {
-  const rows = results.targets.flatMap((t) => (t.preloaded && t.figures ? [{ t, p: t.preloaded, fresh: t.figures }] : []));
+  const rows = results.targets.flatMap((t) =>
+    t.preloaded && t.figures ? [{ t, p: t.preloaded, fresh: t.figures }] : [],
+  );
   if (rows.length === 0) return null;
-  const rate = (f: LoadFigures | null) => (f ? `${f.requestsPerSecond.mean} req/s, p50 ${f.latencyMs.p50} ms, p99 ${f.latencyMs.p99} ms` : "–");
+  const rate = (f: LoadFigures | null) =>
+    f ? `${f.requestsPerSecond.mean} req/s, p50 ${f.latencyMs.p50} ms, p99 ${f.latencyMs.p99} ms` : "–";
   return [
     "| target | preloaded orders (SQL, s, database size) | intake, fresh database | intake, preloaded | intake ratio (req/s; CPU ms per order, server side) | GET page 1 | GET page 1001 | page 1001 ÷ page 1 (req/s) |",
     "|---|---|---|---|---|---|---|---:|",
-    ...rows.map(({ t, p, fresh }) => `| ${t.label} | ${p.preload.orders.toLocaleString("en")} (${p.preload.seconds} s, ${p.preload.databaseMB} MB) | ${rate(fresh)} | ${rate(p.intake)} | ` +
-      `${ratio(p.intake.requestsPerSecond.mean, fresh.requestsPerSecond.mean)}; ${serverSideMs(t.cpu)} → ${serverSideMs(p.intakeCpu)} ms (${ratio(serverSideMs(p.intakeCpu), serverSideMs(t.cpu))}) | ${rate(p.firstPage)} | ${rate(p.deepPage)} | ` +
-      `${p.deepPage && p.firstPage ? ratio(p.deepPage.requestsPerSecond.mean, p.firstPage.requestsPerSecond.mean) : "–"} |`),
+    ...rows.map(
+      ({ t, p, fresh }) =>
+        `| ${t.label} | ${p.preload.orders.toLocaleString("en")} (${p.preload.seconds} s, ${p.preload.databaseMB} MB) | ${rate(fresh)} | ${rate(p.intake)} | ` +
+        `${ratio(p.intake.requestsPerSecond.mean, fresh.requestsPerSecond.mean)}; ${serverSideMs(t.cpu)} → ${serverSideMs(p.intakeCpu)} ms (${ratio(serverSideMs(p.intakeCpu), serverSideMs(t.cpu))}) | ${rate(p.firstPage)} | ${rate(p.deepPage)} | ` +
+        `${p.deepPage && p.firstPage ? ratio(p.deepPage.requestsPerSecond.mean, p.firstPage.requestsPerSecond.mean) : "–"} |`,
+    ),
   ].join("\n");
 }
 
@@ -265,7 +295,11 @@ export function writeResults(results: BenchResults): string {
 }
 
 /** bench/results/<benchmark>-<start time>.json; returns its file name and path. */
-export function writeResultsFile(benchmark: string, startedAt: string, results: unknown): { file: string; path: string } {
+export function writeResultsFile(
+  benchmark: string,
+  startedAt: string,
+  results: unknown,
+): { file: string; path: string } {
   const dir = path.join(ROOT, "bench/results");
   mkdirSync(dir, { recursive: true });
   const file = resultsFileName(startedAt, benchmark);

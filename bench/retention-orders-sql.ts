@@ -27,11 +27,17 @@ const EXTERNAL_ID = "@EXT@";
 
 const ADDRESS = { recipient: "Bench Shop", street: "1 Load Street", zipCode: "75001", city: "Paris", country: "FR" };
 const CONTACT = {
-  id: 1, firstName: "Grace", lastName: "Hopper", email: "grace.hopper@example.com",
+  id: 1,
+  firstName: "Grace",
+  lastName: "Hopper",
+  email: "grace.hopper@example.com",
   reference: { id: 1, externalReference: "PARTNER-CONTACT-1" },
 };
 const CUSTOMER = { id: 1, name: "Navy Stores" };
-const TAXES = [{ name: "VAT", rate: 20, vat: true }, { name: "Eco-tax", rate: 0.5, vat: false }];
+const TAXES = [
+  { name: "VAT", rate: 20, vat: true },
+  { name: "Eco-tax", rate: 0.5, vat: false },
+];
 
 function item(position: number) {
   const n = position + 1;
@@ -39,7 +45,10 @@ function item(position: number) {
     position,
     orderedQuantity: n + 0.5,
     packaging: {
-      id: n, name: `Crate of 6 bottles ${n}`, unit: "bottle", unit_factor: 6,
+      id: n,
+      name: `Crate of 6 bottles ${n}`,
+      unit: "bottle",
+      unit_factor: 6,
       product: { id: n, code: `PRD-${n}`, label: `Mineral water 1.5 l, product ${n}`, taxes: TAXES },
     },
     packagingReference: { id: n, externalReference: `PARTNER-WATER-${n}`, label: `Water, crate ${n}` },
@@ -52,9 +61,20 @@ const STAMP = "2026-12-01T09:30:00.000Z";
 /** The order as GET /orders/{id} shows it (orders.representation.ts), with the placeholders. */
 function orderJson(status: "pending" | "validated"): string {
   return JSON.stringify({
-    id: ID, code: CODE, status, externalId: EXTERNAL_ID, externalReference: "PO-BENCH",
-    contact: CONTACT, customer: CUSTOMER, invoicingAddress: ADDRESS, deliveryAddress: ADDRESS, items: ITEMS,
-    createdAt: STAMP, updatedAt: STAMP, validatedAt: status === "validated" ? STAMP : null, cancelledAt: null,
+    id: ID,
+    code: CODE,
+    status,
+    externalId: EXTERNAL_ID,
+    externalReference: "PO-BENCH",
+    contact: CONTACT,
+    customer: CUSTOMER,
+    invoicingAddress: ADDRESS,
+    deliveryAddress: ADDRESS,
+    items: ITEMS,
+    createdAt: STAMP,
+    updatedAt: STAMP,
+    validatedAt: status === "validated" ? STAMP : null,
+    cancelledAt: null,
   }).replace(`"${ID}"`, ID);
 }
 
@@ -74,7 +94,12 @@ async function insertSubscriptions(db: Knex): Promise<void> {
     await db.raw(
       `INSERT INTO webhooks.subscriptions (id, client_id, event, url, key, secret)
        VALUES (?, ?, ?, ?, 'whk_' || md5(random()::text), 'sealed:v1:' || repeat(md5(random()::text), 4))`,
-      [e.subscriptionId, OWNER_CLIENT_ID + e.subscriptionId, e.name, `https://subscriber-${e.subscriptionId}.example.com/hooks/orders`],
+      [
+        e.subscriptionId,
+        OWNER_CLIENT_ID + e.subscriptionId,
+        e.name,
+        `https://subscriber-${e.subscriptionId}.example.com/hooks/orders`,
+      ],
     );
   }
 }
@@ -85,13 +110,29 @@ async function insertOrders(db: Knex, from: number, to: number): Promise<void> {
                                 invoicing_address, delivery_address, created_at, updated_at, validated_at)
      SELECT g, ${codeOf}, ?, 'validated', ${externalIdOf}, 'PO-BENCH', ?::json, ?::json, ?::json, ?::json, now(), now(), now()
        FROM generate_series(?::int, ?::int) g`,
-    [OWNER_CLIENT_ID, JSON.stringify(CONTACT), JSON.stringify(CUSTOMER), JSON.stringify(ADDRESS), JSON.stringify(ADDRESS), from, to],
+    [
+      OWNER_CLIENT_ID,
+      JSON.stringify(CONTACT),
+      JSON.stringify(CUSTOMER),
+      JSON.stringify(ADDRESS),
+      JSON.stringify(ADDRESS),
+      from,
+      to,
+    ],
   );
   for (const it of ITEMS) {
     await db.raw(
       `INSERT INTO orders.order_items (order_id, position, ordered_quantity, packaging_id, packaging, packaging_reference)
        SELECT g, ?, ?, ?, ?::json, ?::json FROM generate_series(?::int, ?::int) g`,
-      [it.position, it.orderedQuantity, it.packaging.id, JSON.stringify(it.packaging), JSON.stringify(it.packagingReference), from, to],
+      [
+        it.position,
+        it.orderedQuantity,
+        it.packaging.id,
+        JSON.stringify(it.packaging),
+        JSON.stringify(it.packagingReference),
+        from,
+        to,
+      ],
     );
   }
 }

@@ -83,7 +83,13 @@ async function pruneOnce(db: Knex, webhookRetentionMs: number, outboxRetentionMs
 }
 
 const formatBytes = (b: number) =>
-  b >= 1e9 ? `${(b / 1e9).toFixed(2)} GB` : b >= 1e6 ? `${(b / 1e6).toFixed(1)} MB` : b >= 1e3 ? `${(b / 1e3).toFixed(0)} kB` : `${b} B`;
+  b >= 1e9
+    ? `${(b / 1e9).toFixed(2)} GB`
+    : b >= 1e6
+      ? `${(b / 1e6).toFixed(1)} MB`
+      : b >= 1e3
+        ? `${(b / 1e3).toFixed(0)} kB`
+        : `${b} B`;
 const formatRows = (n: number) => Math.round(n).toLocaleString("en-US");
 
 /** A markdown table, per table and in total, scaled from `orders` to one million orders. */
@@ -95,15 +101,35 @@ function sizeTable(orders: number, before: TableSize[], after: TableSize[], comp
     "| table | rows before | bytes before | bytes per order | rows after | bytes after VACUUM | bytes after VACUUM FULL |",
     "|---|---:|---:|---:|---:|---:|---:|",
   ];
-  const total = { table: "**all tables**", rowsBefore: 0, bytesBefore: 0, rowsAfter: 0, bytesAfter: 0, bytesCompacted: 0 };
+  const total = {
+    table: "**all tables**",
+    rowsBefore: 0,
+    bytesBefore: 0,
+    rowsAfter: 0,
+    bytesAfter: 0,
+    bytesCompacted: 0,
+  };
   const row = (r: typeof total) =>
     `| ${r.table} | ${formatRows(r.rowsBefore * scale)} | ${formatBytes(r.bytesBefore * scale)} | ${formatRows(r.bytesBefore / orders)} B | ${formatRows(r.rowsAfter * scale)} | ${formatBytes(r.bytesAfter * scale)} | ${formatBytes(r.bytesCompacted * scale)} |`;
   for (const b of before) {
     const a = afterOf.get(b.table) ?? { rows: 0, bytes: 0 };
     const c = compactedOf.get(b.table) ?? { rows: 0, bytes: 0 };
-    total.rowsBefore += b.rows; total.bytesBefore += b.bytes; total.rowsAfter += a.rows; total.bytesAfter += a.bytes; total.bytesCompacted += c.bytes;
+    total.rowsBefore += b.rows;
+    total.bytesBefore += b.bytes;
+    total.rowsAfter += a.rows;
+    total.bytesAfter += a.bytes;
+    total.bytesCompacted += c.bytes;
     if (b.rows === 0 && a.rows === 0) continue;
-    lines.push(row({ table: b.table, rowsBefore: b.rows, bytesBefore: b.bytes, rowsAfter: a.rows, bytesAfter: a.bytes, bytesCompacted: c.bytes }));
+    lines.push(
+      row({
+        table: b.table,
+        rowsBefore: b.rows,
+        bytesBefore: b.bytes,
+        rowsAfter: a.rows,
+        bytesAfter: a.bytes,
+        bytesCompacted: c.bytes,
+      }),
+    );
   }
   lines.push(row(total));
   return lines.join("\n");
@@ -119,12 +145,16 @@ function ordersWanted(arg: string | undefined): number {
 async function main(): Promise<void> {
   const orders = ordersWanted(process.argv[2]);
   const cfg = loadConfig();
-  const serverUrl = process.env.TEST_DATABASE_URL ?? (cfg.databaseUrl.startsWith("postgres") ? cfg.databaseUrl : "postgres://postgres@127.0.0.1:5432/postgres");
+  const serverUrl =
+    process.env.TEST_DATABASE_URL ??
+    (cfg.databaseUrl.startsWith("postgres") ? cfg.databaseUrl : "postgres://postgres@127.0.0.1:5432/postgres");
   const database = await createFreshDatabase(serverUrl, `oi_bench_retention_${Date.now()}`);
   const db = openDatabase(database.url);
   try {
     await migrateAll(db);
-    console.log(`Writing ${formatRows(orders)} validated orders with their events, deliveries and attempts (SQL mirroring the services) ...`);
+    console.log(
+      `Writing ${formatRows(orders)} validated orders with their events, deliveries and attempts (SQL mirroring the services) ...`,
+    );
     await writeOrders(db, orders);
     await db.raw("VACUUM ANALYZE");
     const before = await tableSizes(db);
@@ -140,8 +170,12 @@ async function main(): Promise<void> {
     await db.raw("VACUUM FULL");
     const compacted = await tableSizes(db);
 
-    console.log(`Pruned (WEBHOOK_RETENTION ${webhookRetentionMs / DAY_MS} d, OUTBOX_RETENTION ${outboxRetentionMs / DAY_MS} d): ${pruned.join("; ")}`);
-    console.log(`\nMeasured on ${formatRows(orders)} orders, SCALED to one million orders (x${MILLION / orders}); sizes are pg_total_relation_size (heap, indexes, TOAST):\n`);
+    console.log(
+      `Pruned (WEBHOOK_RETENTION ${webhookRetentionMs / DAY_MS} d, OUTBOX_RETENTION ${outboxRetentionMs / DAY_MS} d): ${pruned.join("; ")}`,
+    );
+    console.log(
+      `\nMeasured on ${formatRows(orders)} orders, SCALED to one million orders (x${MILLION / orders}); sizes are pg_total_relation_size (heap, indexes, TOAST):\n`,
+    );
     console.log(sizeTable(orders, before, after, compacted));
   } finally {
     await closeDatabase(database.url);

@@ -81,11 +81,20 @@ function serviceEnvironment(overrides: Partial<Record<VariableName, string>>): N
 const newAdminKey = () => `bench-admin-${randomBytes(24).toString("hex")}`;
 
 /** One process with every service (the embedded mode), ready and seeded. */
-async function startEmbedded(databaseUrl: string, nodeArgs: string[] = []): Promise<{ process: BenchProcess; baseUrl: string; partner: SeededPartner }> {
+async function startEmbedded(
+  databaseUrl: string,
+  nodeArgs: string[] = [],
+): Promise<{ process: BenchProcess; baseUrl: string; partner: SeededPartner }> {
   const port = await freePort();
   const adminKey = newAdminKey();
   // The flags `npm start` runs it with (package.json).
-  const embedded = BenchProcess.start("embedded", START, serviceEnvironment({ DATABASE_URL: databaseUrl, PORT: String(port), ADMIN_API_KEY: adminKey }), [], [...EMBEDDED_NODE_FLAGS, ...nodeArgs]);
+  const embedded = BenchProcess.start(
+    "embedded",
+    START,
+    serviceEnvironment({ DATABASE_URL: databaseUrl, PORT: String(port), ADMIN_API_KEY: adminKey }),
+    [],
+    [...EMBEDDED_NODE_FLAGS, ...nodeArgs],
+  );
   const baseUrl = `http://127.0.0.1:${port}`;
   try {
     await waitUntilReady(embedded, `${baseUrl}/readyz`);
@@ -107,7 +116,11 @@ function withOutputOf(processes: BenchProcess[], err: unknown): Error {
 /** `oi_bench_<run>_<suffix>`: whose database it is, so an interrupted run's can be found and dropped. */
 export const benchDatabaseName = (runId: string, suffix: string) => `oi_bench_${runId}_${suffix}`;
 
-async function withFreshDatabase<T>(run: { runId: string; options: Pick<BenchOptions, "postgresUrl"> }, suffix: string, work: (db: FreshDatabase) => Promise<T>): Promise<T> {
+async function withFreshDatabase<T>(
+  run: { runId: string; options: Pick<BenchOptions, "postgresUrl"> },
+  suffix: string,
+  work: (db: FreshDatabase) => Promise<T>,
+): Promise<T> {
   const db = await createFreshDatabase(run.options.postgresUrl, benchDatabaseName(run.runId, suffix));
   try {
     return await work(db);
@@ -120,13 +133,16 @@ async function withFreshDatabase<T>(run: { runId: string; options: Pick<BenchOpt
 const embeddedPglite: TargetSpec = {
   id: "embedded",
   label: "(a) embedded, PGlite",
-  description: "npm start: one process running every service, no transporter, PGlite (PostgreSQL in WebAssembly) in a temporary data folder.",
+  description:
+    "npm start: one process running every service, no transporter, PGlite (PostgreSQL in WebAssembly) in a temporary data folder.",
   async deploy(run) {
     const folder = mkdtempSync(path.join(os.tmpdir(), "orders-bench-pglite-"));
     try {
       const { process, baseUrl, partner } = await startEmbedded(`pglite://${folder}`, run.nodeArgs);
       return {
-        baseUrl, partner, processes: [process],
+        baseUrl,
+        partner,
+        processes: [process],
         async tearDown() {
           await process.stop();
           rmSync(folder, { recursive: true, force: true });
@@ -142,17 +158,22 @@ const embeddedPglite: TargetSpec = {
 const embeddedPostgres: TargetSpec = {
   id: "embedded-postgres",
   label: "(a′) embedded, PostgreSQL",
-  description: "The same single process with every service and no transporter, on the local PostgreSQL instead of PGlite.",
-  deploy: (run) => withFreshDatabase(run, "embedded", async (db) => {
-    const { process, baseUrl, partner } = await startEmbedded(db.url, run.nodeArgs);
-    return {
-      baseUrl, partner, processes: [process], databaseName: db.name,
-      async tearDown() {
-        await process.stop();
-        await db.drop();
-      },
-    };
-  }),
+  description:
+    "The same single process with every service and no transporter, on the local PostgreSQL instead of PGlite.",
+  deploy: (run) =>
+    withFreshDatabase(run, "embedded", async (db) => {
+      const { process, baseUrl, partner } = await startEmbedded(db.url, run.nodeArgs);
+      return {
+        baseUrl,
+        partner,
+        processes: [process],
+        databaseName: db.name,
+        async tearDown() {
+          await process.stop();
+          await db.drop();
+        },
+      };
+    }),
 };
 
 /** Started first; the gateway comes once they are ready, so that it finds them on NATS at once. */
@@ -196,20 +217,40 @@ function memberNames(layout: DistributedLayout): { service: ServiceName; name: s
  * The gateway and each service in its own process(es) over the machine's NATS in a namespace of
  * the run's own, on a fresh PostgreSQL database migrated once before; seeded through the API.
  */
-export function deployDistributed(run: DistributedRun, layout: DistributedLayout = { bench: "orders" }): Promise<DistributedDeployment> {
+export function deployDistributed(
+  run: DistributedRun,
+  layout: DistributedLayout = { bench: "orders" },
+): Promise<DistributedDeployment> {
   return withFreshDatabase(run, distributedDatabaseSuffix(layout.bench), async (db) => {
-    await BenchProcess.start("migrate", dist("runtime/migrate.js"), serviceEnvironment({ DATABASE_URL: db.url })).finished();
+    await BenchProcess.start(
+      "migrate",
+      dist("runtime/migrate.js"),
+      serviceEnvironment({ DATABASE_URL: db.url }),
+    ).finished();
     const namespace = benchNamespace(run.runId, layout.bench);
     const adminKey = newAdminKey();
     const backends = memberNames(layout);
     const [port, ...probePorts] = await freePorts(backends.length + 1);
     const members: BenchProcess[] = [];
     const startMember = async (service: ServiceName, name: string, probePort: number) => {
-      const member = BenchProcess.start(name, START, serviceEnvironment({
-        ...layout.environment,
-        SERVICES: service, NAMESPACE: namespace, TRANSPORTER: run.options.natsUrl, DATABASE_URL: db.url, MIGRATE_ON_START: "false", NODE_ID: `bench-${name}`,
-        ADMIN_API_KEY: adminKey, PORT: String(port), HEALTH_PORT: service === "gateway" ? "0" : String(probePort),
-      }), [], [SERVICE_NODE_OPTIONS, ...run.nodeArgs]); // the heap cap the image and start:cluster use
+      const member = BenchProcess.start(
+        name,
+        START,
+        serviceEnvironment({
+          ...layout.environment,
+          SERVICES: service,
+          NAMESPACE: namespace,
+          TRANSPORTER: run.options.natsUrl,
+          DATABASE_URL: db.url,
+          MIGRATE_ON_START: "false",
+          NODE_ID: `bench-${name}`,
+          ADMIN_API_KEY: adminKey,
+          PORT: String(port),
+          HEALTH_PORT: service === "gateway" ? "0" : String(probePort),
+        }),
+        [],
+        [SERVICE_NODE_OPTIONS, ...run.nodeArgs],
+      ); // the heap cap the image and start:cluster use
       members.push(member);
       await waitUntilReady(member, `http://127.0.0.1:${probePort}/readyz`);
     };
@@ -219,7 +260,12 @@ export function deployDistributed(run: DistributedRun, layout: DistributedLayout
       const baseUrl = `http://127.0.0.1:${port}`;
       const processes = [...members];
       return {
-        baseUrl, processes, databaseName: db.name, natsPort: new URL(run.options.natsUrl).port || "4222", adminKey, namespace,
+        baseUrl,
+        processes,
+        databaseName: db.name,
+        natsPort: new URL(run.options.natsUrl).port || "4222",
+        adminKey,
+        namespace,
         partner: await seedThroughApi(baseUrl, adminKey),
         async tearDown() {
           // The gateway first: it drains the requests still in flight, which need every service.
@@ -240,35 +286,46 @@ export function deployDistributed(run: DistributedRun, layout: DistributedLayout
 const distributed: TargetSpec = {
   id: "distributed",
   label: "(b) distributed, NATS + PostgreSQL",
-  description: "The gateway and each service (clients, crm, catalogue, references, orders, webhooks) in its own process (SERVICES=<name>), over the machine's NATS in a namespace of the run's own, on the local PostgreSQL; migrations run once before (dist/runtime/migrate.js).",
+  description:
+    "The gateway and each service (clients, crm, catalogue, references, orders, webhooks) in its own process (SERVICES=<name>), over the machine's NATS in a namespace of the run's own, on the local PostgreSQL; migrations run once before (dist/runtime/migrate.js).",
   deploy: (run) => deployDistributed(run),
 };
 
 const baseline: TargetSpec = {
   id: "baseline",
   label: "(c) baseline, node:http + pg",
-  description: "bench/baseline-server.ts: a bare node:http server with a pg pool (DATABASE_POOL_MAX connections) running the same SQL statements for the same payload, with no framework, authentication, validation or messaging. Its database is migrated and seeded by the embedded mode through the API, which is then stopped.",
-  deploy: (run) => withFreshDatabase(run, "baseline", async (db) => {
-    const seeder = await startEmbedded(db.url);
-    await seeder.process.stop();
-    const port = await freePort();
-    const server = BenchProcess.start("baseline", dist("bench/baseline-server.js"),
-      serviceEnvironment({ DATABASE_URL: db.url, PORT: String(port) }), ["--client-id", String(seeder.partner.clientId)], run.nodeArgs);
-    const baseUrl = `http://127.0.0.1:${port}`;
-    try {
-      await waitUntilReady(server, `${baseUrl}/healthz`);
-    } catch (err) {
-      await server.stop();
-      throw err;
-    }
-    return {
-      baseUrl, partner: seeder.partner, processes: [server], databaseName: db.name,
-      async tearDown() {
+  description:
+    "bench/baseline-server.ts: a bare node:http server with a pg pool (DATABASE_POOL_MAX connections) running the same SQL statements for the same payload, with no framework, authentication, validation or messaging. Its database is migrated and seeded by the embedded mode through the API, which is then stopped.",
+  deploy: (run) =>
+    withFreshDatabase(run, "baseline", async (db) => {
+      const seeder = await startEmbedded(db.url);
+      await seeder.process.stop();
+      const port = await freePort();
+      const server = BenchProcess.start(
+        "baseline",
+        dist("bench/baseline-server.js"),
+        serviceEnvironment({ DATABASE_URL: db.url, PORT: String(port) }),
+        ["--client-id", String(seeder.partner.clientId)],
+        run.nodeArgs,
+      );
+      const baseUrl = `http://127.0.0.1:${port}`;
+      try {
+        await waitUntilReady(server, `${baseUrl}/healthz`);
+      } catch (err) {
         await server.stop();
-        await db.drop();
-      },
-    };
-  }),
+        throw err;
+      }
+      return {
+        baseUrl,
+        partner: seeder.partner,
+        processes: [server],
+        databaseName: db.name,
+        async tearDown() {
+          await server.stop();
+          await db.drop();
+        },
+      };
+    }),
 };
 
 export const TARGETS: Record<TargetId, TargetSpec> = {

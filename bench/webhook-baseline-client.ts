@@ -55,8 +55,15 @@ const [shareIndex, shareCount] = values.share.split("/").map(Number);
 const paths = Number(values.paths);
 const inFlight = Number(values["in-flight"]);
 const warmup = Number(values.warmup);
-if (!values.urls || !values.bodies || ![shareIndex, shareCount, paths, inFlight, warmup].every(Number.isInteger) || shareIndex >= shareCount) {
-  console.error("usage: webhook-baseline-client.js --urls URL,URL,... --bodies FILE [--paths 10] [--in-flight 50] [--share k/n] [--warmup 0]");
+if (
+  !values.urls ||
+  !values.bodies ||
+  ![shareIndex, shareCount, paths, inFlight, warmup].every(Number.isInteger) ||
+  shareIndex >= shareCount
+) {
+  console.error(
+    "usage: webhook-baseline-client.js --urls URL,URL,... --bodies FILE [--paths 10] [--in-flight 50] [--share k/n] [--warmup 0]",
+  );
   process.exit(2);
 }
 const origins = (values.urls as string).split(",");
@@ -68,7 +75,13 @@ function jobs(): Job[] {
   let index = 0;
   for (const body of bodies) {
     for (let p = 1; p <= paths; p++, index++) {
-      if (index % shareCount === shareIndex) all.push({ origin: new URL(targetOrigin(origins, p)), path: targetPath(p), body, webhookId: `baseline_${index}` });
+      if (index % shareCount === shareIndex)
+        all.push({
+          origin: new URL(targetOrigin(origins, p)),
+          path: targetPath(p),
+          body,
+          webhookId: `baseline_${index}`,
+        });
     }
   }
   return all;
@@ -76,16 +89,25 @@ function jobs(): Job[] {
 
 function post(job: Job): Promise<number> {
   return new Promise((resolve) => {
-    const req = http.request({
-      host: job.origin.hostname, port: job.origin.port, path: job.path, method: "POST", agent,
-      headers: {
-        "Content-Type": "application/json", "Content-Length": job.body.length,
-        "X-WEBHOOK-EVENT": SUBSCRIBED_EVENT, "webhook-id": job.webhookId,
+    const req = http.request(
+      {
+        host: job.origin.hostname,
+        port: job.origin.port,
+        path: job.path,
+        method: "POST",
+        agent,
+        headers: {
+          "Content-Type": "application/json",
+          "Content-Length": job.body.length,
+          "X-WEBHOOK-EVENT": SUBSCRIBED_EVENT,
+          "webhook-id": job.webhookId,
+        },
       },
-    }, (res) => {
-      res.resume();
-      res.on("end", () => resolve(res.statusCode ?? 0));
-    });
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on("error", () => resolve(0));
     req.end(job.body);
   });
@@ -105,7 +127,9 @@ async function sendAll(list: Job[], statusCodes: Record<string, number>): Promis
 
 async function main(): Promise<void> {
   const measured = jobs();
-  const warmupJobs = measured.slice(0, warmup).map((j, i) => ({ ...j, path: `/warmup${j.path}`, webhookId: `warmup_${shareIndex}_${i}` }));
+  const warmupJobs = measured
+    .slice(0, warmup)
+    .map((j, i) => ({ ...j, path: `/warmup${j.path}`, webhookId: `warmup_${shareIndex}_${i}` }));
   await sendAll(warmupJobs, {});
   const go = new Promise<void>((resolve) => process.once("SIGUSR2", () => resolve()));
   console.log(JSON.stringify({ ready: true }));
@@ -115,9 +139,17 @@ async function main(): Promise<void> {
   const startedAt = Date.now();
   await sendAll(measured, statusCodes);
   const finishedAt = Date.now();
-  const succeeded = Object.entries(statusCodes).filter(([s]) => Number(s) >= 200 && Number(s) < 300).reduce((sum, [, n]) => sum + n, 0);
+  const succeeded = Object.entries(statusCodes)
+    .filter(([s]) => Number(s) >= 200 && Number(s) < 300)
+    .reduce((sum, [, n]) => sum + n, 0);
   const report: BaselineSenderReport = {
-    done: true, sent: measured.length, succeeded, failed: measured.length - succeeded, statusCodes, startedAt, finishedAt,
+    done: true,
+    sent: measured.length,
+    succeeded,
+    failed: measured.length - succeeded,
+    statusCodes,
+    startedAt,
+    finishedAt,
     maxRssKiB: process.resourceUsage().maxRSS,
   };
   console.log(JSON.stringify(report));

@@ -41,14 +41,23 @@ export class WebhookSink {
   readonly url: string;
 
   /** @param urls one origin per port, as many as subscribers */
-  private constructor(readonly process: BenchProcess, readonly urls: string[]) {
+  private constructor(
+    readonly process: BenchProcess,
+    readonly urls: string[],
+  ) {
     this.url = urls[0];
   }
 
   /** A receiver listening on `origins` ports: each an origin of its own, as separate subscribers are. */
   static async start(origins: number, nodeArgs: string[] = []): Promise<WebhookSink> {
     const ports = await freePorts(origins);
-    const sink = BenchProcess.start("receiver", dist("bench/webhook-sink.js"), process.env, ["--ports", ports.join(",")], nodeArgs);
+    const sink = BenchProcess.start(
+      "receiver",
+      dist("bench/webhook-sink.js"),
+      process.env,
+      ["--ports", ports.join(",")],
+      nodeArgs,
+    );
     const urls = ports.map((port) => `http://127.0.0.1:${port}`);
     try {
       for (const url of urls) await waitUntilReady(sink, `${url}${CONTROL_PREFIX}count`);
@@ -77,7 +86,13 @@ export class WebhookSink {
   async records(): Promise<ReceivedRequest[]> {
     const res = await fetch(`${this.url}${CONTROL_PREFIX}records`);
     const r = (await res.json()) as SinkRecords;
-    return r.at.map((at, i) => ({ at, path: r.path[i], event: r.event[i], webhookId: r.webhookId[i], code: r.code[i] }));
+    return r.at.map((at, i) => ({
+      at,
+      path: r.path[i],
+      event: r.event[i],
+      webhookId: r.webhookId[i],
+      code: r.code[i],
+    }));
   }
 
   /** Forgets every record: the next phase starts from nothing. */

@@ -66,7 +66,11 @@ const MISSING_EXAMPLES = 5;
  *   latency to measure, as for the baseline)
  * @param paths the subscription paths every code is expected on
  */
-export function deliveryFigures(answeredAt: Map<string, number | null>, paths: string[], requests: ReceivedRequest[]): DeliveryFigures {
+export function deliveryFigures(
+  answeredAt: Map<string, number | null>,
+  paths: string[],
+  requests: ReceivedRequest[],
+): DeliveryFigures {
   const expectedPaths = new Set(paths);
   const seenIds = new Set<string>();
   const firstReceipt = new Map<string, { at: number; webhookId: string }>();
@@ -110,7 +114,8 @@ export function deliveryFigures(answeredAt: Map<string, number | null>, paths: s
   const missingExamples: string[] = [];
   for (const code of answeredAt.keys()) {
     for (const path of paths) {
-      if (missingExamples.length < MISSING_EXAMPLES && !firstReceipt.has(`${code} ${path}`)) missingExamples.push(`${code} ${path}`);
+      if (missingExamples.length < MISSING_EXAMPLES && !firstReceipt.has(`${code} ${path}`))
+        missingExamples.push(`${code} ${path}`);
     }
   }
   const firstToLastMs = last - first;

@@ -33,7 +33,10 @@ export interface ValidationAnswer {
 
 /** The instance's back office: it may validate any order and hears of every client's orders. */
 export async function createBackOffice(baseUrl: string, adminKey: string): Promise<ApiClient> {
-  const created = await callApi<{ id: number; apiKey: string }>(baseUrl, adminKey, "POST", "/clients", { name: "Benchmark back office", kind: "backoffice" });
+  const created = await callApi<{ id: number; apiKey: string }>(baseUrl, adminKey, "POST", "/clients", {
+    name: "Benchmark back office",
+    kind: "backoffice",
+  });
   return { clientId: created.id, apiKey: created.apiKey };
 }
 
@@ -41,10 +44,22 @@ export async function createBackOffice(baseUrl: string, adminKey: string): Promi
  * `count` subscriptions to the validated event: subscription n on /hook/n of the receiver's
  * n-th origin; resolves to the paths.
  */
-export async function subscribeReceiver(baseUrl: string, client: ApiClient, origins: string[], count: number): Promise<string[]> {
+export async function subscribeReceiver(
+  baseUrl: string,
+  client: ApiClient,
+  origins: string[],
+  count: number,
+): Promise<string[]> {
   const paths = Array.from({ length: count }, (_, i) => targetPath(i + 1));
   for (const [i, path] of paths.entries()) {
-    await callApi(baseUrl, client.apiKey, "PUT", "/webhooks", { event: SUBSCRIBED_EVENT, url: `${targetOrigin(origins, i + 1)}${path}` }, [201]);
+    await callApi(
+      baseUrl,
+      client.apiKey,
+      "PUT",
+      "/webhooks",
+      { event: SUBSCRIBED_EVENT, url: `${targetOrigin(origins, i + 1)}${path}` },
+      [201],
+    );
   }
   return paths;
 }
@@ -64,10 +79,22 @@ async function mapConcurrently<T, R>(items: T[], concurrency: number, work: (ite
 }
 
 /** The partner's orders, pending, created `concurrency` at a time; resolves to their ids. */
-export async function createOrders(baseUrl: string, partner: SeededPartner, count: number, concurrency: number, externalIdPrefix: string): Promise<number[]> {
+export async function createOrders(
+  baseUrl: string,
+  partner: SeededPartner,
+  count: number,
+  concurrency: number,
+  externalIdPrefix: string,
+): Promise<number[]> {
   const indexes = Array.from({ length: count }, (_, i) => i);
   return mapConcurrently(indexes, concurrency, async (i) => {
-    const order = await callApi<{ id: number }>(baseUrl, partner.apiKey, "POST", "/orders", orderPayload(partner.references, `${externalIdPrefix}-${i}`));
+    const order = await callApi<{ id: number }>(
+      baseUrl,
+      partner.apiKey,
+      "POST",
+      "/orders",
+      orderPayload(partner.references, `${externalIdPrefix}-${i}`),
+    );
     return order.id;
   });
 }
@@ -75,18 +102,33 @@ export async function createOrders(baseUrl: string, partner: SeededPartner, coun
 async function validate(baseUrl: string, client: ApiClient, orderId: number): Promise<ValidationAnswer> {
   const sentAt = Date.now();
   try {
-    const res = await fetch(`${baseUrl}/api/v1/orders/${orderId}/validate`, { method: "POST", headers: { Authorization: `Bearer ${client.apiKey}` } });
+    const res = await fetch(`${baseUrl}/api/v1/orders/${orderId}/validate`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${client.apiKey}` },
+    });
     const body = await res.text();
     const answeredAt = Date.now();
     const code = res.ok ? ((JSON.parse(body) as { code?: string }).code ?? null) : null;
     return { orderId, status: res.status, code, body, sentAt, answeredAt };
   } catch (err) {
-    return { orderId, status: 0, code: null, body: err instanceof Error ? err.message : String(err), sentAt, answeredAt: Date.now() };
+    return {
+      orderId,
+      status: 0,
+      code: null,
+      body: err instanceof Error ? err.message : String(err),
+      sentAt,
+      answeredAt: Date.now(),
+    };
   }
 }
 
 /** Validates every order, `connections` at a time, as fast as the service answers. */
-export function validateAll(baseUrl: string, client: ApiClient, orderIds: number[], connections: number): Promise<ValidationAnswer[]> {
+export function validateAll(
+  baseUrl: string,
+  client: ApiClient,
+  orderIds: number[],
+  connections: number,
+): Promise<ValidationAnswer[]> {
   return mapConcurrently(orderIds, connections, (id) => validate(baseUrl, client, id));
 }
 
@@ -94,7 +136,12 @@ export function validateAll(baseUrl: string, client: ApiClient, orderIds: number
  * Validates the orders at a steady `perSecond`, open loop: validation i is sent at start + i / rate
  * whatever the earlier ones' answers, so a slow answer does not lower the offered load.
  */
-export async function validatePaced(baseUrl: string, client: ApiClient, orderIds: number[], perSecond: number): Promise<ValidationAnswer[]> {
+export async function validatePaced(
+  baseUrl: string,
+  client: ApiClient,
+  orderIds: number[],
+  perSecond: number,
+): Promise<ValidationAnswer[]> {
   const intervalMs = 1000 / perSecond;
   const start = performance.now();
   const pending: Promise<ValidationAnswer>[] = [];

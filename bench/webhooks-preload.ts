@@ -27,12 +27,20 @@ const BODY = `'{"id":' || g || ',"code":"ORD-PRELOAD-' || g || '","status":"vali
  * Inserts `deliveries` settled deliveries (rounded down to whole events) across the subscriptions
  * of `event`; `log` reports progress. Resolves to the deliveries inserted.
  */
-export async function preloadDeliveries(serverUrl: string, database: string, event: string, deliveries: number, log: (line: string) => void): Promise<number> {
+export async function preloadDeliveries(
+  serverUrl: string,
+  database: string,
+  event: string,
+  deliveries: number,
+  log: (line: string) => void,
+): Promise<number> {
   const client = new pg.Client({ connectionString: databaseUrl(serverUrl, database) });
   await client.connect();
   try {
     const { rows: subscriptions } = await client.query<{ id: number; client_id: number }>(
-      "SELECT id, client_id FROM webhooks.subscriptions WHERE event = $1 ORDER BY id", [event]);
+      "SELECT id, client_id FROM webhooks.subscriptions WHERE event = $1 ORDER BY id",
+      [event],
+    );
     if (subscriptions.length === 0) throw new Error(`--preload: no subscription to ${event}`);
     const events = Math.floor(deliveries / subscriptions.length);
     for (let from = 1; from <= events; from += EVENTS_PER_CHUNK) {

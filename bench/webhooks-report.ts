@@ -9,7 +9,14 @@ import type { DatabaseCounters } from "./database-activity";
 import type { CodeVersion, MachineDescription } from "./environment";
 import type { ProcessMemory } from "./peak-rss";
 import type { ProcessProfile } from "./profile-summary";
-import { coresOutside, goalTable, NOTABLE_CORES, replaceReadmeSection, writeResultsFile, type GoalCheck } from "./report";
+import {
+  coresOutside,
+  goalTable,
+  NOTABLE_CORES,
+  replaceReadmeSection,
+  writeResultsFile,
+  type GoalCheck,
+} from "./report";
 import type { DeliveryFigures, Percentiles } from "./webhooks-figures";
 
 export type PhaseId = "burst" | "steady" | "calm" | "noisy" | "baseline";
@@ -84,14 +91,23 @@ export interface WebhooksBenchResults {
 
 /** Issue 11's targets. */
 export const WEBHOOK_GOAL = {
-  minRateRatio: 0.3, maxCpuMs: 0.3, maxTransactions: 0.1, maxP50Ms: 50, maxP99Ms: 250, maxNoisyP50Ratio: 1.5,
+  minRateRatio: 0.3,
+  maxCpuMs: 0.3,
+  maxTransactions: 0.1,
+  maxP50Ms: 50,
+  maxP99Ms: 250,
+  maxNoisyP50Ratio: 1.5,
 } as const;
 
 /** The processes that do the receiving and the driving, not the sending: left out of "sending side" totals. */
 export const NOT_SENDING = new Set(["receiver", "load generator"]);
 
 export function cpuPerDelivery(shares: CpuShare[], deliveries: number, windowMs: number): CpuPerDelivery[] {
-  return perUnit(shares, deliveries, windowMs).map(({ name, msPerUnit, cores }) => ({ name, msPerDelivery: msPerUnit, cores }));
+  return perUnit(shares, deliveries, windowMs).map(({ name, msPerUnit, cores }) => ({
+    name,
+    msPerDelivery: msPerUnit,
+    cores,
+  }));
 }
 
 const isOther = (c: { name: string }) => c.name.startsWith(OTHER_PREFIX);
@@ -99,7 +115,13 @@ const measuredParts = (cpu: CpuPerDelivery[]) => cpu.filter((c) => c.name !== WH
 
 /** CPU per delivery of the sending side: the service's processes, PostgreSQL and NATS — or the baseline's senders. */
 export function sendingSideMs(cpu: CpuPerDelivery[]): number {
-  return Math.round(measuredParts(cpu).filter((c) => !NOT_SENDING.has(c.name)).reduce((sum, c) => sum + c.msPerDelivery, 0) * 100) / 100;
+  return (
+    Math.round(
+      measuredParts(cpu)
+        .filter((c) => !NOT_SENDING.has(c.name))
+        .reduce((sum, c) => sum + c.msPerDelivery, 0) * 100,
+    ) / 100
+  );
 }
 
 const round = (n: number) => Math.round(n * 10) / 10;
@@ -109,7 +131,9 @@ function rateCheck(burst: DeliveryFigures | null, baseline: DeliveryFigures | nu
   const g = WEBHOOK_GOAL.minRateRatio;
   return {
     criterion: `burst: deliveries/s ≥ ${g} × the baseline's (same run)`,
-    measured: measured ? `${burst.perSecond} vs ${g} × ${baseline.perSecond} = ${round(g * baseline.perSecond)} (ratio ${(burst.perSecond / baseline.perSecond).toFixed(2)})` : "not measured",
+    measured: measured
+      ? `${burst.perSecond} vs ${g} × ${baseline.perSecond} = ${round(g * baseline.perSecond)} (ratio ${(burst.perSecond / baseline.perSecond).toFixed(2)})`
+      : "not measured",
     met: measured ? burst.perSecond >= g * baseline.perSecond : null,
   };
 }
@@ -134,14 +158,17 @@ function costChecks(burst: PhaseResult | undefined): GoalCheck[] {
 function steadyCheck(steadyPhase: PhaseResult | undefined, steadyRate: number): GoalCheck {
   const steady = steadyPhase?.deliveries ?? null;
   const offered = steadyPhase?.validations?.sentPerSecond;
-  const perValidation = steady && steadyPhase?.validations ? steady.expected / Math.max(1, steadyPhase.validations.succeeded) : null;
+  const perValidation =
+    steady && steadyPhase?.validations ? steady.expected / Math.max(1, steadyPhase.validations.succeeded) : null;
   const offeredDeliveries = offered !== undefined && perValidation !== null ? round(offered * perValidation) : null;
   return {
     criterion: `steady: p50 event-to-receipt latency < ${WEBHOOK_GOAL.maxP50Ms} ms, p99 < ${WEBHOOK_GOAL.maxP99Ms} ms at ${steadyRate} validated orders/s`,
     measured: steady?.latencyMs
       ? `p50 ${steady.latencyMs.p50} ms, p99 ${steady.latencyMs.p99} ms; validations sent at ${offered ?? "?"}/s, so ${offeredDeliveries ?? "?"} deliveries/s offered, ${steady.perSecond}/s delivered`
       : "not measured",
-    met: steady?.latencyMs ? steady.latencyMs.p50 < WEBHOOK_GOAL.maxP50Ms && steady.latencyMs.p99 < WEBHOOK_GOAL.maxP99Ms : null,
+    met: steady?.latencyMs
+      ? steady.latencyMs.p50 < WEBHOOK_GOAL.maxP50Ms && steady.latencyMs.p99 < WEBHOOK_GOAL.maxP99Ms
+      : null,
   };
 }
 
@@ -153,11 +180,16 @@ function noisyCheck(calm: DeliveryFigures | null, noisy: DeliveryFigures | null,
     measured: measured
       ? `p50 ${noisy.latencyMs?.p50} ms vs ${calm.latencyMs?.p50} ms (${((noisy.latencyMs?.p50 ?? 0) / Math.max(1, calm.latencyMs?.p50 ?? 1)).toFixed(2)} ×), p99 ${noisy.latencyMs?.p99} vs ${calm.latencyMs?.p99} ms; missing ${noisy.missing}`
       : "not measured",
-    met: measured ? (noisy.latencyMs?.p50 ?? 0) <= g * Math.max(1, calm.latencyMs?.p50 ?? 0) && noisy.missing === 0 : null,
+    met: measured
+      ? (noisy.latencyMs?.p50 ?? 0) <= g * Math.max(1, calm.latencyMs?.p50 ?? 0) && noisy.missing === 0
+      : null,
   };
 }
 
-export function checkWebhookGoal(phases: PhaseResult[], settings: { steadyRate: number; calmRate: number }): GoalCheck[] {
+export function checkWebhookGoal(
+  phases: PhaseResult[],
+  settings: { steadyRate: number; calmRate: number },
+): GoalCheck[] {
   const phase = (id: PhaseId) => phases.find((p) => p.id === id);
   const figures = (id: PhaseId) => phase(id)?.deliveries ?? null;
   const service = (["burst", "steady", "calm"] as const).map(figures).filter((d): d is DeliveryFigures => d !== null);
@@ -168,9 +200,10 @@ export function checkWebhookGoal(phases: PhaseResult[], settings: { steadyRate: 
     noisyCheck(figures("calm"), figures("noisy"), settings.calmRate),
     {
       criterion: "every expected delivery arrived (burst, steady, calm)",
-      measured: service.length === 3
-        ? `missing: ${service.map((d) => d.missing).join(", ")}; duplicates (same webhook-id again, allowed by at-least-once): ${service.map((d) => d.duplicates).join(", ")}`
-        : "not measured",
+      measured:
+        service.length === 3
+          ? `missing: ${service.map((d) => d.missing).join(", ")}; duplicates (same webhook-id again, allowed by at-least-once): ${service.map((d) => d.duplicates).join(", ")}`
+          : "not measured",
       met: service.length === 3 ? service.every((d) => d.missing === 0) : null,
     },
   ];
@@ -198,12 +231,20 @@ export function phasesTable(phases: PhaseResult[]): string {
 }
 
 export function cpuDetailTable(phases: PhaseResult[], cores: number): string {
-  const rows = phases.filter((p) => p.cpu.length > 0).map((p) => {
-    const parts = measuredParts(p.cpu).map((c) => `${c.name} ${c.msPerDelivery} (${c.cores})`).join(", ");
-    const machine = p.cpu.find((c) => c.name === WHOLE_MACHINE);
-    const others = p.cpu.filter((c) => isOther(c) && c.cores >= NOTABLE_CORES).map((c) => `${c.name.slice(OTHER_PREFIX.length)} ${c.cores}`).join(", ") || "–";
-    return `| ${p.label} | ${parts} | ${machine ? `${machine.cores} of ${cores}` : "–"} | ${coresOutside(p.cpu) ?? "?"} | ${others} |`;
-  });
+  const rows = phases
+    .filter((p) => p.cpu.length > 0)
+    .map((p) => {
+      const parts = measuredParts(p.cpu)
+        .map((c) => `${c.name} ${c.msPerDelivery} (${c.cores})`)
+        .join(", ");
+      const machine = p.cpu.find((c) => c.name === WHOLE_MACHINE);
+      const others =
+        p.cpu
+          .filter((c) => isOther(c) && c.cores >= NOTABLE_CORES)
+          .map((c) => `${c.name.slice(OTHER_PREFIX.length)} ${c.cores}`)
+          .join(", ") || "–";
+      return `| ${p.label} | ${parts} | ${machine ? `${machine.cores} of ${cores}` : "–"} | ${coresOutside(p.cpu) ?? "?"} | ${others} |`;
+    });
   return [
     "| phase | per process: CPU ms per delivery (cores busy) | whole machine: cores busy | cores busy outside the measured processes | busiest other processes: cores |",
     "|---|---|---:|---:|---|",
@@ -241,7 +282,7 @@ function generatedSection(r: WebhooksBenchResults, file: string): string {
     "",
     phasesTable(r.phases),
     "",
-    "Where the CPU went in each phase (user + system time from /proc, divided by the deliveries received; \"postgres\" is the backends serving the run's database, \"load generator\" the driver):",
+    'Where the CPU went in each phase (user + system time from /proc, divided by the deliveries received; "postgres" is the backends serving the run\'s database, "load generator" the driver):',
     "",
     cpuDetailTable(r.phases, m.cores),
     "",
@@ -270,5 +311,10 @@ export function writeWebhookResults(results: WebhooksBenchResults): string {
 
 /** The console's summary: the same tables. */
 export function consoleSummary(results: WebhooksBenchResults): string {
-  return [phasesTable(results.phases), cpuDetailTable(results.phases, results.machine.cores), databaseTable(results.phases), goalTable(results.goal)].join("\n\n");
+  return [
+    phasesTable(results.phases),
+    cpuDetailTable(results.phases, results.machine.cores),
+    databaseTable(results.phases),
+    goalTable(results.goal),
+  ].join("\n\n");
 }

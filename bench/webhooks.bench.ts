@@ -32,18 +32,37 @@ import { PeakRss } from "./peak-rss";
 import { BenchProcess, dist, stopAll } from "./processes";
 import { profileReport, summarizeProfiles } from "./profile-summary";
 import { workOutside } from "./report";
-import { benchDatabaseName, deployDistributed, distributedDatabaseSuffix, type DistributedDeployment, type DistributedRun } from "./targets";
+import {
+  benchDatabaseName,
+  deployDistributed,
+  distributedDatabaseSuffix,
+  type DistributedDeployment,
+  type DistributedRun,
+} from "./targets";
 import { WebhookSink } from "./webhook-sink-client";
 import type { BaselineSenderReport } from "./webhook-baseline-client";
 import { deliveryFigures, percentiles } from "./webhooks-figures";
 import {
-  createBackOffice, createOrders, SUBSCRIBED_EVENT, subscribeReceiver, validateAll, validatePaced, type ApiClient, type ValidationAnswer,
+  createBackOffice,
+  createOrders,
+  SUBSCRIBED_EVENT,
+  subscribeReceiver,
+  validateAll,
+  validatePaced,
+  type ApiClient,
+  type ValidationAnswer,
 } from "./webhooks-load";
 import { parseWebhooksOptions, type WebhooksBenchOptions } from "./webhooks-options";
 import { preloadDeliveries } from "./webhooks-preload";
 import {
-  checkWebhookGoal, consoleSummary, cpuPerDelivery, writeWebhookResults,
-  type PhaseId, type PhaseResult, type ValidationFigures, type WebhooksBenchResults,
+  checkWebhookGoal,
+  consoleSummary,
+  cpuPerDelivery,
+  writeWebhookResults,
+  type PhaseId,
+  type PhaseResult,
+  type ValidationFigures,
+  type WebhooksBenchResults,
 } from "./webhooks-report";
 
 const BENCH = "webhooks";
@@ -73,11 +92,26 @@ interface Stage {
 }
 
 const PHASES: Record<PhaseId, { label: string; description: string }> = {
-  burst: { label: "burst", description: "Orders validated as fast as the connections go; every validation makes one delivery per subscription." },
+  burst: {
+    label: "burst",
+    description:
+      "Orders validated as fast as the connections go; every validation makes one delivery per subscription.",
+  },
   steady: { label: "steady", description: "Validations paced at a steady rate (open loop): the latency at that load." },
-  calm: { label: "calm", description: "Validations paced at the noisy-neighbour rate with every subscriber healthy: the reference latency." },
-  noisy: { label: "noisy", description: "The same rate while the last subscriber's origin accepts requests and never answers: the healthy subscribers' deliveries only." },
-  baseline: { label: "baseline", description: "A bare node:http loop POSTing the burst's bodies to the same receiver paths at the dispatchers' concurrency: no database, no claim, no signing." },
+  calm: {
+    label: "calm",
+    description: "Validations paced at the noisy-neighbour rate with every subscriber healthy: the reference latency.",
+  },
+  noisy: {
+    label: "noisy",
+    description:
+      "The same rate while the last subscriber's origin accepts requests and never answers: the healthy subscribers' deliveries only.",
+  },
+  baseline: {
+    label: "baseline",
+    description:
+      "A bare node:http loop POSTing the burst's bodies to the same receiver paths at the dispatchers' concurrency: no database, no claim, no signing.",
+  },
 };
 
 function newPhase(id: PhaseId): PhaseResult {
@@ -100,51 +134,85 @@ function validationFigures(answers: ValidationAnswer[]): ValidationFigures {
 
 /** The deployment's processes and the receiver, PostgreSQL's backends, NATS and the driver. */
 function serviceGroups(stage: Stage, deployment: DistributedDeployment): Measured[] {
-  return deploymentGroups({ ...deployment, processes: [...deployment.processes, stage.sink.process] }, stage.run.options.postgresUrl);
+  return deploymentGroups(
+    { ...deployment, processes: [...deployment.processes, stage.sink.process] },
+    stage.run.options.postgresUrl,
+  );
 }
 
 /**
  * One measured phase of the service: validations (`validate`), then waiting for every delivery
  * they make; CPU is measured from the first validation to the last receipt.
  */
-async function deliveryPhase(stage: Stage, deployment: DistributedDeployment, paths: string[], phase: PhaseResult,
-  validate: () => Promise<ValidationAnswer[]>): Promise<ValidationAnswer[]> {
+async function deliveryPhase(
+  stage: Stage,
+  deployment: DistributedDeployment,
+  paths: string[],
+  phase: PhaseResult,
+  validate: () => Promise<ValidationAnswer[]>,
+): Promise<ValidationAnswer[]> {
   await stage.sink.clear();
-  const database = deployment.databaseName ? await DatabaseWindow.start(stage.run.options.postgresUrl, deployment.databaseName) : null;
+  const database = deployment.databaseName
+    ? await DatabaseWindow.start(stage.run.options.postgresUrl, deployment.databaseName)
+    : null;
   const cpu = CpuWindow.start(serviceGroups(stage, deployment));
   const started = Date.now();
   const answers = await validate();
   const validated = answers.filter((a): a is ValidationAnswer & { code: string } => a.code !== null);
-  log(`${phase.label}: ${validated.length} of ${answers.length} validations answered 2xx; waiting for ${validated.length * paths.length} deliveries`);
+  log(
+    `${phase.label}: ${validated.length} of ${answers.length} validations answered 2xx; waiting for ${validated.length * paths.length} deliveries`,
+  );
   let complete = await stage.sink.waitForDistinct(validated.length * paths.length, IDLE_TIMEOUT_MS);
   // A validation the gateway gave up on (503) may still have gone through, and its deliveries
   // count towards the total: wait until nothing more arrives before telling what is missing.
-  if (complete && validated.length < answers.length) complete = !(await stage.sink.waitForDistinct(Number.MAX_SAFE_INTEGER, SETTLE_MS));
+  if (complete && validated.length < answers.length)
+    complete = !(await stage.sink.waitForDistinct(Number.MAX_SAFE_INTEGER, SETTLE_MS));
   const shares = await cpu.finish();
   phase.windowMs = Date.now() - started;
   phase.validations = validationFigures(answers);
-  phase.deliveries = deliveryFigures(new Map(validated.map((a) => [a.code, a.answeredAt])), paths, await stage.sink.records());
+  phase.deliveries = deliveryFigures(
+    new Map(validated.map((a) => [a.code, a.answeredAt])),
+    paths,
+    await stage.sink.records(),
+  );
   phase.cpu = cpuPerDelivery(shares, phase.deliveries.received, phase.windowMs);
   // The last attempts are recorded, and PostgreSQL has flushed its counters, before they are read.
   await sleep(SETTLE_MS);
   if (database) phase.databasePerDelivery = await database.perRequest(phase.deliveries.received);
-  if (!complete) phase.remarks.push(`gave up waiting after ${IDLE_TIMEOUT_MS / 1000} s without a new delivery; missing e.g. ${phase.deliveries.missingExamples.join(", ")}`);
-  if (validated.length < answers.length) phase.remarks.push(`${answers.length - validated.length} validations did not answer 2xx: ${JSON.stringify(phase.validations.statusCodes)}`);
+  if (!complete)
+    phase.remarks.push(
+      `gave up waiting after ${IDLE_TIMEOUT_MS / 1000} s without a new delivery; missing e.g. ${phase.deliveries.missingExamples.join(", ")}`,
+    );
+  if (validated.length < answers.length)
+    phase.remarks.push(
+      `${answers.length - validated.length} validations did not answer 2xx: ${JSON.stringify(phase.validations.statusCodes)}`,
+    );
   const outside = workOutside(phase.cpu);
   if (outside) phase.remarks.push(outside);
   const d = phase.deliveries;
-  log(`${phase.label}: ${d.received}/${d.expected} deliveries, ${d.perSecond}/s, latency p50 ${d.latencyMs?.p50} ms, p99 ${d.latencyMs?.p99} ms, duplicates ${d.duplicates}, missing ${d.missing}`);
+  log(
+    `${phase.label}: ${d.received}/${d.expected} deliveries, ${d.perSecond}/s, latency p50 ${d.latencyMs?.p50} ms, p99 ${d.latencyMs?.p99} ms, duplicates ${d.duplicates}, missing ${d.missing}`,
+  );
   return answers;
 }
 
 /** Unmeasured: proves the whole path (every service found, the receiver reached) and warms it. */
-async function warmUp(stage: Stage, deployment: DistributedDeployment, office: ApiClient, orderIds: number[], paths: string[]): Promise<void> {
+async function warmUp(
+  stage: Stage,
+  deployment: DistributedDeployment,
+  office: ApiClient,
+  orderIds: number[],
+  paths: string[],
+): Promise<void> {
   await stage.sink.clear();
   const answers = await validateAll(deployment.baseUrl, office, orderIds, WARMUP_CONNECTIONS);
   const failed = answers.filter((a) => a.code === null);
-  if (failed.length > 0) throw new Error(`warm-up: ${failed.length} validations failed, e.g. ${failed[0].status} ${failed[0].body}`);
+  if (failed.length > 0)
+    throw new Error(`warm-up: ${failed.length} validations failed, e.g. ${failed[0].status} ${failed[0].body}`);
   if (!(await stage.sink.waitForDistinct(answers.length * paths.length, IDLE_TIMEOUT_MS))) {
-    throw new Error(`warm-up: only ${(await stage.sink.count()).distinctIds} of ${answers.length * paths.length} deliveries arrived`);
+    throw new Error(
+      `warm-up: only ${(await stage.sink.count()).distinctIds} of ${answers.length * paths.length} deliveries arrived`,
+    );
   }
 }
 
@@ -153,7 +221,10 @@ async function warmUp(stage: Stage, deployment: DistributedDeployment, office: A
  * burst and the steady phases. Resolves to the burst's validations (the baseline sends their
  * bodies) and the subscribed paths.
  */
-async function measureService(stage: Stage, results: WebhooksBenchResults): Promise<{ burstAnswers: ValidationAnswer[]; paths: string[] }> {
+async function measureService(
+  stage: Stage,
+  results: WebhooksBenchResults,
+): Promise<{ burstAnswers: ValidationAnswer[]; paths: string[] }> {
   const { options } = stage;
   log(`deploying the distributed mode (${options.webhooksProcesses} webhooks processes)`);
   const deployment = await deployDistributed(stage.run, {
@@ -172,14 +243,34 @@ async function measureService(stage: Stage, results: WebhooksBenchResults): Prom
     if (options.preload > 0 && deployment.databaseName) {
       log(`preload: writing ${options.preload} settled deliveries with SQL (not timed)`);
       const started = Date.now();
-      results.preloadedDeliveries = await preloadDeliveries(stage.run.options.postgresUrl, deployment.databaseName, SUBSCRIBED_EVENT, options.preload, log);
+      results.preloadedDeliveries = await preloadDeliveries(
+        stage.run.options.postgresUrl,
+        deployment.databaseName,
+        SUBSCRIBED_EVENT,
+        options.preload,
+        log,
+      );
       log(`preload: done in ${Math.round((Date.now() - started) / 1000)} s`);
     }
-    const sizes = [options.warmupOrders, options.burstOrders, options.steadyOrders, options.calmOrders, options.calmOrders];
+    const sizes = [
+      options.warmupOrders,
+      options.burstOrders,
+      options.steadyOrders,
+      options.calmOrders,
+      options.calmOrders,
+    ];
     log(`creating ${sizes.reduce((a, b) => a + b)} orders (not timed)`);
-    const ids = await createOrders(deployment.baseUrl, deployment.partner, sizes.reduce((a, b) => a + b), CREATE_CONCURRENCY, `webhooks-bench-${stage.run.runId}`);
+    const ids = await createOrders(
+      deployment.baseUrl,
+      deployment.partner,
+      sizes.reduce((a, b) => a + b),
+      CREATE_CONCURRENCY,
+      `webhooks-bench-${stage.run.runId}`,
+    );
     const offsetOf = (i: number) => sizes.slice(0, i).reduce((a, b) => a + b, 0);
-    const [warmupIds, burstIds, steadyIds, calmIds, noisyIds] = sizes.map((_, i) => ids.slice(offsetOf(i), offsetOf(i + 1)));
+    const [warmupIds, burstIds, steadyIds, calmIds, noisyIds] = sizes.map((_, i) =>
+      ids.slice(offsetOf(i), offsetOf(i + 1)),
+    );
     await sleep(SETTLE_MS);
 
     log(`warm-up: ${warmupIds.length} validations, ${warmupIds.length * paths.length} deliveries`);
@@ -187,18 +278,28 @@ async function measureService(stage: Stage, results: WebhooksBenchResults): Prom
     await sleep(SETTLE_MS);
 
     log(`burst: ${burstIds.length} validations over ${options.connections} connections`);
-    const burstAnswers = await deliveryPhase(stage, deployment, paths, burst, () => validateAll(deployment.baseUrl, office, burstIds, options.connections));
+    const burstAnswers = await deliveryPhase(stage, deployment, paths, burst, () =>
+      validateAll(deployment.baseUrl, office, burstIds, options.connections),
+    );
 
     log(`steady: ${steadyIds.length} validations at ${options.steadyRate}/s`);
-    await deliveryPhase(stage, deployment, paths, steady, () => validatePaced(deployment.baseUrl, office, steadyIds, options.steadyRate));
+    await deliveryPhase(stage, deployment, paths, steady, () =>
+      validatePaced(deployment.baseUrl, office, steadyIds, options.steadyRate),
+    );
 
     log(`calm: ${calmIds.length} validations at ${options.calmRate}/s, every subscriber healthy`);
-    await deliveryPhase(stage, deployment, paths, calm, () => validatePaced(deployment.baseUrl, office, calmIds, options.calmRate));
+    await deliveryPhase(stage, deployment, paths, calm, () =>
+      validatePaced(deployment.baseUrl, office, calmIds, options.calmRate),
+    );
 
     // The last subscriber hangs from now on: its deliveries are not expected, the others' are.
     await stage.sink.hang(paths.length - 1);
-    log(`noisy: ${noisyIds.length} validations at ${options.calmRate}/s, ${paths[paths.length - 1]} on its own origin hanging`);
-    await deliveryPhase(stage, deployment, paths.slice(0, -1), noisy, () => validatePaced(deployment.baseUrl, office, noisyIds, options.calmRate));
+    log(
+      `noisy: ${noisyIds.length} validations at ${options.calmRate}/s, ${paths[paths.length - 1]} on its own origin hanging`,
+    );
+    await deliveryPhase(stage, deployment, paths.slice(0, -1), noisy, () =>
+      validatePaced(deployment.baseUrl, office, noisyIds, options.calmRate),
+    );
     await stage.sink.answerAll();
     return { burstAnswers, paths };
   } catch (err) {
@@ -216,23 +317,51 @@ async function measureService(stage: Stage, results: WebhooksBenchResults): Prom
 }
 
 /** The same bodies to the same receiver paths, from `senders` bare processes with `inFlight` requests each. */
-async function measureBaseline(stage: Stage, answers: ValidationAnswer[], paths: string[], senders: number, inFlight: number, results: WebhooksBenchResults): Promise<void> {
+async function measureBaseline(
+  stage: Stage,
+  answers: ValidationAnswer[],
+  paths: string[],
+  senders: number,
+  inFlight: number,
+  results: WebhooksBenchResults,
+): Promise<void> {
   const phase = newPhase("baseline");
   results.phases.push(phase);
   const validated = answers.filter((a): a is ValidationAnswer & { code: string } => a.code !== null);
   const folder = mkdtempSync(path.join(os.tmpdir(), "webhooks-bench-"));
   const bodiesFile = path.join(folder, "bodies.json");
   writeFileSync(bodiesFile, JSON.stringify(validated.map((a) => a.body)));
-  const clients = Array.from({ length: senders }, (_, k) => BenchProcess.start(`baseline-sender-${k + 1}`, dist("bench/webhook-baseline-client.js"), process.env, [
-    "--urls", stage.sink.urls.join(","), "--bodies", bodiesFile, "--paths", String(paths.length), "--in-flight", String(inFlight),
-    "--share", `${k}/${senders}`, "--warmup", String(BASELINE_WARMUP),
-  ], stage.run.nodeArgs));
+  const clients = Array.from({ length: senders }, (_, k) =>
+    BenchProcess.start(
+      `baseline-sender-${k + 1}`,
+      dist("bench/webhook-baseline-client.js"),
+      process.env,
+      [
+        "--urls",
+        stage.sink.urls.join(","),
+        "--bodies",
+        bodiesFile,
+        "--paths",
+        String(paths.length),
+        "--in-flight",
+        String(inFlight),
+        "--share",
+        `${k}/${senders}`,
+        "--warmup",
+        String(BASELINE_WARMUP),
+      ],
+      stage.run.nodeArgs,
+    ),
+  );
   for (const c of clients) stage.names.set(c.pid, c.name);
   const rss = new PeakRss(clients);
   try {
     await Promise.all(clients.map((c) => c.waitForLine((line) => line.includes('"ready":true'), BASELINE_READY_MS)));
     await stage.sink.clear();
-    const groups: Measured[] = [...clients, stage.sink.process].map((p) => ({ name: p.name, pids: async () => [p.pid] }));
+    const groups: Measured[] = [...clients, stage.sink.process].map((p) => ({
+      name: p.name,
+      pids: async () => [p.pid],
+    }));
     const cpu = CpuWindow.start([...groups, { name: "load generator", pids: async () => [process.pid] }]);
     const started = Date.now();
     const done = clients.map((c) => c.waitForLine((line) => line.startsWith('{"done":true'), BASELINE_DONE_MS));
@@ -248,12 +377,18 @@ async function measureBaseline(stage: Stage, answers: ValidationAnswer[], paths:
         return all;
       }, {}),
     };
-    phase.deliveries = deliveryFigures(new Map(validated.map((a) => [a.code, null])), paths, await stage.sink.records());
+    phase.deliveries = deliveryFigures(
+      new Map(validated.map((a) => [a.code, null])),
+      paths,
+      await stage.sink.records(),
+    );
     phase.cpu = cpuPerDelivery(shares, phase.deliveries.received, phase.windowMs);
     const outside = workOutside(phase.cpu);
     if (outside) phase.remarks.push(outside);
     const d = phase.deliveries;
-    log(`baseline: ${d.received}/${d.expected} requests received, ${d.perSecond}/s, senders got ${phase.senders.succeeded} 2xx of ${phase.senders.sent}`);
+    log(
+      `baseline: ${d.received}/${d.expected} requests received, ${d.perSecond}/s, senders got ${phase.senders.succeeded} 2xx of ${phase.senders.sent}`,
+    );
   } catch (err) {
     phase.error = errorText(err);
     throw err;
@@ -268,7 +403,9 @@ async function measureBaseline(stage: Stage, answers: ValidationAnswer[], paths:
 async function cleanUpInterrupted(run: DistributedRun): Promise<void> {
   await stopAll();
   await deleteNamespaceStreams(run.options.natsUrl, benchNamespace(run.runId, BENCH)).catch(() => undefined);
-  await dropDatabase(run.options.postgresUrl, benchDatabaseName(run.runId, distributedDatabaseSuffix(BENCH))).catch(() => undefined);
+  await dropDatabase(run.options.postgresUrl, benchDatabaseName(run.runId, distributedDatabaseSuffix(BENCH))).catch(
+    () => undefined,
+  );
 }
 
 async function main(): Promise<void> {
@@ -293,13 +430,25 @@ async function main(): Promise<void> {
     code: codeVersion(),
     machine: await describeMachine({ postgresUrl: options.postgresUrl, natsUrl: options.natsUrl }),
     settings: {
-      subscriptions: options.subscriptions, warmupOrders: options.warmupOrders, burstOrders: options.burstOrders, burstConnections: options.connections,
-      steadyRate: options.steadyRate, steadyOrders: options.steadyOrders, calmRate: options.calmRate, calmOrders: options.calmOrders,
-      preload: options.preload, webhooksProcesses: options.webhooksProcesses,
-      dispatchBatch: dispatch.dispatchBatch, dispatchIntervalMs: dispatch.dispatchIntervalMs,
-      baselineSenders: options.webhooksProcesses, baselineInFlightPerSender: dispatch.dispatchBatch,
+      subscriptions: options.subscriptions,
+      warmupOrders: options.warmupOrders,
+      burstOrders: options.burstOrders,
+      burstConnections: options.connections,
+      steadyRate: options.steadyRate,
+      steadyOrders: options.steadyOrders,
+      calmRate: options.calmRate,
+      calmOrders: options.calmOrders,
+      preload: options.preload,
+      webhooksProcesses: options.webhooksProcesses,
+      dispatchBatch: dispatch.dispatchBatch,
+      dispatchIntervalMs: dispatch.dispatchIntervalMs,
+      baselineSenders: options.webhooksProcesses,
+      baselineInFlightPerSender: dispatch.dispatchBatch,
     },
-    processes: [], phases: [], goal: [], remarks: [],
+    processes: [],
+    phases: [],
+    goal: [],
+    remarks: [],
   };
 
   const sink = await WebhookSink.start(options.subscriptions, run.nodeArgs);

@@ -29,14 +29,21 @@ export class Admission {
   private readonly rateLimit: ClientRateLimit;
   private readonly trustedProxies: TrustedProxies;
 
-  constructor(private readonly principals: PrincipalCache, sharing: UsageSharing, cfg: Pick<Config, "rateLimitPerMinute" | "authFailuresPerMinute" | "trustProxy">) {
+  constructor(
+    private readonly principals: PrincipalCache,
+    sharing: UsageSharing,
+    cfg: Pick<Config, "rateLimitPerMinute" | "authFailuresPerMinute" | "trustProxy">,
+  ) {
     this.throttle = new AuthThrottle(sharing, cfg.authFailuresPerMinute);
     this.rateLimit = new ClientRateLimit(sharing, cfg.rateLimitPerMinute);
     this.trustedProxies = new TrustedProxies(cfg.trustProxy);
   }
 
   async admit(req: IncomingMessage, res: ServerResponse, lookUp: LookUpKey): Promise<Principal> {
-    const attempt: AuthAttempt = { address: clientAddress(req, this.trustedProxies), apiKey: BEARER.exec(req.headers.authorization ?? "")?.[1] };
+    const attempt: AuthAttempt = {
+      address: clientAddress(req, this.trustedProxies),
+      apiKey: BEARER.exec(req.headers.authorization ?? "")?.[1],
+    };
     await this.throttle.ensureAllowed(attempt, res);
     const principal = await this.authenticate(attempt, res, lookUp);
     await this.rateLimit.admit(principal.clientId, res);

@@ -43,7 +43,10 @@ export class AuthThrottle {
     if (blocked.length === 0) return;
     const state = latestReset(blocked);
     setRateLimitFields(res, this.policy, { remaining: 0, msBeforeReset: state.msBeforeReset });
-    throw new RateLimitedError(secondsUntil(state.msBeforeReset), "Too many failed authentications from this address or with this key; retry later.");
+    throw new RateLimitedError(
+      secondsUntil(state.msBeforeReset),
+      "Too many failed authentications from this address or with this key; retry later.",
+    );
   }
 
   /** Counts one failure; the answer (401) tells how many failures are left this minute. */
@@ -54,10 +57,14 @@ export class AuthThrottle {
     setRateLimitFields(res, this.policy, tightest);
   }
 
-  private async states(attempt: AuthAttempt, count: (limiter: SharedLimiter, key: string) => Promise<LimiterState>): Promise<LimiterState[]> {
+  private async states(
+    attempt: AuthAttempt,
+    count: (limiter: SharedLimiter, key: string) => Promise<LimiterState>,
+  ): Promise<LimiterState[]> {
     const pending: Promise<LimiterState>[] = [];
     if (this.byAddress) pending.push(count(this.byAddress, attempt.address));
-    if (this.byKeyPrefix && attempt.apiKey) pending.push(count(this.byKeyPrefix, attempt.apiKey.slice(0, KEY_PREFIX_LENGTH)));
+    if (this.byKeyPrefix && attempt.apiKey)
+      pending.push(count(this.byKeyPrefix, attempt.apiKey.slice(0, KEY_PREFIX_LENGTH)));
     return Promise.all(pending);
   }
 }

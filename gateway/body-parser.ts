@@ -41,7 +41,10 @@ export function hasBody(req: IncomingMessage): boolean {
 }
 
 function isJsonMediaType(contentType: string | undefined): boolean {
-  const [type, ...params] = (contentType ?? "").toLowerCase().split(";").map((p) => p.trim());
+  const [type, ...params] = (contentType ?? "")
+    .toLowerCase()
+    .split(";")
+    .map((p) => p.trim());
   if (type !== JSON_MEDIA_TYPE && !/^application\/[\w.-]+\+json$/.test(type)) return false;
   // JSON is UTF-8 (RFC 8259 §8.1): any other charset would be decoded into something else.
   const charset = params.find((p) => p.startsWith("charset="));
@@ -53,7 +56,10 @@ function decompressorFor(req: IncomingMessage): Transform | null {
   if (encoding === "identity" || encoding === "") return null;
   const make = DECOMPRESSORS[encoding];
   if (!make) {
-    throw new UnsupportedMediaTypeError(`Content-Encoding "${encoding}" is not supported; use one of ${SUPPORTED_ENCODINGS}.`, { encodings: SUPPORTED_ENCODINGS });
+    throw new UnsupportedMediaTypeError(
+      `Content-Encoding "${encoding}" is not supported; use one of ${SUPPORTED_ENCODINGS}.`,
+      { encodings: SUPPORTED_ENCODINGS },
+    );
   }
   return make();
 }
@@ -61,7 +67,8 @@ function decompressorFor(req: IncomingMessage): Transform | null {
 /** The body's bytes, decompressed, refused past the limit without reading the rest into memory. */
 async function readBody(req: IncomingMessage): Promise<Buffer> {
   const decompressor = decompressorFor(req);
-  if (!decompressor && Number(req.headers["content-length"] ?? 0) > BODY_LIMIT_BYTES) throw new PayloadTooLargeError(BODY_LIMIT_BYTES);
+  if (!decompressor && Number(req.headers["content-length"] ?? 0) > BODY_LIMIT_BYTES)
+    throw new PayloadTooLargeError(BODY_LIMIT_BYTES);
   const source = decompressor ?? req;
   if (decompressor) {
     req.on("error", (err) => decompressor.destroy(err));
@@ -77,7 +84,9 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
     }
   } catch (err) {
     if (err instanceof PayloadTooLargeError) throw err;
-    throw new MalformedRequestError(`The body could not be decoded as Content-Encoding "${req.headers["content-encoding"]}".`);
+    throw new MalformedRequestError(
+      `The body could not be decoded as Content-Encoding "${req.headers["content-encoding"]}".`,
+    );
   } finally {
     // Whatever was not read is discarded, so the answer is not held up by the upload.
     req.unpipe();
@@ -89,7 +98,9 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
 async function parseBody(req: Req): Promise<unknown> {
   if (!WITH_BODY.has(req.method ?? "") || !hasBody(req)) return undefined;
   if (!isJsonMediaType(req.headers["content-type"])) {
-    throw new UnsupportedMediaTypeError(`The body must be JSON (Content-Type: ${JSON_MEDIA_TYPE}; charset=utf-8).`, { mediaType: JSON_MEDIA_TYPE });
+    throw new UnsupportedMediaTypeError(`The body must be JSON (Content-Type: ${JSON_MEDIA_TYPE}; charset=utf-8).`, {
+      mediaType: JSON_MEDIA_TYPE,
+    });
   }
   const raw = await readBody(req);
   // An empty chunked body is no body at all, as for `Content-Length: 0`.
@@ -139,12 +150,15 @@ type ParamRule = string | { optional?: boolean; default?: unknown } | unknown[];
 
 function isOptional(rule: ParamRule): boolean {
   if (typeof rule === "string") return /\|\s*optional(:\s*true)?\b/.test(rule);
-  if (rule !== null && typeof rule === "object" && !Array.isArray(rule)) return rule.optional === true || rule.default !== undefined;
+  if (rule !== null && typeof rule === "object" && !Array.isArray(rule))
+    return rule.optional === true || rule.default !== undefined;
   return false;
 }
 
 /** Whether an action's params schema has a required field the path does not supply, i.e. it needs a body. */
 export function requiresBody(params: unknown, pathParams: string[]): boolean {
   if (params === null || typeof params !== "object") return false;
-  return Object.entries(params as Record<string, ParamRule>).some(([name, rule]) => !name.startsWith("$$") && !pathParams.includes(name) && !isOptional(rule));
+  return Object.entries(params as Record<string, ParamRule>).some(
+    ([name, rule]) => !name.startsWith("$$") && !pathParams.includes(name) && !isOptional(rule),
+  );
 }

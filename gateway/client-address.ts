@@ -48,7 +48,10 @@ function bucketOf(address: Address): string {
 function forwardedFor(req: IncomingMessage): string[] {
   const header = req.headers["x-forwarded-for"];
   const text = Array.isArray(header) ? header.join(",") : (header ?? "");
-  return text.split(",").map((s) => s.trim()).filter(Boolean);
+  return text
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 export function clientAddress(req: IncomingMessage, trusted: TrustedProxies): string {

@@ -22,13 +22,22 @@ interface RefusalCause {
 function causeOf(code: string | undefined): RefusalCause {
   switch (code) {
     case "HPE_HEADER_OVERFLOW":
-      return { type: "HEADERS_TOO_LARGE", message: `The request line and headers together are larger than ${SERVER_LIMITS.maxHeaderSize} bytes.` };
+      return {
+        type: "HEADERS_TOO_LARGE",
+        message: `The request line and headers together are larger than ${SERVER_LIMITS.maxHeaderSize} bytes.`,
+      };
     case "ERR_HTTP_REQUEST_TIMEOUT":
       return { type: "CLIENT_TIMEOUT", message: "The request was not received in time; the connection is closed." };
     case "HPE_CHUNK_EXTENSIONS_OVERFLOW":
-      return { type: ErrorType.payloadTooLarge, message: "The chunk extensions of the body are larger than the server accepts." };
+      return {
+        type: ErrorType.payloadTooLarge,
+        message: "The chunk extensions of the body are larger than the server accepts.",
+      };
     default:
-      return { type: ErrorType.malformedRequest, message: "The request is not valid HTTP/1.1 (request line or headers)." };
+      return {
+        type: ErrorType.malformedRequest,
+        message: "The request is not valid HTTP/1.1 (request line or headers).",
+      };
   }
 }
 
@@ -37,7 +46,10 @@ export function clientErrorResponse(code: string | undefined): Buffer {
   const problem = toProblem(causeOf(code));
   const body = Buffer.from(JSON.stringify(problem.body));
   const headers = { ...problem.headers, "Content-Length": String(body.length), Connection: "close" };
-  const head = [`HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+  const head = [
+    `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}`,
+    ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+  ];
   return Buffer.concat([Buffer.from(`${head.join("\r\n")}\r\n\r\n`, "latin1"), body]);
 }
 

@@ -59,7 +59,12 @@ type AdmitRequest = (req: Req, res: ServerResponse) => Promise<Principal>;
  * reads and parses up to 1 MiB for it. moleculer-web authenticates only after the route's
  * middlewares have run and its params are built from the body, hence here.
  */
-function admitBeforeBody(this: { admitRequest: AdmitRequest }, req: Req, res: ServerResponse, next: (err?: unknown) => void): void {
+function admitBeforeBody(
+  this: { admitRequest: AdmitRequest },
+  req: Req,
+  res: ServerResponse,
+  next: (err?: unknown) => void,
+): void {
   if (!WITH_BODY.has(req.method ?? "") || !hasBody(req)) return next();
   this.admitRequest(req, res).then((principal) => {
     req.$principal = principal;
@@ -85,13 +90,26 @@ function nextLink(publicBaseUrl: string, originalUrl: string, nextCursor: string
 }
 
 /** The part of the configuration the gateway is built with (runtime/service-settings.ts). */
-export type GatewaySettings = Pick<Config, "host" | "port" | "publicBaseUrl" | "transporter" | "rateLimitPerMinute" | "authFailuresPerMinute" | "trustProxy" | "metricsOnPublicPort">;
+export type GatewaySettings = Pick<
+  Config,
+  | "host"
+  | "port"
+  | "publicBaseUrl"
+  | "transporter"
+  | "rateLimitPerMinute"
+  | "authFailuresPerMinute"
+  | "trustProxy"
+  | "metricsOnPublicPort"
+>;
 
 /**
  * `services`: what the API reference documents, and `cfg`: where it listens and how it admits
  * requests, both given by the composition root (runtime/services.ts).
  */
-export function gatewaySchema(services: readonly ServiceDescription[], cfg: GatewaySettings): ServiceSchema<ApiSettingsSchema> {
+export function gatewaySchema(
+  services: readonly ServiceDescription[],
+  cfg: GatewaySettings,
+): ServiceSchema<ApiSettingsSchema> {
   return {
     name: "gateway",
     mixins: [ApiGateway],
@@ -131,12 +149,19 @@ export function gatewaySchema(services: readonly ServiceDescription[], cfg: Gate
             }
             ctx.meta.idempotencyKey = key;
           },
-          onAfterCall(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req, res: ServerResponse, data: unknown) {
+          onAfterCall(
+            ctx: Context<unknown, RequestMeta>,
+            _route: unknown,
+            req: Req,
+            res: ServerResponse,
+            data: unknown,
+          ) {
             if (ctx.meta.$location && cfg.publicBaseUrl) ctx.meta.$location = cfg.publicBaseUrl + ctx.meta.$location;
             // moleculer-web sends $location only with 201 and redirects; a 202 or 200 that names where to follow up needs it too.
             if (ctx.meta.$location) res.setHeader("Location", ctx.meta.$location);
             if (!isPage(data)) return data;
-            if (data.nextCursor) res.setHeader("Link", nextLink(cfg.publicBaseUrl, req.originalUrl ?? req.url ?? "/", data.nextCursor));
+            if (data.nextCursor)
+              res.setHeader("Link", nextLink(cfg.publicBaseUrl, req.originalUrl ?? req.url ?? "/", data.nextCursor));
             return data.items;
           },
         },
@@ -151,7 +176,8 @@ export function gatewaySchema(services: readonly ServiceDescription[], cfg: Gate
         const problem = toProblem(err, (req.originalUrl ?? req.url ?? "").split("?")[0]);
         // An unreachable database is logged once by the service that met it (shared/database-errors.ts).
         const loggedWhereItHappened = (err as { type?: unknown } | null)?.type === ErrorType.unavailable;
-        if (problem.status >= 500 && !loggedWhereItHappened) this.logger.error({ err, url: req.originalUrl, requestId: req.$ctx?.requestID }, "request failed");
+        if (problem.status >= 500 && !loggedWhereItHappened)
+          this.logger.error({ err, url: req.originalUrl, requestId: req.$ctx?.requestID }, "request failed");
         if (res.headersSent) return;
         const requestId = req.$ctx?.requestID ?? req.$requestId;
         res.writeHead(problem.status, { ...problem.headers, ...(requestId ? { "X-Request-ID": requestId } : {}) });
@@ -195,11 +221,18 @@ export function gatewaySchema(services: readonly ServiceDescription[], cfg: Gate
       // Failed-authentication throttle, key lookup, per-client rate limit (gateway/admission.ts).
       admitRequest(req: Req, res: ServerResponse): Promise<Principal> {
         const ctx = req.$ctx!;
-        return this.admission.admit(req, res, (key: string) => ctx.call<Principal, { key: string }>("clients.authenticate", { key }));
+        return this.admission.admit(req, res, (key: string) =>
+          ctx.call<Principal, { key: string }>("clients.authenticate", { key }),
+        );
       },
 
       // Once per request: a request with a body was admitted before it was read (admitBeforeBody).
-      async authenticate(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req, res: ServerResponse): Promise<null> {
+      async authenticate(
+        ctx: Context<unknown, RequestMeta>,
+        _route: unknown,
+        req: Req,
+        res: ServerResponse,
+      ): Promise<null> {
         ctx.meta.client = req.$principal ?? (await this.admitRequest(req, res));
         return null;
       },
@@ -218,8 +251,10 @@ export function gatewaySchema(services: readonly ServiceDescription[], cfg: Gate
 
     created() {
       this.principals = new PrincipalCache();
-      this.usage = new UsageSharing(cfg.transporter ? (report) => this.broker.broadcast(BROADCASTS.usageCounted.name, report) : null,
-        (err) => this.logger.warn({ err }, "rate-limit usage report not sent"));
+      this.usage = new UsageSharing(
+        cfg.transporter ? (report) => this.broker.broadcast(BROADCASTS.usageCounted.name, report) : null,
+        (err) => this.logger.warn({ err }, "rate-limit usage report not sent"),
+      );
       this.admission = new Admission(this.principals, this.usage, cfg);
       applyServerLimits(this.server);
       // What Node's server refuses before routing (431, 408, 400) is a problem document too.

@@ -21,7 +21,14 @@ import { API_PREFIX, ROUTES } from "./routes";
 const METHOD_ORDER = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 /** The paths outside the API table, all read-only. */
-const GET_ONLY_PATHS = [...PROBE_PATHS, OPENAPI_PATH, DOCS_PATH, `${DOCS_PATH}/:asset`, PORTAL_PATH, `${PORTAL_PATH}/:asset`];
+const GET_ONLY_PATHS = [
+  ...PROBE_PATHS,
+  OPENAPI_PATH,
+  DOCS_PATH,
+  `${DOCS_PATH}/:asset`,
+  PORTAL_PATH,
+  `${PORTAL_PATH}/:asset`,
+];
 
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -29,7 +36,12 @@ function escapeRegExp(text: string): string {
 
 /** `/orders/:id` → a regex of that path, a parameter being one non-empty segment. */
 function templateRegex(template: string): RegExp {
-  return new RegExp(`^${template.split("/").map((s) => (s.startsWith(":") ? "[^/]+" : escapeRegExp(s))).join("/")}$`);
+  return new RegExp(
+    `^${template
+      .split("/")
+      .map((s) => (s.startsWith(":") ? "[^/]+" : escapeRegExp(s)))
+      .join("/")}$`,
+  );
 }
 
 const TABLE: { regex: RegExp; method: string }[] = [

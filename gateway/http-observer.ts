@@ -34,7 +34,10 @@ export class HttpObserver {
   private accepted = 0;
   private draining = false;
 
-  constructor(private readonly server: Server, private readonly logger: Logger) {
+  constructor(
+    private readonly server: Server,
+    private readonly logger: Logger,
+  ) {
     // First listener, so the duration includes moleculer-web's own synchronous work.
     server.prependListener("request", (req: RoutedRequest, res: ServerResponse) => this.observe(req, res));
     server.on("connection", (socket: net.Socket) => {
@@ -99,7 +102,8 @@ export class HttpObserver {
     while (this.connections.size > 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
     }
-    if (this.inFlight.size > 0) this.logger.warn(`Shutdown deadline reached with ${this.inFlight.size} HTTP request(s) in flight`);
+    if (this.inFlight.size > 0)
+      this.logger.warn(`Shutdown deadline reached with ${this.inFlight.size} HTTP request(s) in flight`);
     this.server.closeAllConnections();
     // Already closed; this also stops http's timer that checks connections for time-outs.
     this.server.close();

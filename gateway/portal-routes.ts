@@ -69,7 +69,11 @@ const servePage: AliasHandler = (_req, res) => send(res, PAGE_HEADERS, file("por
 const serveAsset: AliasHandler = (req, res, next) => {
   const name = String((req.$params as { asset?: unknown } | undefined)?.asset ?? "");
   if (!Object.hasOwn(PORTAL_ASSET_TYPES, name)) return next?.(new NotFoundError("file", name));
-  send(res, { ...COMMON_HEADERS, "Content-Type": PORTAL_ASSET_TYPES[name as keyof typeof PORTAL_ASSET_TYPES] }, file(name));
+  send(
+    res,
+    { ...COMMON_HEADERS, "Content-Type": PORTAL_ASSET_TYPES[name as keyof typeof PORTAL_ASSET_TYPES] },
+    file(name),
+  );
 };
 
 /** One route, matching its own paths only, without authentication or body parsing. */

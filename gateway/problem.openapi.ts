@@ -21,7 +21,11 @@ export const Problem = {
         type: "object",
         required: ["path", "message"],
         properties: {
-          path: { type: "string", description: "The field, as a path in the request body (`items[2].orderedQuantity`).", examples: ["items[2].orderedQuantity"] },
+          path: {
+            type: "string",
+            description: "The field, as a path in the request body (`items[2].orderedQuantity`).",
+            examples: ["items[2].orderedQuantity"],
+          },
           message: { type: "string" },
         },
         additionalProperties: false,

@@ -44,7 +44,11 @@ const UNREACHABLE_DETAIL = "Part of the service cannot be reached right now; ret
 const KINDS: Record<string, Kind> = {
   [ErrorType.validation]: { status: 422, slug: "validation-failed", title: "Your request has invalid fields" },
   VALIDATION_ERROR: { status: 422, slug: "validation-failed", title: "Your request has invalid fields" },
-  [ErrorType.idempotencyMismatch]: { status: 422, slug: "idempotency-key-reused", title: "Idempotency-Key reused with another body" },
+  [ErrorType.idempotencyMismatch]: {
+    status: 422,
+    slug: "idempotency-key-reused",
+    title: "Idempotency-Key reused with another body",
+  },
   [ErrorType.unauthenticated]: { status: 401, slug: "unauthenticated", title: "Authentication required" },
   NO_TOKEN: { status: 401, slug: "unauthenticated", title: "Authentication required" },
   INVALID_TOKEN: { status: 401, slug: "unauthenticated", title: "Authentication required" },
@@ -55,7 +59,11 @@ const KINDS: Record<string, Kind> = {
   RATE_LIMIT_EXCEEDED: { status: 429, slug: "rate-limited", title: "Too many requests" },
   [ErrorType.malformedRequest]: { status: 400, slug: "malformed-request", title: "The request cannot be read" },
   [ErrorType.payloadTooLarge]: { status: 413, slug: "payload-too-large", title: "The body is too large" },
-  [ErrorType.unsupportedMediaType]: { status: 415, slug: "unsupported-media-type", title: "Unsupported media type or content encoding" },
+  [ErrorType.unsupportedMediaType]: {
+    status: 415,
+    slug: "unsupported-media-type",
+    title: "Unsupported media type or content encoding",
+  },
   [ErrorType.methodNotAllowed]: { status: 405, slug: "method-not-allowed", title: "Method not allowed on this path" },
   // Refusals of Node's HTTP server itself, before any route runs (gateway/client-errors.ts).
   HEADERS_TOO_LARGE: { status: 431, slug: "headers-too-large", title: "The request's headers are too large" },
@@ -105,10 +113,14 @@ export function fieldErrorsFromValidator(data: unknown): FieldError[] {
   return data.flatMap((e: { type?: string; field?: string; message?: string; actual?: unknown }) => {
     const field = (e.field ?? "").replace(/^(body|query|params)\.?/, "");
     if (e.type === "objectStrict" && typeof e.actual === "string") {
-      return e.actual.split(",").map((k) => k.trim()).filter(Boolean).map((k) => ({
-        path: field ? `${field}.${k}` : k,
-        message: "This field is not allowed.",
-      }));
+      return e.actual
+        .split(",")
+        .map((k) => k.trim())
+        .filter(Boolean)
+        .map((k) => ({
+          path: field ? `${field}.${k}` : k,
+          message: "This field is not allowed.",
+        }));
     }
     return [{ path: field, message: e.message ?? "Invalid value." }];
   });
@@ -140,16 +152,24 @@ export function toProblem(err: unknown, instance?: string): HttpProblem {
     title: kind.title,
     status: kind.status,
     // Never leak internals: a 5xx says what happened, not why (our own 503 messages say only that).
-    detail: kind === UNREACHABLE ? UNREACHABLE_DETAIL
-      : kind.status >= 500 && !SAYS_ONLY_WHAT.has(kind) ? "Something went wrong on our side; it has been logged." : e.message ?? kind.title,
+    detail:
+      kind === UNREACHABLE
+        ? UNREACHABLE_DETAIL
+        : kind.status >= 500 && !SAYS_ONLY_WHAT.has(kind)
+          ? "Something went wrong on our side; it has been logged."
+          : (e.message ?? kind.title),
     ...(instance ? { instance } : {}),
   };
   if (kind.slug === "validation-failed") {
-    const all = e.type === "VALIDATION_ERROR" ? fieldErrorsFromValidator(e.data) : ((data.errors as FieldError[]) ?? []);
+    const all =
+      e.type === "VALIDATION_ERROR" ? fieldErrorsFromValidator(e.data) : ((data.errors as FieldError[]) ?? []);
     const bounded = boundedErrors(all, Number(data.errorCount ?? all.length));
     Object.assign(body, bounded);
     const count = bounded.errorCount ?? bounded.errors.length;
-    body.detail = count === 1 ? `${bounded.errors[0].path || "body"}: ${bounded.errors[0].message}` : `${count} fields are invalid.`;
+    body.detail =
+      count === 1
+        ? `${bounded.errors[0].path || "body"}: ${bounded.errors[0].message}`
+        : `${count} fields are invalid.`;
   } else if (kind.slug === "malformed-request" && Array.isArray(data.errors)) {
     body.errors = data.errors as FieldError[];
   }

@@ -9,7 +9,12 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { SpanStatusCode } from "@opentelemetry/api";
-import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_URL_PATH } from "@opentelemetry/semantic-conventions";
+import {
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_HTTP_ROUTE,
+  ATTR_URL_PATH,
+} from "@opentelemetry/semantic-conventions";
 import { MalformedRequestError } from "../shared/errors";
 import { inSpan, SpanKind, traceContextOf } from "../shared/tracing";
 
@@ -36,18 +41,22 @@ type RoutedRequest = IncomingMessage & { $alias?: { fullPath?: string } };
  */
 export function traceRequest<T>(req: RoutedRequest, res: ServerResponse, handle: () => Promise<T>): Promise<T> {
   const method = req.method ?? "GET";
-  return inSpan(method, {
-    kind: SpanKind.SERVER,
-    parent: traceContextOf(req.headers.traceparent),
-    attributes: { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_PATH]: (req.url ?? "/").split("?")[0] },
-  }, async (span) => {
-    try {
-      return await handle();
-    } finally {
-      const route = req.$alias?.fullPath;
-      if (route) span.updateName(`${method} ${route}`).setAttribute(ATTR_HTTP_ROUTE, route);
-      span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, res.statusCode);
-      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-    }
-  });
+  return inSpan(
+    method,
+    {
+      kind: SpanKind.SERVER,
+      parent: traceContextOf(req.headers.traceparent),
+      attributes: { [ATTR_HTTP_REQUEST_METHOD]: method, [ATTR_URL_PATH]: (req.url ?? "/").split("?")[0] },
+    },
+    async (span) => {
+      try {
+        return await handle();
+      } finally {
+        const route = req.$alias?.fullPath;
+        if (route) span.updateName(`${method} ${route}`).setAttribute(ATTR_HTTP_ROUTE, route);
+        span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, res.statusCode);
+        if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      }
+    },
+  );
 }

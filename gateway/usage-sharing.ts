@@ -30,7 +30,10 @@ export class UsageSharing {
   private readonly timer: NodeJS.Timeout | null = null;
 
   /** `publish` is null when this gateway is alone (no transporter): nobody to tell. */
-  constructor(private readonly publish: PublishUsage | null, private readonly onPublishError: (err: unknown) => void = () => {}) {
+  constructor(
+    private readonly publish: PublishUsage | null,
+    private readonly onPublishError: (err: unknown) => void = () => {},
+  ) {
     if (publish) {
       this.timer = setInterval(() => this.flush(), FLUSH_INTERVAL_MS);
       this.timer.unref();
@@ -70,7 +73,8 @@ export class UsageSharing {
   async apply(report: UsageReport): Promise<void> {
     for (const [name, key, points] of report.usage) {
       const limiter = this.limiters.get(name);
-      if (limiter && typeof key === "string" && Number.isInteger(points) && points > 0) await limiter.absorb(key, points);
+      if (limiter && typeof key === "string" && Number.isInteger(points) && points > 0)
+        await limiter.absorb(key, points);
     }
   }
 
@@ -85,7 +89,12 @@ export class SharedLimiter {
   /** Unreported points of one key that make the report leave at once. */
   readonly eagerThreshold: number;
 
-  constructor(readonly name: string, readonly points: number, readonly durationSeconds: number, private readonly sharing: UsageSharing) {
+  constructor(
+    readonly name: string,
+    readonly points: number,
+    readonly durationSeconds: number,
+    private readonly sharing: UsageSharing,
+  ) {
     this.local = new RateLimiterMemory({ keyPrefix: name, points, duration: durationSeconds });
     this.eagerThreshold = Math.max(1, Math.floor(points * EAGER_SHARE));
   }

@@ -20,10 +20,21 @@ export interface ClientView {
 
 export type CallAction = <T>(action: string, params: object) => Promise<T>;
 
-export const SYSTEM_ADMIN: Principal = { clientId: 0, name: "cli (system)", kind: "admin", scopes: [...SCOPES], webhookEvents: [] };
+export const SYSTEM_ADMIN: Principal = {
+  clientId: 0,
+  name: "cli (system)",
+  kind: "admin",
+  scopes: [...SCOPES],
+  webhookEvents: [],
+};
 
 /** A command-line flag for each field of `clients.create`, to name the flag in error messages. */
-export const CREATE_FLAGS: Record<string, string> = { name: "--name", kind: "--kind", scopes: "--scopes", webhookEvents: "--events" };
+export const CREATE_FLAGS: Record<string, string> = {
+  name: "--name",
+  kind: "--kind",
+  scopes: "--scopes",
+  webhookEvents: "--events",
+};
 
 export interface CreateOptions {
   name: string;
@@ -46,7 +57,10 @@ export async function listClients(call: CallAction): Promise<ClientView[]> {
   const all: ClientView[] = [];
   let cursor: string | null = null;
   do {
-    const page: Page<ClientView> = await call<Page<ClientView>>("clients.list", { limit: MAX_LIMIT, ...(cursor ? { cursor } : {}) });
+    const page: Page<ClientView> = await call<Page<ClientView>>("clients.list", {
+      limit: MAX_LIMIT,
+      ...(cursor ? { cursor } : {}),
+    });
     all.push(...page.items);
     cursor = page.nextCursor;
   } while (cursor);
@@ -79,11 +93,25 @@ export function rotateKey(call: CallAction, id: number): Promise<ClientView> {
 
 /** `id  name  kind  scopes  status`, aligned, for people. */
 export function clientsTable(clients: ClientView[]): string {
-  const rows = [["ID", "NAME", "KIND", "SCOPES", "STATUS"], ...clients.map((c) => [
-    String(c.id), c.name, c.kind, c.scopes.join(","), c.revokedAt ? `revoked ${c.revokedAt}` : "active",
-  ])];
+  const rows = [
+    ["ID", "NAME", "KIND", "SCOPES", "STATUS"],
+    ...clients.map((c) => [
+      String(c.id),
+      c.name,
+      c.kind,
+      c.scopes.join(","),
+      c.revokedAt ? `revoked ${c.revokedAt}` : "active",
+    ]),
+  ];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i])).join("  ").trimEnd()).join("\n");
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i]))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n");
 }
 
 export function describeClient(c: ClientView): string {

@@ -12,8 +12,18 @@ import { environmentWith, loadConfig, type Config } from "../shared/config";
 import { EVENTS } from "../shared/events";
 import { createBroker, stopBroker } from "./broker";
 import {
-  clientsTable, createClient, CREATE_FLAGS, describeClient, describeNewKey, listClients, revokeClient, rotateKey, updateClient,
-  SYSTEM_ADMIN, type CallAction, type ClientView,
+  clientsTable,
+  createClient,
+  CREATE_FLAGS,
+  describeClient,
+  describeNewKey,
+  listClients,
+  revokeClient,
+  rotateKey,
+  updateClient,
+  SYSTEM_ADMIN,
+  type CallAction,
+  type ClientView,
 } from "./cli-clients";
 import { variablesTable } from "./config-table";
 import { describeDatabaseUrl } from "./database-setup";
@@ -70,10 +80,16 @@ interface Command {
 }
 
 const list = (text: string | boolean | undefined) =>
-  typeof text === "string" ? text.split(",").map((s) => s.trim()).filter(Boolean) : undefined;
+  typeof text === "string"
+    ? text
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : undefined;
 
 function clientId(text: string): number {
-  if (!/^[1-9]\d{0,14}$/.test(text)) throw new UsageError(`<id> must be a client id (a positive whole number), got "${text}"`);
+  if (!/^[1-9]\d{0,14}$/.test(text))
+    throw new UsageError(`<id> must be a client id (a positive whole number), got "${text}"`);
   return Number(text);
 }
 
@@ -105,7 +121,9 @@ function printClient(c: ClientView, json: boolean): void {
 /** The configuration as the processes would see it, with secrets hidden. */
 function printableConfig(cfg: Config): Omit<Config, "secretsEncryptionKeys"> & { secretsEncryptionKeys: string[] } {
   return {
-    ...cfg, databaseUrl: describeDatabaseUrl(cfg.databaseUrl), adminApiKey: cfg.adminApiKey ? "(set)" : null,
+    ...cfg,
+    databaseUrl: describeDatabaseUrl(cfg.databaseUrl),
+    adminApiKey: cfg.adminApiKey ? "(set)" : null,
     secretsEncryptionKeys: cfg.secretsEncryptionKeys.map((k) => `${k.id}:(set)`),
   };
 }
@@ -128,7 +146,12 @@ const COMMANDS: Record<string, Command> = {
     options: ["name", "kind", "scopes", "events", "json"],
     positionals: [],
     run: async (v) => {
-      const opts = { name: required(v, "name"), kind: required(v, "kind"), scopes: list(v.scopes), events: list(v.events) };
+      const opts = {
+        name: required(v, "name"),
+        kind: required(v, "kind"),
+        scopes: list(v.scopes),
+        events: list(v.events),
+      };
       printClient(await withClientsService((call) => createClient(call, opts)), v.json === true);
     },
   },
@@ -144,19 +167,25 @@ const COMMANDS: Record<string, Command> = {
     options: ["name", "scopes", "events", "json"],
     positionals: ["<id>"],
     run: async (v, [id]) => {
-      const opts = { name: typeof v.name === "string" ? v.name : undefined, scopes: list(v.scopes), events: list(v.events) };
+      const opts = {
+        name: typeof v.name === "string" ? v.name : undefined,
+        scopes: list(v.scopes),
+        events: list(v.events),
+      };
       printClient(await withClientsService((call) => updateClient(call, clientId(id), opts)), v.json === true);
     },
   },
   "clients revoke": {
     options: ["json"],
     positionals: ["<id>"],
-    run: async (v, [id]) => printClient(await withClientsService((call) => revokeClient(call, clientId(id))), v.json === true),
+    run: async (v, [id]) =>
+      printClient(await withClientsService((call) => revokeClient(call, clientId(id))), v.json === true),
   },
   "clients rotate-key": {
     options: ["json"],
     positionals: ["<id>"],
-    run: async (v, [id]) => printClient(await withClientsService((call) => rotateKey(call, clientId(id))), v.json === true),
+    run: async (v, [id]) =>
+      printClient(await withClientsService((call) => rotateKey(call, clientId(id))), v.json === true),
   },
   "config variables": {
     options: [],
@@ -203,8 +232,13 @@ function explainFailure(err: unknown): { text: string; code: number } {
   if (startFailure) return { text: startFailure, code: 1 };
   const problem = toProblem(err);
   if (problem.status === 422) {
-    const fields = (problem.body.errors ?? []).map((e) => `  ${e.path.replace(/^\w+/, (f) => CREATE_FLAGS[f] ?? f)}: ${e.message}`);
-    return { text: fields.length > 0 ? ["Refused:", ...fields].join("\n") : `Refused: ${problem.body.detail}`, code: 2 };
+    const fields = (problem.body.errors ?? []).map(
+      (e) => `  ${e.path.replace(/^\w+/, (f) => CREATE_FLAGS[f] ?? f)}: ${e.message}`,
+    );
+    return {
+      text: fields.length > 0 ? ["Refused:", ...fields].join("\n") : `Refused: ${problem.body.detail}`,
+      code: 2,
+    };
   }
   if (problem.status < 500) return { text: problem.body.detail, code: 1 };
   return { text: `Failed: ${errorText(err)}`, code: 1 };

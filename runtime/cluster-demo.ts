@@ -10,7 +10,11 @@ import { clusterDemoWanted, seedDemoData } from "./demo";
 
 export async function seedClusterDemo(cfg: Config, log: (line: string) => void): Promise<void> {
   if (!clusterDemoWanted(cfg)) return;
-  const broker = new ServiceBroker({ ...brokerOptions(cfg), nodeID: `${cfg.nodeId || "cluster"}-demo-${process.pid}`, middlewares: [] });
+  const broker = new ServiceBroker({
+    ...brokerOptions(cfg),
+    nodeID: `${cfg.nodeId || "cluster"}-demo-${process.pid}`,
+    middlewares: [],
+  });
   try {
     await broker.start();
     await seedDemoData(broker, cfg);

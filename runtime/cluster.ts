@@ -34,18 +34,23 @@ async function checkNats(url: string): Promise<void> {
   try {
     nc = await connect({ servers: url, timeout: 3_000, reconnect: false });
   } catch (err) {
-    throw new PreflightError(`No NATS server answers at ${url} (${errorText(err)}). Start one with \`nats-server -js\` or set TRANSPORTER.`);
+    throw new PreflightError(
+      `No NATS server answers at ${url} (${errorText(err)}). Start one with \`nats-server -js\` or set TRANSPORTER.`,
+    );
   }
   const jetstream = nc.info?.jetstream === true;
   await nc.close();
-  if (!jetstream) throw new PreflightError(`The NATS server at ${url} runs without JetStream: restart it with \`-js\`.`);
+  if (!jetstream)
+    throw new PreflightError(`The NATS server at ${url} runs without JetStream: restart it with \`-js\`.`);
 }
 
 async function prepareDatabase(url: string): Promise<void> {
   try {
     if (await ensurePostgresDatabase(url)) log(`created database ${describeDatabaseUrl(url)}`);
   } catch (err) {
-    throw new PreflightError(`PostgreSQL at ${describeDatabaseUrl(url)} cannot be used (${errorText(err)}). Start it or set DATABASE_URL.`);
+    throw new PreflightError(
+      `PostgreSQL at ${describeDatabaseUrl(url)} cannot be used (${errorText(err)}). Start it or set DATABASE_URL.`,
+    );
   }
   try {
     await migrateAll(openDatabase(url, 1), (line) => log(`migrations: ${line}`));
@@ -84,11 +89,16 @@ function childSpecs(cfg: Config, developmentKey: string | null): ChildSpec[] {
 function describePlan(cfg: Config, specs: ChildSpec[]): void {
   log(`NATS ${cfg.transporter}, PostgreSQL ${describeDatabaseUrl(cfg.databaseUrl)}`);
   for (const spec of specs) {
-    const ports = [spec.name === "gateway" ? `http://127.0.0.1:${cfg.port}/api/v1` : "", Number(spec.env.HEALTH_PORT) > 0 ? `health on :${spec.env.HEALTH_PORT}` : ""].filter(Boolean);
+    const ports = [
+      spec.name === "gateway" ? `http://127.0.0.1:${cfg.port}/api/v1` : "",
+      Number(spec.env.HEALTH_PORT) > 0 ? `health on :${spec.env.HEALTH_PORT}` : "",
+    ].filter(Boolean);
     log(`starting ${spec.name}${ports.length > 0 ? ` (${ports.join(", ")})` : ""}`);
   }
   if (!cfg.adminApiKey) {
-    log("no ADMIN_API_KEY: create a client with `npm run -s cli -- clients create --name me --kind admin` and the same DATABASE_URL");
+    log(
+      "no ADMIN_API_KEY: create a client with `npm run -s cli -- clients create --name me --kind admin` and the same DATABASE_URL",
+    );
   }
 }
 
@@ -104,7 +114,10 @@ function clusterConfig(): { cfg: Config; developmentKey: string | null } {
     return { cfg: configured, developmentKey: null };
   }
   const developmentKey = localDevelopmentKeyEntry((line) =>
-    log(`${line} Every process of this cluster uses it; production must set ${SECRETS_VARIABLE} (docs/operations.md, "Secrets at rest").`));
+    log(
+      `${line} Every process of this cluster uses it; production must set ${SECRETS_VARIABLE} (docs/operations.md, "Secrets at rest").`,
+    ),
+  );
   const cfg = loadConfig(undefined, { ...LOCAL_DEFAULTS, [SECRETS_VARIABLE]: developmentKey });
   setConfig(cfg);
   useProcessKeys(cfg);
@@ -118,7 +131,11 @@ async function main(): Promise<number> {
   await prepareDatabase(cfg.databaseUrl);
   const specs = childSpecs(cfg, developmentKey);
   describePlan(cfg, specs);
-  const group = runProcessGroup(specs, { killAfterMs: cfg.shutdownTimeoutMs + 10_000, log, colors: process.stdout.isTTY === true });
+  const group = runProcessGroup(specs, {
+    killAfterMs: cfg.shutdownTimeoutMs + 10_000,
+    log,
+    colors: process.stdout.isTTY === true,
+  });
   // Not awaited: the group's end (a signal, a child that died) ends the runner, seeding or not.
   void seedClusterDemo(cfg, log);
   return group;
@@ -127,7 +144,9 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
-    console.error(err instanceof ConfigError || err instanceof PreflightError ? err.message : `Failed: ${errorText(err)}`);
+    console.error(
+      err instanceof ConfigError || err instanceof PreflightError ? err.message : `Failed: ${errorText(err)}`,
+    );
     process.exit(1);
   },
 );

@@ -16,7 +16,8 @@ export const TABLE_END = "<!-- config-variables:end -->";
 
 // In a table `|` breaks the column; in text, Markdown would read `<folder>` as an HTML tag.
 const codeCell = (text: string) => `\`${text.replace(/\|/g, "\\|")}\``;
-const textCell = (text: string) => text.replace(/\|/g, "\\|").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/\n/g, " ");
+const textCell = (text: string) =>
+  text.replace(/\|/g, "\\|").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/\n/g, " ");
 
 export function variablesTable(): string {
   const lines = ["| Variable | Type | Default | Description |", "|---|---|---|---|"];

@@ -36,7 +36,10 @@ export function partnerOrder(s: DemoSample): object {
     contact: { externalReferenceId: s.contactReference },
     invoicingAddress: DEMO_ADDRESS,
     deliveryAddress: DEMO_ADDRESS,
-    items: s.packagingReferences.map((externalReferenceId, i) => ({ externalReferenceId, orderedQuantity: QUANTITIES[i] ?? 1 })),
+    items: s.packagingReferences.map((externalReferenceId, i) => ({
+      externalReferenceId,
+      orderedQuantity: QUANTITIES[i] ?? 1,
+    })),
   };
 }
 

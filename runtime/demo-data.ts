@@ -26,7 +26,13 @@ export const DEMO_PRODUCTS = [
 ] as const;
 export type DemoProductCode = (typeof DEMO_PRODUCTS)[number]["code"];
 
-export const DEMO_PACKAGINGS: { key: string; product: DemoProductCode; name: string; unit: string; unit_factor: number }[] = [
+export const DEMO_PACKAGINGS: {
+  key: string;
+  product: DemoProductCode;
+  name: string;
+  unit: string;
+  unit_factor: number;
+}[] = [
   { key: "water-1", product: "WATER-SPARKLING", name: "Bottle 1.5 L", unit: "bottle", unit_factor: 1 },
   { key: "water-6", product: "WATER-SPARKLING", name: "Pack of 6 x 1.5 L", unit: "bottle", unit_factor: 6 },
   { key: "oil-5", product: "OLIVE-OIL-EV", name: "Can 5 L", unit: "litre", unit_factor: 5 },
@@ -43,7 +49,12 @@ export const DEMO_PACKAGING_REFERENCES = [
 
 /** The partner's contact reference: the first demo contact, under the partner's own code. */
 export const DEMO_CONTACT_REFERENCE = {
-  contact: { externalReference: "PARTNER-CONTACT-1", firstName: "Ada", lastName: "Lovelace", email: "ada.lovelace@acme-retail.example" },
+  contact: {
+    externalReference: "PARTNER-CONTACT-1",
+    firstName: "Ada",
+    lastName: "Lovelace",
+    email: "ada.lovelace@acme-retail.example",
+  },
   customer: { name: "Acme Retail" },
 } as const;
 

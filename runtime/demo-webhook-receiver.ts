@@ -26,7 +26,12 @@ export async function startDemoReceiver(): Promise<DemoReceiver> {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));
     req.on("end", () => {
-      const request = { method: req.method ?? "", path: req.url ?? "", headers: req.headers, body: Buffer.concat(chunks).toString("utf8") };
+      const request = {
+        method: req.method ?? "",
+        path: req.url ?? "",
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString("utf8"),
+      };
       received.push(request);
       for (const resolve of waiting.splice(0)) resolve(request);
       res.writeHead(204).end();
@@ -39,7 +44,10 @@ export async function startDemoReceiver(): Promise<DemoReceiver> {
     firstRequest(timeoutMs) {
       if (received.length > 0) return Promise.resolve(received[0]);
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no delivery reached the receiver within ${timeoutMs / 1000} s`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`no delivery reached the receiver within ${timeoutMs / 1000} s`)),
+          timeoutMs,
+        );
         waiting.push((request) => {
           clearTimeout(timer);
           resolve(request);

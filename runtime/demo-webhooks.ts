@@ -18,7 +18,15 @@ import { startDemoReceiver, type ReceivedRequest } from "./demo-webhook-receiver
 import { errorText } from "./error-text";
 
 const DELIVERY_WAIT_MS = 30_000;
-const SHOWN_HEADERS = ["content-type", "user-agent", "x-webhook-event", "x-webhook-key", "webhook-id", "webhook-timestamp", "webhook-signature"];
+const SHOWN_HEADERS = [
+  "content-type",
+  "user-agent",
+  "x-webhook-event",
+  "x-webhook-key",
+  "webhook-id",
+  "webhook-timestamp",
+  "webhook-signature",
+];
 
 const say = (line = "") => console.log(line);
 
@@ -28,7 +36,10 @@ function apiAt(baseUrl: string): Api {
   return async <T>(key: string, method: string, path: string, body?: unknown) => {
     const res = await fetch(`${baseUrl}${path}`, {
       method,
-      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     const text = await res.text();
@@ -41,9 +52,23 @@ function apiAt(baseUrl: string): Api {
 /** What a back office needs to order: a contact and a packaging, made by the admin. */
 async function setUpCatalogueAndContact(api: Api, admin: string): Promise<{ contactId: number; packagingId: number }> {
   const customer = await api<{ id: number }>(admin, "POST", "/customers", { name: "Acme Retail" });
-  const contact = await api<{ id: number }>(admin, "POST", "/contacts", { customerId: customer.id, firstName: "Ada", lastName: "Lovelace", email: "ada@acme-retail.example" });
-  const product = await api<{ id: number }>(admin, "POST", "/products", { code: "OLIVE-OIL-EV", label: "Extra virgin olive oil", taxes: [{ name: "VAT", rate: 5.5, vat: true }] });
-  const packaging = await api<{ id: number }>(admin, "POST", "/packagings", { productId: product.id, name: "Can 5 L", unit: "litre", unit_factor: 5 });
+  const contact = await api<{ id: number }>(admin, "POST", "/contacts", {
+    customerId: customer.id,
+    firstName: "Ada",
+    lastName: "Lovelace",
+    email: "ada@acme-retail.example",
+  });
+  const product = await api<{ id: number }>(admin, "POST", "/products", {
+    code: "OLIVE-OIL-EV",
+    label: "Extra virgin olive oil",
+    taxes: [{ name: "VAT", rate: 5.5, vat: true }],
+  });
+  const packaging = await api<{ id: number }>(admin, "POST", "/packagings", {
+    productId: product.id,
+    name: "Can 5 L",
+    unit: "litre",
+    unit_factor: 5,
+  });
   return { contactId: contact.id, packagingId: packaging.id };
 }
 
@@ -56,7 +81,9 @@ function printDelivery(request: ReceivedRequest): void {
 
 /** Verifies as a subscriber does: the signature over id, timestamp and the exact body, with the secret. */
 function verifyDelivery(request: ReceivedRequest, secret: string): void {
-  const headers = Object.fromEntries(["webhook-id", "webhook-timestamp", "webhook-signature"].map((name) => [name, String(request.headers[name])]));
+  const headers = Object.fromEntries(
+    ["webhook-id", "webhook-timestamp", "webhook-signature"].map((name) => [name, String(request.headers[name])]),
+  );
   new Webhook(secret).verify(request.body, headers);
 }
 
@@ -87,15 +114,26 @@ async function main(): Promise<void> {
 
     say("1. The admin creates a contact, a packaging and a back-office client:");
     const { contactId, packagingId } = await setUpCatalogueAndContact(api, adminKey);
-    const backoffice = await api<{ apiKey: string }>(adminKey, "POST", "/clients", { name: "Webhooks demo back office", kind: "backoffice" });
+    const backoffice = await api<{ apiKey: string }>(adminKey, "POST", "/clients", {
+      name: "Webhooks demo back office",
+      kind: "backoffice",
+    });
 
     say("2. The back office subscribes the receiver to sales_order_validated:");
-    const subscription = await api<{ id: number; key: string; secret: string }>(backoffice.apiKey, "PUT", "/webhooks", { event: "sales_order_validated", url: receiver.url });
-    say(`  subscription ${subscription.id}, signing secret ${subscription.secret} (shown only on creation and rotation)`);
+    const subscription = await api<{ id: number; key: string; secret: string }>(backoffice.apiKey, "PUT", "/webhooks", {
+      event: "sales_order_validated",
+      url: receiver.url,
+    });
+    say(
+      `  subscription ${subscription.id}, signing secret ${subscription.secret} (shown only on creation and rotation)`,
+    );
 
     say("3. It creates an order and validates it:");
     const order = await api<{ id: number; code: string }>(backoffice.apiKey, "POST", "/orders", {
-      externalId: "WEBHOOKS-DEMO-1", contact: { id: contactId }, invoicingAddress: DEMO_ADDRESS, deliveryAddress: DEMO_ADDRESS,
+      externalId: "WEBHOOKS-DEMO-1",
+      contact: { id: contactId },
+      invoicingAddress: DEMO_ADDRESS,
+      deliveryAddress: DEMO_ADDRESS,
       items: [{ packaging: packagingId, orderedQuantity: 2 }],
     });
     await api(backoffice.apiKey, "POST", `/orders/${order.id}/validate`);
@@ -105,7 +143,9 @@ async function main(): Promise<void> {
     printDelivery(delivery);
     say();
     verifyDelivery(delivery, subscription.secret);
-    say(`5. Verified with the standardwebhooks library: webhook-signature matches the secret, and the body is order ${order.code}.`);
+    say(
+      `5. Verified with the standardwebhooks library: webhook-signature matches the secret, and the body is order ${order.code}.`,
+    );
     say("   Subscribers: docs/webhooks.md (verifying, retries, deduplicating on webhook-id).");
   } finally {
     await stopBroker(broker).catch(() => undefined);

@@ -11,11 +11,22 @@ import type { Config, ServiceName } from "../shared/config";
 import { MAX_LIMIT, type Page } from "../shared/paging";
 import { demoBanner } from "./demo-banner";
 import {
-  DEMO_CLIENTS, DEMO_CONTACT_REFERENCE, DEMO_CONTACTS, DEMO_PACKAGING_REFERENCES, DEMO_PACKAGINGS, DEMO_PRODUCTS,
+  DEMO_CLIENTS,
+  DEMO_CONTACT_REFERENCE,
+  DEMO_CONTACTS,
+  DEMO_PACKAGING_REFERENCES,
+  DEMO_PACKAGINGS,
+  DEMO_PRODUCTS,
   SAMPLE_PACKAGING_REFERENCES,
 } from "./demo-data";
 
-const SEEDER: Principal = { clientId: 0, name: "demo data seed", kind: "admin", scopes: [...SCOPES], webhookEvents: [] };
+const SEEDER: Principal = {
+  clientId: 0,
+  name: "demo data seed",
+  kind: "admin",
+  scopes: [...SCOPES],
+  webhookEvents: [],
+};
 const DEMO_SERVICES: ServiceName[] = ["clients", "crm", "catalogue", "references"];
 const WAIT_FOR_SERVICES_MS = 30_000;
 /** Keys are shown once, so a restart cannot show them again: it says how to get new ones. */
@@ -72,7 +83,10 @@ async function seedCrmAndCatalogue(call: Call): Promise<Map<string, number>> {
   }
   const packagingIds = new Map<string, number>();
   for (const { key, product, ...packaging } of DEMO_PACKAGINGS) {
-    const created = await call<{ id: number }>("catalogue.createPackaging", { productId: productIds.get(product), ...packaging });
+    const created = await call<{ id: number }>("catalogue.createPackaging", {
+      productId: productIds.get(product),
+      ...packaging,
+    });
     packagingIds.set(key, created.id);
   }
   return packagingIds;
@@ -81,7 +95,10 @@ async function seedCrmAndCatalogue(call: Call): Promise<Map<string, number>> {
 async function seedPartnerReferences(call: Call, clientId: number, packagingIds: Map<string, number>): Promise<void> {
   for (const ref of DEMO_PACKAGING_REFERENCES) {
     await call("references.createPackagingReference", {
-      clientId, externalReference: ref.externalReference, packagingId: packagingIds.get(ref.packaging), active: ref.active,
+      clientId,
+      externalReference: ref.externalReference,
+      packagingId: packagingIds.get(ref.packaging),
+      active: ref.active,
     });
   }
   await call("references.upsertContactReference", { clientId, ...DEMO_CONTACT_REFERENCE });
@@ -90,13 +107,18 @@ async function seedPartnerReferences(call: Call, clientId: number, packagingIds:
 /** The ids the back office sample order uses, read through the partner's references. */
 async function sampleIds(call: Call, partnerId: number): Promise<{ contactId: number; packagingIds: number[] }> {
   const contact = await call<{ contact: { id: number } } | null>("references.resolveContact", {
-    clientId: partnerId, by: "external", value: DEMO_CONTACT_REFERENCE.contact.externalReference,
+    clientId: partnerId,
+    by: "external",
+    value: DEMO_CONTACT_REFERENCE.contact.externalReference,
   });
   const packagings = await call<({ packaging: { id: number } } | null)[]>("references.resolvePackagings", {
-    clientId: partnerId, refs: SAMPLE_PACKAGING_REFERENCES.map((value) => ({ by: "external", value })),
+    clientId: partnerId,
+    refs: SAMPLE_PACKAGING_REFERENCES.map((value) => ({ by: "external", value })),
   });
   if (!contact || packagings.some((p) => !p)) {
-    throw new Error("The demo data is incomplete (a demo reference is missing); start on an empty database to seed it again.");
+    throw new Error(
+      "The demo data is incomplete (a demo reference is missing); start on an empty database to seed it again.",
+    );
   }
   return { contactId: contact.contact.id, packagingIds: packagings.map((p) => p!.packaging.id) };
 }
@@ -123,15 +145,17 @@ async function seed(broker: ServiceBroker, cfg: Config): Promise<void> {
   const backofficeIssued = await issueClient(call, DEMO_CLIENTS.backoffice, backoffice);
 
   const ids = await sampleIds(call, partner.id);
-  console.log(demoBanner({
-    baseUrl: `http://localhost:${cfg.port}${API_PREFIX}`,
-    backofficeKey: backofficeIssued.apiKey,
-    partnerKey: partner.apiKey,
-    contactId: ids.contactId,
-    packagingIds: ids.packagingIds,
-    contactReference: DEMO_CONTACT_REFERENCE.contact.externalReference,
-    packagingReferences: [...SAMPLE_PACKAGING_REFERENCES],
-  }));
+  console.log(
+    demoBanner({
+      baseUrl: `http://localhost:${cfg.port}${API_PREFIX}`,
+      backofficeKey: backofficeIssued.apiKey,
+      partnerKey: partner.apiKey,
+      contactId: ids.contactId,
+      packagingIds: ids.packagingIds,
+      contactReference: DEMO_CONTACT_REFERENCE.contact.externalReference,
+      packagingReferences: [...SAMPLE_PACKAGING_REFERENCES],
+    }),
+  );
 }
 
 /**

@@ -21,7 +21,9 @@ export interface GeneratedFile {
  * namespaces, whose key order differs between compilers (tsc for dist/, swc under jest).
  */
 function openApiJson(): string {
-  const document = buildOpenApiDocument(SERVICE_DESCRIPTIONS) as unknown as { components: { schemas: Record<string, unknown> } };
+  const document = buildOpenApiDocument(SERVICE_DESCRIPTIONS) as unknown as {
+    components: { schemas: Record<string, unknown> };
+  };
   const schemas = Object.fromEntries(Object.entries(document.components.schemas).sort(([a], [b]) => (a < b ? -1 : 1)));
   return `${JSON.stringify({ ...document, components: { ...document.components, schemas } }, null, 2)}\n`;
 }
@@ -41,8 +43,9 @@ function commentLines(text: string): string[] {
 }
 
 function envExample(): string {
-  const blocks = (Object.entries(VARIABLES) as [string, { default?: string; description: string }][]).map(([name, spec]) =>
-    [...commentLines(spec.description), `${name}=${spec.default ?? ""}`].join("\n"));
+  const blocks = (Object.entries(VARIABLES) as [string, { default?: string; description: string }][]).map(
+    ([name, spec]) => [...commentLines(spec.description), `${name}=${spec.default ?? ""}`].join("\n"),
+  );
   const header = [
     "# Every setting of order-intake with its default (generated from shared/config.ts: npm run env:write).",
     "# The process reads its environment only: set what you change there (node --env-file=.env, Compose's",

@@ -29,4 +29,7 @@ async function main(): Promise<number> {
   return 1;
 }
 
-void main().then((code) => process.exit(code), () => process.exit(1));
+void main().then(
+  (code) => process.exit(code),
+  () => process.exit(1),
+);

@@ -24,7 +24,10 @@ export const SCHEMA_MIGRATIONS: ReadonlyArray<readonly [schema: string, migratio
 ];
 
 export class SchemaMigrationError extends Error {
-  constructor(public readonly schema: string, cause: unknown) {
+  constructor(
+    public readonly schema: string,
+    cause: unknown,
+  ) {
     super(`Migrating schema "${schema}" failed: ${errorText(cause)}`, { cause });
     this.name = "SchemaMigrationError";
   }

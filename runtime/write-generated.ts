@@ -12,7 +12,9 @@ const ROOT = path.resolve(__dirname, "../..");
 const wanted = process.argv.slice(2);
 const unknown = wanted.filter((name) => !GENERATED_FILES.some((file) => file.path === name));
 if (unknown.length > 0) {
-  console.error(`Not a generated file: ${unknown.join(", ")} (known: ${GENERATED_FILES.map((f) => f.path).join(", ")})`);
+  console.error(
+    `Not a generated file: ${unknown.join(", ")} (known: ${GENERATED_FILES.map((f) => f.path).join(", ")})`,
+  );
   process.exit(2);
 }
 for (const file of GENERATED_FILES.filter((f) => wanted.length === 0 || wanted.includes(f.path))) {

@@ -8,7 +8,16 @@
 import type { Context, Middleware } from "moleculer";
 import { ForbiddenError, UnauthenticatedError } from "./errors";
 
-export const SCOPES = ["crm", "catalogue", "partner", "orders:write", "orders:read", "orders:manage", "webhooks", "admin"] as const;
+export const SCOPES = [
+  "crm",
+  "catalogue",
+  "partner",
+  "orders:write",
+  "orders:read",
+  "orders:manage",
+  "webhooks",
+  "admin",
+] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export const CLIENT_KINDS = ["backoffice", "partner", "admin"] as const;

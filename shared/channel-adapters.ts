@@ -49,8 +49,11 @@ export class JetStreamAdapter extends Adapters.NATS {
       try {
         return await super.subscribe(chan);
       } catch (err) {
-        if (attempt >= CONSUMER_RACE_ATTEMPTS || !CONSUMER_CREATED_MEANWHILE.test(String((err as Error)?.message))) throw err;
-        this.logger.info(`Consumer of '${chan.name}' for '${chan.group}' created by another replica at the same moment: subscribing to it.`);
+        if (attempt >= CONSUMER_RACE_ATTEMPTS || !CONSUMER_CREATED_MEANWHILE.test(String((err as Error)?.message)))
+          throw err;
+        this.logger.info(
+          `Consumer of '${chan.name}' for '${chan.group}' created by another replica at the same moment: subscribing to it.`,
+        );
         // The failed subscription began tracking the channel's messages; the next one does again.
         this.stopChannelActiveMessages(chan.id);
       }
@@ -121,14 +124,21 @@ export class InProcessAdapter extends Adapters.Base {
   }
 
   override async publish(channelName: string, payload: unknown): Promise<void> {
-    if (!this.connected) throw new Errors.MoleculerRetryableError("The in-process channel adapter is not connected yet.");
+    if (!this.connected)
+      throw new Errors.MoleculerRetryableError("The in-process channel adapter is not connected yet.");
     const groups = [...(this.consumers.get(channelName)?.values() ?? [])].filter((g) => g.length > 0);
     if (groups.length === 0) {
-      throw new Errors.MoleculerRetryableError(`No consumer has subscribed to channel "${channelName}" yet.`, 503, "NO_CHANNEL_CONSUMER");
+      throw new Errors.MoleculerRetryableError(
+        `No consumer has subscribed to channel "${channelName}" yet.`,
+        503,
+        "NO_CHANNEL_CONSUMER",
+      );
     }
     // Consumers get a copy, as they would from a broker: never the publisher's own object.
     const text = JSON.stringify(payload);
-    const results = await Promise.allSettled(groups.map((group) => this.handOver(group[this.turn++ % group.length], text)));
+    const results = await Promise.allSettled(
+      groups.map((group) => this.handOver(group[this.turn++ % group.length], text)),
+    );
     const failure = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
     if (failure) throw failure.reason;
   }

@@ -49,7 +49,11 @@ export function channelsMiddleware(cfg: Config): Middleware {
           // for every request (each JetStream publish and acknowledgement), whether it fails or
           // not: 2 % of the orders process's CPU under load, for a stack that names nats.js's
           // own frames only (a failure is logged by the relay or the consumer that met it).
-          connectionOptions: { maxReconnectAttempts: -1, reconnectTimeWait: NATS_RECONNECT_WAIT_MS, noAsyncTraces: true },
+          connectionOptions: {
+            maxReconnectAttempts: -1,
+            reconnectTimeWait: NATS_RECONNECT_WAIT_MS,
+            noAsyncTraces: true,
+          },
           streamConfig: { max_age: STREAM_MAX_AGE_NS },
           consumerOptions: {
             config: {

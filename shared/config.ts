@@ -32,66 +32,226 @@ interface Variable {
 
 export const VARIABLES = {
   NODE_ENV: { type: "string", default: "production", description: "production, development or test." },
-  LOG_LEVEL: { type: "string", default: "info", description: "pino level: fatal, error, warn, info, debug, trace.",
-    rule: { enum: ["fatal", "error", "warn", "info", "debug", "trace"] } },
+  LOG_LEVEL: {
+    type: "string",
+    default: "info",
+    description: "pino level: fatal, error, warn, info, debug, trace.",
+    rule: { enum: ["fatal", "error", "warn", "info", "debug", "trace"] },
+  },
   NODE_ID: { type: "string", default: "", description: "Moleculer node id; defaults to <hostname>-<pid>." },
-  NAMESPACE: { type: "string", default: "order-intake",
-    description: "Moleculer namespace, also the prefix of the JetStream streams: the processes of one deployment share it; another deployment on the same NATS needs its own.",
-    rule: { pattern: /^[A-Za-z0-9_-]{1,64}$/ } },
-  SERVICES: { type: "list", default: ALL_SERVICES.join(","), description: "Comma-separated services this process runs." },
-  TRANSPORTER: { type: "string", default: "", description: "Empty for one process (embedded); nats://host:4222 for the distributed mode." },
-  DATABASE_URL: { type: "string", default: "pglite://./.data/pglite",
-    description: "postgres://user:pass@host:5432/db, pglite://<folder> (embedded, kept) or pglite://memory (throwaway)." },
-  DATABASE_POOL_MAX: { type: "integer", default: "10", description: "PostgreSQL connections per service per process.", rule: { min: 1, max: 200 } },
-  MIGRATE_ON_START: { type: "boolean", default: "true", description: "Each service applies its own migrations when it starts." },
-  DEMO_DATA: { type: "string", default: "auto", description: "auto (seed an empty embedded database), always, or never.",
-    rule: { enum: ["auto", "always", "never"] } },
-  ADMIN_API_KEY: { type: "string", default: "", description: "When set, an admin client with this key is created or updated at start.",
-    rule: { custom: (v: string) => (v === "" || v.length >= 24 ? true : [{ type: "adminKeyLength" }]) } },
+  NAMESPACE: {
+    type: "string",
+    default: "order-intake",
+    description:
+      "Moleculer namespace, also the prefix of the JetStream streams: the processes of one deployment share it; another deployment on the same NATS needs its own.",
+    rule: { pattern: /^[A-Za-z0-9_-]{1,64}$/ },
+  },
+  SERVICES: {
+    type: "list",
+    default: ALL_SERVICES.join(","),
+    description: "Comma-separated services this process runs.",
+  },
+  TRANSPORTER: {
+    type: "string",
+    default: "",
+    description: "Empty for one process (embedded); nats://host:4222 for the distributed mode.",
+  },
+  DATABASE_URL: {
+    type: "string",
+    default: "pglite://./.data/pglite",
+    description:
+      "postgres://user:pass@host:5432/db, pglite://<folder> (embedded, kept) or pglite://memory (throwaway).",
+  },
+  DATABASE_POOL_MAX: {
+    type: "integer",
+    default: "10",
+    description: "PostgreSQL connections per service per process.",
+    rule: { min: 1, max: 200 },
+  },
+  MIGRATE_ON_START: {
+    type: "boolean",
+    default: "true",
+    description: "Each service applies its own migrations when it starts.",
+  },
+  DEMO_DATA: {
+    type: "string",
+    default: "auto",
+    description: "auto (seed an empty embedded database), always, or never.",
+    rule: { enum: ["auto", "always", "never"] },
+  },
+  ADMIN_API_KEY: {
+    type: "string",
+    default: "",
+    description: "When set, an admin client with this key is created or updated at start.",
+    rule: { custom: (v: string) => (v === "" || v.length >= 24 ? true : [{ type: "adminKeyLength" }]) },
+  },
   HOST: { type: "string", default: "0.0.0.0", description: "Address the gateway listens on." },
-  PORT: { type: "integer", default: "3000", description: "Port of the HTTP API (gateway).", rule: { min: 0, max: 65535 } },
-  PUBLIC_BASE_URL: { type: "string", default: "", description: "Base URL used in Location and Link headers; empty for relative links." },
-  REQUEST_TIMEOUT_MS: { type: "integer", default: "10000", description: "Timeout of one action call.", rule: { min: 100 } },
-  RATE_LIMIT_PER_MINUTE: { type: "integer", default: "6000",
-    description: "Requests per authenticated client per minute, across all gateway replicas (they share their counts); 0 disables.", rule: { min: 0 } },
-  AUTH_FAILURES_PER_MINUTE: { type: "integer", default: "20",
-    description: "Failed authentications a minute allowed per source address, and per presented key prefix, before the gateway answers 429 without looking keys up; 0 disables.", rule: { min: 0 } },
-  TRUST_PROXY: { type: "list", default: "",
-    description: "Addresses or CIDR ranges of the reverse proxies in front of the gateway; only a request from one of them has its X-Forwarded-For believed. Empty: the socket's address is the client's.",
-    rule: { type: "array", items: { type: "string", custom: (v: string) => (ipaddr.isValid(v) || ipaddr.isValidCIDR(v) ? true : [{ type: "trustProxyEntry" }]) } } },
-  SHUTDOWN_TIMEOUT_MS: { type: "integer", default: "10000", description: "How long SIGTERM waits for in-flight work.", rule: { min: 0 } },
-  HEALTH_PORT: { type: "integer", default: "0", description: "Port of /healthz, /readyz and /metrics of this process, the gateway's included (the port Prometheus scrapes); 0 turns it off.", rule: { min: 0, max: 65535 } },
-  METRICS_ON_PUBLIC_PORT: { type: "boolean", default: "false",
-    description: "Also serve /metrics on the gateway's PORT, beside /healthz and /readyz. Off by default: the public port does not show the process's internals; /metrics is on HEALTH_PORT." },
-  OUTBOX_RELAY_INTERVAL_MS: { type: "integer", default: "200", description: "How often each outbox relay looks for unsent events.", rule: { min: 10 } },
-  SECRETS_ENCRYPTION_KEYS: { type: "list", default: "",
-    description: "Keys that encrypt stored webhook secrets and keys: comma-separated <keyId>:<base64 of 32 bytes>, the first encrypts, all decrypt. Required with a postgres:// DATABASE_URL; embedded, a key is kept in the data folder." },
-  WEBHOOK_ALLOW_INSECURE_TARGETS: { type: "boolean", default: "false",
-    description: "Development only: allow http:// URLs and loopback/private addresses as webhook targets." },
-  WEBHOOK_TIMEOUT_MS: { type: "integer", default: "10000", description: "Time-out of one webhook attempt.", rule: { min: 100 } },
-  WEBHOOK_RETRY_SCHEDULE: { type: "list", default: "5,30,120,600,1800,3600,7200,14400,28800,28800",
-    description: "Seconds to wait before each retry (jitter of up to 20% is added); the number of entries is the number of retries." },
-  WEBHOOK_DISPATCH_BATCH: { type: "integer", default: "50", description: "Deliveries one dispatcher claims at a time.", rule: { min: 1, max: 1000 } },
-  WEBHOOK_ENDPOINT_CONCURRENCY: { type: "integer", default: "10",
-    description: "Attempts one dispatcher has in flight to one endpoint (URL origin) at most; 1 while that endpoint's last attempt timed out.", rule: { min: 1, max: 1000 } },
-  WEBHOOK_DISPATCH_INTERVAL_MS: { type: "integer", default: "250", description: "How often an idle dispatcher looks for due deliveries.", rule: { min: 10 } },
-  WEBHOOK_SECRET_OVERLAP: { type: "string", default: "24h",
-    description: "After a rotation, the replaced secret (and key, and Ed25519 key) still signs beside the new one for this long; a duration such as 1h, 24h, 0s.", rule: { pattern: DURATION_PATTERN } },
-  WEBHOOK_RETRY_AFTER_MAX: { type: "string", default: "1h",
-    description: "Longest wait a receiver's Retry-After (with 429 or 503) may impose on its endpoint; a duration such as 90s, 30m, 1h.", rule: { pattern: DURATION_PATTERN } },
-  WEBHOOK_DISABLE_AFTER: { type: "string", default: "5d",
-    description: "A subscription whose every attempt failed for this long is disabled (its owner is told by webhook_endpoint_disabled); a duration such as 12h, 5d.", rule: { pattern: DURATION_PATTERN } },
-  WEBHOOK_RETENTION: { type: "string", default: "30d",
-    description: "Webhook events, deliveries and attempts are pruned once settled (succeeded, failed, refused, cancelled) for this long; a duration such as 30d.", rule: { pattern: DURATION_PATTERN } },
-  OUTBOX_RETENTION: { type: "string", default: "7d",
-    description: "Outbox rows are pruned once published this long ago (each service prunes its own outbox); a duration such as 7d.", rule: { pattern: DURATION_PATTERN } },
-  RETENTION_INTERVAL: { type: "string", default: "1h",
-    description: "How often pruning runs: once per interval across all replicas of a service, in batches of 1,000 rows; a duration such as 1h.", rule: { pattern: DURATION_PATTERN } },
-  OTEL_EXPORTER_OTLP_ENDPOINT: { type: "string", default: "",
-    description: "OpenTelemetry collector (OTLP over HTTP) base URL such as http://collector:4318; spans go to <url>/v1/traces. Empty: no spans are recorded or exported (an incoming traceparent is still passed on to webhooks).",
-    rule: { pattern: /^(https?:\/\/\S+)?$/ } },
-  OTEL_SERVICE_NAME: { type: "string", default: "",
-    description: "service.name of this process's spans; empty: the service it runs (SERVICES=orders: orders), or order-intake when it runs several." },
+  PORT: {
+    type: "integer",
+    default: "3000",
+    description: "Port of the HTTP API (gateway).",
+    rule: { min: 0, max: 65535 },
+  },
+  PUBLIC_BASE_URL: {
+    type: "string",
+    default: "",
+    description: "Base URL used in Location and Link headers; empty for relative links.",
+  },
+  REQUEST_TIMEOUT_MS: {
+    type: "integer",
+    default: "10000",
+    description: "Timeout of one action call.",
+    rule: { min: 100 },
+  },
+  RATE_LIMIT_PER_MINUTE: {
+    type: "integer",
+    default: "6000",
+    description:
+      "Requests per authenticated client per minute, across all gateway replicas (they share their counts); 0 disables.",
+    rule: { min: 0 },
+  },
+  AUTH_FAILURES_PER_MINUTE: {
+    type: "integer",
+    default: "20",
+    description:
+      "Failed authentications a minute allowed per source address, and per presented key prefix, before the gateway answers 429 without looking keys up; 0 disables.",
+    rule: { min: 0 },
+  },
+  TRUST_PROXY: {
+    type: "list",
+    default: "",
+    description:
+      "Addresses or CIDR ranges of the reverse proxies in front of the gateway; only a request from one of them has its X-Forwarded-For believed. Empty: the socket's address is the client's.",
+    rule: {
+      type: "array",
+      items: {
+        type: "string",
+        custom: (v: string) => (ipaddr.isValid(v) || ipaddr.isValidCIDR(v) ? true : [{ type: "trustProxyEntry" }]),
+      },
+    },
+  },
+  SHUTDOWN_TIMEOUT_MS: {
+    type: "integer",
+    default: "10000",
+    description: "How long SIGTERM waits for in-flight work.",
+    rule: { min: 0 },
+  },
+  HEALTH_PORT: {
+    type: "integer",
+    default: "0",
+    description:
+      "Port of /healthz, /readyz and /metrics of this process, the gateway's included (the port Prometheus scrapes); 0 turns it off.",
+    rule: { min: 0, max: 65535 },
+  },
+  METRICS_ON_PUBLIC_PORT: {
+    type: "boolean",
+    default: "false",
+    description:
+      "Also serve /metrics on the gateway's PORT, beside /healthz and /readyz. Off by default: the public port does not show the process's internals; /metrics is on HEALTH_PORT.",
+  },
+  OUTBOX_RELAY_INTERVAL_MS: {
+    type: "integer",
+    default: "200",
+    description: "How often each outbox relay looks for unsent events.",
+    rule: { min: 10 },
+  },
+  SECRETS_ENCRYPTION_KEYS: {
+    type: "list",
+    default: "",
+    description:
+      "Keys that encrypt stored webhook secrets and keys: comma-separated <keyId>:<base64 of 32 bytes>, the first encrypts, all decrypt. Required with a postgres:// DATABASE_URL; embedded, a key is kept in the data folder.",
+  },
+  WEBHOOK_ALLOW_INSECURE_TARGETS: {
+    type: "boolean",
+    default: "false",
+    description: "Development only: allow http:// URLs and loopback/private addresses as webhook targets.",
+  },
+  WEBHOOK_TIMEOUT_MS: {
+    type: "integer",
+    default: "10000",
+    description: "Time-out of one webhook attempt.",
+    rule: { min: 100 },
+  },
+  WEBHOOK_RETRY_SCHEDULE: {
+    type: "list",
+    default: "5,30,120,600,1800,3600,7200,14400,28800,28800",
+    description:
+      "Seconds to wait before each retry (jitter of up to 20% is added); the number of entries is the number of retries.",
+  },
+  WEBHOOK_DISPATCH_BATCH: {
+    type: "integer",
+    default: "50",
+    description: "Deliveries one dispatcher claims at a time.",
+    rule: { min: 1, max: 1000 },
+  },
+  WEBHOOK_ENDPOINT_CONCURRENCY: {
+    type: "integer",
+    default: "10",
+    description:
+      "Attempts one dispatcher has in flight to one endpoint (URL origin) at most; 1 while that endpoint's last attempt timed out.",
+    rule: { min: 1, max: 1000 },
+  },
+  WEBHOOK_DISPATCH_INTERVAL_MS: {
+    type: "integer",
+    default: "250",
+    description: "How often an idle dispatcher looks for due deliveries.",
+    rule: { min: 10 },
+  },
+  WEBHOOK_SECRET_OVERLAP: {
+    type: "string",
+    default: "24h",
+    description:
+      "After a rotation, the replaced secret (and key, and Ed25519 key) still signs beside the new one for this long; a duration such as 1h, 24h, 0s.",
+    rule: { pattern: DURATION_PATTERN },
+  },
+  WEBHOOK_RETRY_AFTER_MAX: {
+    type: "string",
+    default: "1h",
+    description:
+      "Longest wait a receiver's Retry-After (with 429 or 503) may impose on its endpoint; a duration such as 90s, 30m, 1h.",
+    rule: { pattern: DURATION_PATTERN },
+  },
+  WEBHOOK_DISABLE_AFTER: {
+    type: "string",
+    default: "5d",
+    description:
+      "A subscription whose every attempt failed for this long is disabled (its owner is told by webhook_endpoint_disabled); a duration such as 12h, 5d.",
+    rule: { pattern: DURATION_PATTERN },
+  },
+  WEBHOOK_RETENTION: {
+    type: "string",
+    default: "30d",
+    description:
+      "Webhook events, deliveries and attempts are pruned once settled (succeeded, failed, refused, cancelled) for this long; a duration such as 30d.",
+    rule: { pattern: DURATION_PATTERN },
+  },
+  OUTBOX_RETENTION: {
+    type: "string",
+    default: "7d",
+    description:
+      "Outbox rows are pruned once published this long ago (each service prunes its own outbox); a duration such as 7d.",
+    rule: { pattern: DURATION_PATTERN },
+  },
+  RETENTION_INTERVAL: {
+    type: "string",
+    default: "1h",
+    description:
+      "How often pruning runs: once per interval across all replicas of a service, in batches of 1,000 rows; a duration such as 1h.",
+    rule: { pattern: DURATION_PATTERN },
+  },
+  OTEL_EXPORTER_OTLP_ENDPOINT: {
+    type: "string",
+    default: "",
+    description:
+      "OpenTelemetry collector (OTLP over HTTP) base URL such as http://collector:4318; spans go to <url>/v1/traces. Empty: no spans are recorded or exported (an incoming traceparent is still passed on to webhooks).",
+    rule: { pattern: /^(https?:\/\/\S+)?$/ },
+  },
+  OTEL_SERVICE_NAME: {
+    type: "string",
+    default: "",
+    description:
+      "service.name of this process's spans; empty: the service it runs (SERVICES=orders: orders), or order-intake when it runs several.",
+  },
 } as const satisfies Record<string, Variable>;
 
 export type VariableName = keyof typeof VARIABLES;
@@ -173,7 +333,10 @@ function parseVariable(name: VariableName, text: string, problems: string[]): st
       return ["true", "1", "yes"].includes(v);
     }
     case "list":
-      return text.split(",").map((s) => s.trim()).filter(Boolean);
+      return text
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean);
     default:
       return text;
   }
@@ -197,16 +360,23 @@ function expectation(name: VariableName, errorType: string): string {
   if (name === "TRUST_PROXY") return "comma-separated IP addresses or CIDR ranges (10.0.0.0/8)";
   if (errorType === "stringEnum" && rule?.enum) return `one of ${rule.enum.join(", ")}`;
   if (name === "NAMESPACE") return "1 to 64 of A-Z a-z 0-9 _ -";
-  if (name === "OTEL_EXPORTER_OTLP_ENDPOINT") return "nothing, or an http:// or https:// URL such as http://collector:4318";
-  if (errorType === "stringPattern" && (VARIABLES[name] as Variable).rule?.pattern === DURATION_PATTERN) return "a duration such as 500ms, 30s, 15m, 12h or 30d";
+  if (name === "OTEL_EXPORTER_OTLP_ENDPOINT")
+    return "nothing, or an http:// or https:// URL such as http://collector:4318";
+  if (errorType === "stringPattern" && (VARIABLES[name] as Variable).rule?.pattern === DURATION_PATTERN)
+    return "a duration such as 500ms, 30s, 15m, 12h or 30d";
   if (errorType === "numberMin" || errorType === "numberMax") {
-    return rule?.max === undefined ? `a whole number of at least ${rule?.min}` : `a whole number from ${rule?.min ?? 0} to ${rule.max}`;
+    return rule?.max === undefined
+      ? `a whole number of at least ${rule?.min}`
+      : `a whole number from ${rule?.min ?? 0} to ${rule.max}`;
   }
   return VARIABLES[name].description;
 }
 
 /** `defaults` replaces VARIABLES' defaults for one runner (start:cluster defaults to local NATS). */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, defaults: Partial<Record<VariableName, string>> = {}): Config {
+export function loadConfig(
+  env: NodeJS.ProcessEnv = process.env,
+  defaults: Partial<Record<VariableName, string>> = {},
+): Config {
   const problems: string[] = [];
   const raw = {} as Raw;
   const texts = {} as Record<VariableName, string>;
@@ -234,18 +404,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, defaults: Parti
 
   const services = raw.SERVICES as string[];
   for (const s of services) {
-    if (!(ALL_SERVICES as readonly string[]).includes(s)) problems.push(`SERVICES names an unknown service "${s}" (known: ${ALL_SERVICES.join(", ")})`);
+    if (!(ALL_SERVICES as readonly string[]).includes(s))
+      problems.push(`SERVICES names an unknown service "${s}" (known: ${ALL_SERVICES.join(", ")})`);
   }
   const transporter = String(raw.TRANSPORTER) || null;
-  if (transporter && !/^nats:\/\//.test(transporter)) problems.push(refused("TRANSPORTER", transporter, "nothing (embedded) or a nats:// URL"));
+  if (transporter && !/^nats:\/\//.test(transporter))
+    problems.push(refused("TRANSPORTER", transporter, "nothing (embedded) or a nats:// URL"));
   const databaseUrl = String(raw.DATABASE_URL);
-  if (!/^(postgres(ql)?:\/\/|pglite:\/\/)/.test(databaseUrl)) problems.push(refused("DATABASE_URL", databaseUrl, "a postgres:// URL, or pglite://<folder> or pglite://memory"));
+  if (!/^(postgres(ql)?:\/\/|pglite:\/\/)/.test(databaseUrl))
+    problems.push(refused("DATABASE_URL", databaseUrl, "a postgres:// URL, or pglite://<folder> or pglite://memory"));
   if (transporter && databaseUrl.startsWith("pglite://")) {
-    problems.push(refused("DATABASE_URL", databaseUrl, "a postgres:// URL when TRANSPORTER is set (an embedded PGlite database cannot be shared between processes)"));
+    problems.push(
+      refused(
+        "DATABASE_URL",
+        databaseUrl,
+        "a postgres:// URL when TRANSPORTER is set (an embedded PGlite database cannot be shared between processes)",
+      ),
+    );
   }
   const schedule = (raw.WEBHOOK_RETRY_SCHEDULE as string[]).map(Number);
   if (schedule.some((n) => !Number.isFinite(n) || n < 0)) {
-    problems.push(refused("WEBHOOK_RETRY_SCHEDULE", texts.WEBHOOK_RETRY_SCHEDULE, "a comma-separated list of seconds (10,60,300)"));
+    problems.push(
+      refused("WEBHOOK_RETRY_SCHEDULE", texts.WEBHOOK_RETRY_SCHEDULE, "a comma-separated list of seconds (10,60,300)"),
+    );
   }
 
   const secrets = parseEncryptionKeys(raw.SECRETS_ENCRYPTION_KEYS as string[], "SECRETS_ENCRYPTION_KEYS");

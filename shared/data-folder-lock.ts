@@ -11,10 +11,13 @@ import path from "node:path";
 export const LOCK_FILE = "order-intake.pid";
 
 export class DataFolderInUseError extends Error {
-  constructor(readonly folder: string, readonly holderPid: number) {
+  constructor(
+    readonly folder: string,
+    readonly holderPid: number,
+  ) {
     super(
       `The data folder ${folder} is in use by process ${holderPid} (another \`npm start\` or CLI command): ` +
-      `stop it first, or give this one its own folder (DATABASE_URL=pglite://<another folder>).`,
+        `stop it first, or give this one its own folder (DATABASE_URL=pglite://<another folder>).`,
     );
   }
 }

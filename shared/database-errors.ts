@@ -8,7 +8,16 @@ import { uniqueViolation } from "./db";
 import { ServiceUnavailableError } from "./errors";
 
 /** Node's socket errors on the way to the server. */
-const NETWORK_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN"]);
+const NETWORK_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+]);
 
 /**
  * PostgreSQL SQLSTATEs: class 08 (connection exception), 57P01 admin shutdown, 57P02 crash
@@ -39,7 +48,10 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 export function databaseUnavailable(): ServiceUnavailableError {
-  return new ServiceUnavailableError(`The database is unavailable; retry in ${DATABASE_RETRY_AFTER_SECONDS} seconds.`, DATABASE_RETRY_AFTER_SECONDS);
+  return new ServiceUnavailableError(
+    `The database is unavailable; retry in ${DATABASE_RETRY_AFTER_SECONDS} seconds.`,
+    DATABASE_RETRY_AFTER_SECONDS,
+  );
 }
 
 /**
@@ -49,7 +61,10 @@ export function databaseUnavailable(): ServiceUnavailableError {
  * back nothing (a constraint the caller did not expect), the database's error goes on unchanged,
  * as does every other error.
  */
-export async function conflictOnUnique<T>(work: Promise<T>, conflict: (constraint: string) => Error | undefined | Promise<Error | undefined>): Promise<T> {
+export async function conflictOnUnique<T>(
+  work: Promise<T>,
+  conflict: (constraint: string) => Error | undefined | Promise<Error | undefined>,
+): Promise<T> {
   try {
     return await work;
   } catch (err) {

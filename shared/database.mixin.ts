@@ -22,7 +22,11 @@ export interface DatabaseService {
  * The schema type of a service that uses databaseMixin: `this.db` is typed in its handlers
  * (and `Vars`, the other properties the service keeps on itself).
  */
-export type DbServiceSchema<Methods = Record<string, never>, Vars = Record<string, never>> = ServiceSchema<ServiceSettingSchema, Methods & { migrationsCurrent(): Promise<boolean> } & DatabaseServiceProbes, { db: Knex } & Vars>;
+export type DbServiceSchema<Methods = Record<string, never>, Vars = Record<string, never>> = ServiceSchema<
+  ServiceSettingSchema,
+  Methods & { migrationsCurrent(): Promise<boolean> } & DatabaseServiceProbes,
+  { db: Knex } & Vars
+>;
 
 /** What the probes learnt once and need not ask the database again. */
 interface ProbeMemo {
@@ -46,7 +50,9 @@ export function databaseMixin(schema: string, migrations: Migration[]): Partial<
           if (now - (this.unavailableLoggedAt ?? 0) >= UNAVAILABLE_LOG_INTERVAL_MS) {
             this.unavailableLoggedAt = now;
             const e = err as { code?: unknown; message?: unknown };
-            this.logger.error(`database unreachable (${String(e.code ?? "")} ${String(e.message ?? "")}): answering 503 with Retry-After until it answers`);
+            this.logger.error(
+              `database unreachable (${String(e.code ?? "")} ${String(e.message ?? "")}): answering 503 with Retry-After until it answers`,
+            );
           }
           throw databaseUnavailable();
         },

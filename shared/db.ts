@@ -72,7 +72,8 @@ function createKnex(url: string, poolMax: number): Knex {
     if (dataDir) initialiseDataFolder(dataDir);
     // One options object: `new PGlite(undefined, options)` (in memory) silently drops the options.
     const pglite = new PGlite({
-      dataDir, parsers: { [INT8]: parseInt8, [NUMERIC]: parseNumeric },
+      dataDir,
+      parsers: { [INT8]: parseInt8, [NUMERIC]: parseNumeric },
       startParams: [...PGlite.defaultStartParams, ...PGLITE_SETTINGS.flatMap((setting) => ["-c", setting])],
     });
     return knexFactory({ client: ClientPgLite, dialect: "postgres", connection: { pglite } as never });

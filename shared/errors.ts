@@ -65,7 +65,11 @@ export class ForbiddenError extends DomainError {
 
 export class NotFoundError extends DomainError {
   constructor(entity: string, id: string | number, path?: string) {
-    super(`No ${entity} with id ${JSON.stringify(id)}.`, 404, ErrorType.notFound, { entity, id, ...(path ? { path } : {}) });
+    super(`No ${entity} with id ${JSON.stringify(id)}.`, 404, ErrorType.notFound, {
+      entity,
+      id,
+      ...(path ? { path } : {}),
+    });
   }
 }
 
@@ -133,7 +137,9 @@ export class UnsupportedMediaTypeError extends DomainError {
 
 export class MethodNotAllowedError extends DomainError {
   constructor(method: string, allowed: string[]) {
-    super(`${method} is not allowed here; allowed: ${allowed.join(", ")}.`, 405, ErrorType.methodNotAllowed, { allowed });
+    super(`${method} is not allowed here; allowed: ${allowed.join(", ")}.`, 405, ErrorType.methodNotAllowed, {
+      allowed,
+    });
   }
 }
 

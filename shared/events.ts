@@ -50,7 +50,8 @@ export const DOMAIN_EVENTS = {
     entity: "order",
     body: "Order",
     summary: "An order was validated.",
-    meaning: "A sales order was validated; the body is the order (with its `code`) as GET /api/v1/orders/{id} returns it.",
+    meaning:
+      "A sales order was validated; the body is the order (with its `code`) as GET /api/v1/orders/{id} returns it.",
   },
   sales_order_cancelled: {
     channel: "order.cancelled",
@@ -66,7 +67,8 @@ export const DOMAIN_EVENTS = {
     entity: "contact_reference",
     body: "ContactReference",
     summary: "A partner registered a new contact reference.",
-    meaning: "A partner's contact reference was created; the body is the reference as GET /api/v1/contact_references/{id} returns it.",
+    meaning:
+      "A partner's contact reference was created; the body is the reference as GET /api/v1/contact_references/{id} returns it.",
   },
   webhook_endpoint_disabled: {
     channel: "webhook_endpoint.disabled",
@@ -74,7 +76,8 @@ export const DOMAIN_EVENTS = {
     entity: "webhook_endpoint",
     body: "Subscription",
     summary: "One of your webhook subscriptions was disabled.",
-    meaning: "One of your webhook subscriptions was disabled (its endpoint answered 410 Gone, or every attempt failed for WEBHOOK_DISABLE_AFTER); sent to your other active subscriptions to this event; the body is the subscription as GET /api/v1/webhooks/{id} returns it.",
+    meaning:
+      "One of your webhook subscriptions was disabled (its endpoint answered 410 Gone, or every attempt failed for WEBHOOK_DISABLE_AFTER); sent to your other active subscriptions to this event; the body is the subscription as GET /api/v1/webhooks/{id} returns it.",
   },
 } as const satisfies Record<string, DomainEventDeclaration>;
 
@@ -100,7 +103,8 @@ export function eventsAbout(entity: string): EventName[] {
 export const SUBSCRIPTION_EVENTS = {
   webhook_test: {
     summary: "A test event, sent on request.",
-    meaning: "Sent by POST /api/v1/webhooks/{id}/test to that subscription only; the body names the subscription and when the test was asked for.",
+    meaning:
+      "Sent by POST /api/v1/webhooks/{id}/test to that subscription only; the body names the subscription and when the test was asked for.",
   },
 } as const satisfies Record<string, { summary: string; meaning: string }>;
 
@@ -158,13 +162,15 @@ export const BROADCASTS = {
     name: "clients.changed",
     producer: "clients",
     listeners: ["gateway", "webhooks"],
-    meaning: "A client was patched, revoked or had a key rotated: drop its cached principals and re-check its queued deliveries.",
+    meaning:
+      "A client was patched, revoked or had a key rotated: drop its cached principals and re-check its queued deliveries.",
   },
   contactsChanged: {
     name: "crm.contactsChanged",
     producer: "crm",
     listeners: ["references", "orders"],
-    meaning: "CRM contacts changed: drop the cached copies of these contacts (and, in orders, the contact references resolved to them).",
+    meaning:
+      "CRM contacts changed: drop the cached copies of these contacts (and, in orders, the contact references resolved to them).",
   },
   contactReferencesChanged: {
     name: "references.contactReferencesChanged",

@@ -73,9 +73,13 @@ export async function checkReadiness(broker: ServiceBroker): Promise<ReadinessRe
   // starting, the services are migrating: listing migrations then (knex creates its bookkeeping
   // table when missing) races the migration itself and can make the start fail.
   if (checks.broker === "ok") {
-    const perService = await Promise.all(databaseServicesOf(broker).map(({ name, service }) => serviceChecks(name, service)));
+    const perService = await Promise.all(
+      databaseServicesOf(broker).map(({ name, service }) => serviceChecks(name, service)),
+    );
     Object.assign(checks, ...perService);
   }
-  const failing = Object.entries(checks).filter(([, state]) => state !== "ok").map(([name]) => name);
+  const failing = Object.entries(checks)
+    .filter(([, state]) => state !== "ok")
+    .map(([name]) => name);
   return { status: failing.length === 0 ? "ok" : "unavailable", failing, checks };
 }

@@ -3,12 +3,22 @@
  * (API keys, webhook keys and secrets, Authorization headers).
  */
 export const LOG_REDACT_PATHS = [
-  "key", "*.key", "*.*.key",
-  "apiKey", "*.apiKey", "*.*.apiKey",
-  "secret", "*.secret", "*.*.secret",
-  "authorization", "*.authorization", "*.*.authorization",
-  "headers.authorization", "*.headers.authorization",
-  "headers['x-webhook-key']", "*.headers['x-webhook-key']",
+  "key",
+  "*.key",
+  "*.*.key",
+  "apiKey",
+  "*.apiKey",
+  "*.*.apiKey",
+  "secret",
+  "*.secret",
+  "*.*.secret",
+  "authorization",
+  "*.authorization",
+  "*.*.authorization",
+  "headers.authorization",
+  "*.headers.authorization",
+  "headers['x-webhook-key']",
+  "*.headers['x-webhook-key']",
 ];
 
 type Level = "fatal" | "error" | "warn" | "info" | "debug" | "trace";
@@ -41,11 +51,18 @@ export function isLifecycleChatter(message: unknown): boolean {
  * Where log lines go: through pino-pretty (colours, local time, no pid/host noise) when a person
  * watches a terminal; one JSON object per line otherwise, as log collectors, tests and CI read them.
  */
-export function logTransport(stdoutIsTerminal: boolean): { target: string; options: Record<string, unknown> } | undefined {
+export function logTransport(
+  stdoutIsTerminal: boolean,
+): { target: string; options: Record<string, unknown> } | undefined {
   if (!stdoutIsTerminal) return undefined;
   return {
     target: "pino-pretty",
-    options: { colorize: true, translateTime: "SYS:HH:MM:ss.l", ignore: "pid,hostname,nodeID,ns,mod,svc", messageFormat: "{if mod}[{mod}] {end}{msg}" },
+    options: {
+      colorize: true,
+      translateTime: "SYS:HH:MM:ss.l",
+      ignore: "pid,hostname,nodeID,ns,mod,svc",
+      messageFormat: "{if mod}[{mod}] {end}{msg}",
+    },
   };
 }
 
@@ -61,7 +78,12 @@ export function brokerLogger(level: Level, mixin: () => object, stdoutIsTerminal
           mixin,
           transport: logTransport(stdoutIsTerminal),
           hooks: {
-            logMethod(this: { debug(...args: unknown[]): void }, args: unknown[], write: (...args: unknown[]) => void, lineLevel: number) {
+            logMethod(
+              this: { debug(...args: unknown[]): void },
+              args: unknown[],
+              write: (...args: unknown[]) => void,
+              lineLevel: number,
+            ) {
               if (lineLevel === INFO && isLifecycleChatter(args[0])) return this.debug(...args);
               return write.apply(this, args);
             },

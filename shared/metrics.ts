@@ -112,7 +112,11 @@ const webhookSubscriptions = new Gauge({
   labelNames: ["state"] as const,
   registers: [registry],
 });
-const webhookPending = new Gauge({ name: "webhook_deliveries_pending", help: "Webhook deliveries waiting to be sent (the backlog); sampled at scrape.", registers: [registry] });
+const webhookPending = new Gauge({
+  name: "webhook_deliveries_pending",
+  help: "Webhook deliveries waiting to be sent (the backlog); sampled at scrape.",
+  registers: [registry],
+});
 const webhookOldestPending = new Gauge({
   name: "webhook_oldest_pending_delivery_age_seconds",
   help: "Age of the oldest pending webhook delivery (0 when none); sampled at scrape.",
@@ -130,7 +134,9 @@ function reportWebhookHealth(f: WebhookHealthFigures): void {
   webhookPending.set(f.pendingDeliveries);
   webhookOldestPending.set(f.oldestPendingAgeSeconds);
   webhookWorstFailing.reset();
-  f.worstFailingSeconds.slice(0, WORST_RANKS).forEach((seconds, i) => webhookWorstFailing.set({ rank: String(i + 1) }, seconds));
+  f.worstFailingSeconds
+    .slice(0, WORST_RANKS)
+    .forEach((seconds, i) => webhookWorstFailing.set({ rank: String(i + 1) }, seconds));
 }
 
 let webhookHealthSource: (() => Promise<WebhookHealthFigures>) | null = null;

@@ -112,7 +112,10 @@ export class OutboxRelay {
   }
 
   private pauseMs(): number {
-    return Math.min(this.opts.intervalMs * 2 ** Math.min(this.failedRounds, 10), Math.max(this.opts.intervalMs, MAX_BACKOFF_MS));
+    return Math.min(
+      this.opts.intervalMs * 2 ** Math.min(this.failedRounds, 10),
+      Math.max(this.opts.intervalMs, MAX_BACKOFF_MS),
+    );
   }
 
   /** Before the broker and its channel adapter are up, publishing can only fail. */
@@ -124,11 +127,12 @@ export class OutboxRelay {
   private async publishWithinLease(claim: Claim): Promise<string[]> {
     let leaseEnded: NodeJS.Timeout | undefined;
     const leaseEnd = new Promise<never>((_, reject) => {
-      leaseEnded = setTimeout(() => reject(new Error(`no acknowledgement within the ${this.leaseMs} ms lease`)), this.leaseMs);
+      leaseEnded = setTimeout(
+        () => reject(new Error(`no acknowledgement within the ${this.leaseMs} ms lease`)),
+        this.leaseMs,
+      );
     });
-    const results = await Promise.allSettled(
-      claim.events.map((e) => Promise.race([this.publish(e), leaseEnd])),
-    );
+    const results = await Promise.allSettled(claim.events.map((e) => Promise.race([this.publish(e), leaseEnd])));
     clearTimeout(leaseEnded);
     const published = claim.events.filter((_, i) => results[i].status === "fulfilled").map((e) => e.id);
     const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
@@ -140,14 +144,19 @@ export class OutboxRelay {
   private async publish(e: DomainEvent): Promise<unknown> {
     const channel = channelOf(e.event);
     // A span under the trace the row was appended in; the message carries it on to the consumer.
-    return resumeTrace(e.traceparent, `publish ${channel}`, {
-      kind: SpanKind.PRODUCER,
-      attributes: { "messaging.destination.name": channel, "messaging.message.id": e.id },
-    }, () => {
-      const traceparent = currentTraceparent();
-      // The event id doubles as JetStream's de-duplication id: a quick re-publish is stored once.
-      return this.opts.broker.sendToChannel(channel, traceparent ? { ...e, traceparent } : e, { msgID: e.id });
-    });
+    return resumeTrace(
+      e.traceparent,
+      `publish ${channel}`,
+      {
+        kind: SpanKind.PRODUCER,
+        attributes: { "messaging.destination.name": channel, "messaging.message.id": e.id },
+      },
+      () => {
+        const traceparent = currentTraceparent();
+        // The event id doubles as JetStream's de-duplication id: a quick re-publish is stored once.
+        return this.opts.broker.sendToChannel(channel, traceparent ? { ...e, traceparent } : e, { msgID: e.id });
+      },
+    );
   }
 
   private logFailure(err: unknown): void {
@@ -167,7 +176,11 @@ type RelayHost = Service & { db: Knex; outboxRelay?: OutboxRelay; outboxRetentio
  * RETENTION_INTERVAL across the replicas (`<schema>.job_runs`): every sent event holds the
  * entity's full representation, so without it the outbox outgrows the data it describes.
  */
-export function outboxRetentionJob(host: Pick<RelayHost, "db" | "logger"> & { broker?: Pick<ServiceBroker, "started"> }, schema: string, cfg: OutboxSettings): PeriodicJob {
+export function outboxRetentionJob(
+  host: Pick<RelayHost, "db" | "logger"> & { broker?: Pick<ServiceBroker, "started"> },
+  schema: string,
+  cfg: OutboxSettings,
+): PeriodicJob {
   return new PeriodicJob({
     ready: host.broker ? () => host.broker!.started : undefined,
     db: host.db,
@@ -176,7 +189,10 @@ export function outboxRetentionJob(host: Pick<RelayHost, "db" | "logger"> & { br
     everyMs: cfg.retentionIntervalMs,
     logger: host.logger,
     run: async (keepGoing) => {
-      const pruned = await pruneInBatches((limit) => pruneSentEvents(host.db, schema, cfg.retentionMs, limit), keepGoing);
+      const pruned = await pruneInBatches(
+        (limit) => pruneSentEvents(host.db, schema, cfg.retentionMs, limit),
+        keepGoing,
+      );
       countPrunedRows(`${schema}.outbox`, pruned);
       if (pruned > 0) host.logger.info(`Outbox retention: pruned ${pruned} sent events of "${schema}".`);
     },

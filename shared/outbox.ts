@@ -117,7 +117,11 @@ export function eventsAppended(db: Db, schema: string): void {
   // Outside a transaction the statement committed already. A rollback means there is nothing to
   // publish; the rejection is the transaction owner's to handle.
   if (!db.isTransaction) committed.emit(schema);
-  else (db as Knex.Transaction).executionPromise.then(() => committed.emit(schema), () => undefined);
+  else
+    (db as Knex.Transaction).executionPromise.then(
+      () => committed.emit(schema),
+      () => undefined,
+    );
 }
 
 interface OutboxRow {
@@ -179,10 +183,15 @@ export async function claimUnpublished(db: Db, schema: string, limit: number, le
  */
 export async function settleClaim(db: Db, schema: string, claim: Claim, publishedIds: string[]): Promise<void> {
   const numeric = publishedIds.map((id) => Number(id.slice(schema.length + 1)));
-  const publishedAt = numeric.length > 0
-    ? db.raw(`CASE WHEN id IN (${numeric.map(() => "?").join(", ")}) THEN now() END`, numeric)
-    : null;
-  await db.withSchema(schema).table("outbox").where({ claim: claim.id }).whereNull("published_at")
+  const publishedAt =
+    numeric.length > 0
+      ? db.raw(`CASE WHEN id IN (${numeric.map(() => "?").join(", ")}) THEN now() END`, numeric)
+      : null;
+  await db
+    .withSchema(schema)
+    .table("outbox")
+    .where({ claim: claim.id })
+    .whereNull("published_at")
     .update({ published_at: publishedAt, claimed_until: null, claim: null });
 }
 
@@ -217,8 +226,12 @@ export async function pruneSentEvents(db: Db, schema: string, olderThanMs: numbe
 
 /** Age in seconds of the oldest unsent event (0 when none), for the outbox-lag metric. */
 export async function outboxLagSeconds(db: Db, schema: string): Promise<number> {
-  const row = await db.withSchema(schema).table("outbox").whereNull("published_at")
-    .min({ oldest: "created_at" }).first() as { oldest: Date | null } | undefined;
+  const row = (await db
+    .withSchema(schema)
+    .table("outbox")
+    .whereNull("published_at")
+    .min({ oldest: "created_at" })
+    .first()) as { oldest: Date | null } | undefined;
   return row?.oldest ? Math.max(0, (Date.now() - new Date(row.oldest).getTime()) / 1000) : 0;
 }
 

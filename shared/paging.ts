@@ -14,17 +14,21 @@ export const MAX_PAGE_BYTES = 512 * 1024;
 
 /** fastest-validator rules for the paging query parameters; spread into a list action's params. */
 export const pageParams = {
-  limit: { ...optional(queryInteger(1, MAX_LIMIT)), jsonSchema: { type: "integer", minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT } },
+  limit: {
+    ...optional(queryInteger(1, MAX_LIMIT)),
+    jsonSchema: { type: "integer", minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
+  },
   cursor: optional({
     type: "string",
     min: 1,
     max: 100,
     // Checked here so that a forged cursor is a 422 naming `cursor` before any query runs.
     custom: (value: unknown, errors: { type: string; actual: unknown; message?: string }[]) => {
-      if (typeof value === "string" && cursorId(value, BIGINT_ID_MAX) === null) errors.push({ type: "cursor", actual: value, message: NOT_OURS });
+      if (typeof value === "string" && cursorId(value, BIGINT_ID_MAX) === null)
+        errors.push({ type: "cursor", actual: value, message: NOT_OURS });
       return value;
     },
-    jsonSchemaAlso: { description: "Opaque: the `cursor` of a `Link: rel=\"next\"` URL, as given." },
+    jsonSchemaAlso: { description: 'Opaque: the `cursor` of a `Link: rel="next"` URL, as given.' },
   }),
 };
 
@@ -94,7 +98,12 @@ export function toPage<T>(items: T[], nextCursor: string | null): Page<T> {
  * For lists whose items are large (webhook deliveries carry their bodies): a page must fit in one
  * transporter message (NATS: 1 MB).
  */
-export function toSizeBoundedPage<T>(items: T[], nextCursor: string | null, idOf: (item: T) => number, maxBytes: number): Page<T> {
+export function toSizeBoundedPage<T>(
+  items: T[],
+  nextCursor: string | null,
+  idOf: (item: T) => number,
+  maxBytes: number,
+): Page<T> {
   let bytes = 1; // "[", then each item with its "," or the closing "]": exactly JSON.stringify(kept items)
   let kept = 0;
   for (const item of items) {

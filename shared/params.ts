@@ -82,14 +82,23 @@ export function queryInteger(min: number, max: number): Rule & Typed<number> {
   const check: Custom = (value, errors) => {
     const n = typeof value === "string" && /^[1-9][0-9]{0,15}$/.test(value) ? Number(value) : value;
     if (typeof n === "number" && Number.isSafeInteger(n) && n >= min && n <= max) return n;
-    errors.push({ type: "queryInteger", actual: value, message: `The '{field}' field must be a whole number from ${min} to ${max}, in decimal digits.` });
+    errors.push({
+      type: "queryInteger",
+      actual: value,
+      message: `The '{field}' field must be a whole number from ${min} to ${max}, in decimal digits.`,
+    });
     return value;
   };
   return { type: "any", custom: check, jsonSchema: { type: "integer", minimum: min, maximum: max } };
 }
 
 const refuseNull: Custom = (value, errors) => {
-  if (value === null) errors.push({ type: "optionalNotNull", actual: value, message: "The '{field}' field may be left out, but not null." });
+  if (value === null)
+    errors.push({
+      type: "optionalNotNull",
+      actual: value,
+      message: "The '{field}' field may be left out, but not null.",
+    });
   return value;
 };
 
@@ -108,7 +117,12 @@ const elementsPresent: Custom = (value, errors, _schema, path) => {
   if (!Array.isArray(value)) return value;
   value.forEach((element, i) => {
     if (element === null || element === undefined) {
-      errors.push({ type: "arrayElementMissing", actual: element, field: `${String(path)}[${i}]`, message: "The '{field}' field cannot be null." } as Errors[number]);
+      errors.push({
+        type: "arrayElementMissing",
+        actual: element,
+        field: `${String(path)}[${i}]`,
+        message: "The '{field}' field cannot be null.",
+      } as Errors[number]);
     }
   });
   return value;
@@ -134,7 +148,10 @@ export function exactlyOneMode(modes: { requires: string[] }[]): Rule {
     oneOf: modes.map((mode, i) => {
       const others = modes.flatMap((m, j) => (j === i ? [] : m.requires.filter((f) => !mode.requires.includes(f))));
       const unique = [...new Set(others)];
-      return { required: mode.requires, ...(unique.length > 0 ? { not: { anyOf: unique.map((f) => ({ required: [f] })) } } : {}) };
+      return {
+        required: mode.requires,
+        ...(unique.length > 0 ? { not: { anyOf: unique.map((f) => ({ required: [f] })) } } : {}),
+      };
     }),
   };
 }

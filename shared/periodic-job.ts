@@ -65,7 +65,10 @@ export const PRUNE_BATCH = 1_000;
  * Calls `pruneBatch(PRUNE_BATCH)` until a batch removes fewer rows (nothing more is due) or
  * `keepGoing()` turns false; resolves to the rows removed. No lock outlives one statement.
  */
-export async function pruneInBatches(pruneBatch: (limit: number) => Promise<number>, keepGoing: () => boolean): Promise<number> {
+export async function pruneInBatches(
+  pruneBatch: (limit: number) => Promise<number>,
+  keepGoing: () => boolean,
+): Promise<number> {
   let total = 0;
   for (;;) {
     const removed = await pruneBatch(PRUNE_BATCH);
@@ -111,7 +114,9 @@ export class PeriodicJob {
         await this.runIfDue();
       } catch (err) {
         // The next interval tries again; what was pruned stays pruned.
-        this.opts.logger.warn(`${this.opts.job} in "${this.opts.schema}" failed, will run again next interval: ${(err as Error).message}`);
+        this.opts.logger.warn(
+          `${this.opts.job} in "${this.opts.schema}" failed, will run again next interval: ${(err as Error).message}`,
+        );
       }
       if (this.running) await this.sleep.sleep(Math.min(this.opts.everyMs, LONGEST_CHECK_MS));
     }

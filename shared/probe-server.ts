@@ -18,14 +18,18 @@ function handler(broker: ServiceBroker): http.RequestListener {
   return (req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     if (req.method !== "GET" || !isProbePath(path)) {
-      res.writeHead(404, { "Content-Type": "application/json; charset=utf-8" }).end(JSON.stringify({ status: 404, title: "Not found" }));
+      res
+        .writeHead(404, { "Content-Type": "application/json; charset=utf-8" })
+        .end(JSON.stringify({ status: 404, title: "Not found" }));
       return;
     }
     answerProbe(broker, path).then(
       (answer) => res.writeHead(answer.status, { "Content-Type": answer.contentType }).end(answer.body),
       (err: unknown) => {
         broker.logger.error({ err, path }, "probe failed");
-        res.writeHead(500, { "Content-Type": "application/json; charset=utf-8" }).end(JSON.stringify({ status: "error" }));
+        res
+          .writeHead(500, { "Content-Type": "application/json; charset=utf-8" })
+          .end(JSON.stringify({ status: "error" }));
       },
     );
   };

@@ -30,7 +30,12 @@ const retryMarks = new WeakSet<object>();
  * The node did not answer in time, left, or no longer runs the action: a replica stopping
  * (SIGTERM) still gets requests from its queue group while its services stop.
  */
-const RETRIED = [Errors.RequestTimeoutError, Errors.RequestRejectedError, Errors.ServiceNotFoundError, Errors.ServiceNotAvailableError];
+const RETRIED = [
+  Errors.RequestTimeoutError,
+  Errors.RequestRejectedError,
+  Errors.ServiceNotFoundError,
+  Errors.ServiceNotAvailableError,
+];
 
 /**
  * For retryPolicy.check: a time-out or rejection of a call that may be sent again. The mark is
@@ -69,7 +74,11 @@ function deadlineOf(ctx: Context, timeout: number): number {
 }
 
 /** How long this attempt may take: short while a retry is left, else all the time left. */
-export function attemptBudgetMs(ctx: Context, timeLeftMs: number, retries: number): { ms: number; retryAfter: boolean } {
+export function attemptBudgetMs(
+  ctx: Context,
+  timeLeftMs: number,
+  retries: number,
+): { ms: number; retryAfter: boolean } {
   const perAttempt = attemptTimeoutMs(ctx);
   const attempt = (ctx as unknown as RetriedContext)._retryAttempts ?? 0;
   const retryLeft = perAttempt !== null && attempt < (ctx.options.retries ?? retries);
@@ -89,7 +98,10 @@ export class EarlyRetryBudget {
   /** Counted in calls: a re-send costs `callsPerRetry` of them. */
   private credit: number;
 
-  constructor(private readonly callsPerRetry = 10, private readonly reserve = 5) {
+  constructor(
+    private readonly callsPerRetry = 10,
+    private readonly reserve = 5,
+  ) {
     this.credit = reserve * callsPerRetry;
   }
 
@@ -176,7 +188,9 @@ export function remoteCallsMiddleware(): Middleware {
             else timer = setTimeout(giveUp, Math.max(0, deadline - Date.now()));
           }, budget.ms);
         });
-        return Promise.race([call, expiry]).catch(fail).finally(() => clearTimeout(timer));
+        return Promise.race([call, expiry])
+          .catch(fail)
+          .finally(() => clearTimeout(timer));
       };
     },
   } as Middleware;

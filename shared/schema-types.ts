@@ -44,7 +44,9 @@ type RuleValue<R> = R extends readonly unknown[]
           : unknown;
 
 /** The value one fastest-validator rule lets through. */
-export type RuleOf<R> = (typeof output extends keyof R ? Exclude<R[typeof output & keyof R], undefined> : RuleValue<R>) | (R extends { nullable: true } ? null : never);
+export type RuleOf<R> =
+  | (typeof output extends keyof R ? Exclude<R[typeof output & keyof R], undefined> : RuleValue<R>)
+  | (R extends { nullable: true } ? null : never);
 
 type IsOptional<R> = R extends { optional: true } ? true : R extends { default: unknown } ? true : false;
 type Fields<S> = { [K in keyof S as K extends `$$${string}` ? never : K]: S[K] };
@@ -68,9 +70,13 @@ type JsonType<T, S, Refs extends SchemaRefs> = T extends "string"
       : T extends "null"
         ? null
         : T extends "array"
-          ? S extends { items: infer I } ? FromJsonSchema<I, Refs>[] : unknown[]
+          ? S extends { items: infer I }
+            ? FromJsonSchema<I, Refs>[]
+            : unknown[]
           : T extends "object"
-            ? S extends { properties: infer P } ? JsonObject<P, S extends { required: readonly (infer Req)[] } ? Req : never, Refs> : Record<string, unknown>
+            ? S extends { properties: infer P }
+              ? JsonObject<P, S extends { required: readonly (infer Req)[] } ? Req : never, Refs>
+              : Record<string, unknown>
             : unknown;
 
 type JsonObject<P, Req, Refs extends SchemaRefs> = Simplify<
@@ -80,8 +86,12 @@ type JsonObject<P, Req, Refs extends SchemaRefs> = Simplify<
 >;
 
 /** The value a JSON Schema (2020-12, `as const`) describes; `Refs` gives the referenced components. */
-export type FromJsonSchema<S, Refs extends SchemaRefs = Record<string, never>> = S extends { $ref: `#/components/schemas/${infer Name}` }
-  ? Name extends keyof Refs ? Refs[Name] : unknown
+export type FromJsonSchema<S, Refs extends SchemaRefs = Record<string, never>> = S extends {
+  $ref: `#/components/schemas/${infer Name}`;
+}
+  ? Name extends keyof Refs
+    ? Refs[Name]
+    : unknown
   : S extends { const: infer C }
     ? C
     : S extends { enum: readonly (infer V)[] }
@@ -91,7 +101,9 @@ export type FromJsonSchema<S, Refs extends SchemaRefs = Record<string, never>> =
         : S extends { oneOf: readonly (infer A)[] }
           ? FromJsonSchema<A, Refs>
           : S extends { type: readonly (infer T)[] }
-            ? T extends unknown ? JsonType<T, S, Refs> : never
+            ? T extends unknown
+              ? JsonType<T, S, Refs>
+              : never
             : S extends { type: infer T }
               ? JsonType<T, S, Refs>
               : unknown;

@@ -35,15 +35,22 @@ export class SecretBoxError extends Error {
  * Parses `<keyId>:<base64 32 bytes>` entries; returns the keys, or the problems naming the
  * variable they came from (a key is never quoted in a message).
  */
-export function parseEncryptionKeys(entries: readonly string[], variable: string): { keys: EncryptionKey[]; problems: string[] } {
+export function parseEncryptionKeys(
+  entries: readonly string[],
+  variable: string,
+): { keys: EncryptionKey[]; problems: string[] } {
   const keys: EncryptionKey[] = [];
   const problems: string[] = [];
   entries.forEach((entry, i) => {
     const colon = entry.indexOf(":");
     const id = colon < 0 ? "" : entry.slice(0, colon);
     const key = Buffer.from(colon < 0 ? "" : entry.slice(colon + 1), "base64");
-    if (!KEY_ID.test(id)) problems.push(`${variable} entry ${i + 1} must be <keyId>:<base64 key>, the key id 1 to 32 of A-Z a-z 0-9 _ -`);
-    else if (key.length !== KEY_BYTES) problems.push(`${variable} key "${id}" must be ${KEY_BYTES} bytes in base64 (openssl rand -base64 32), got ${key.length}`);
+    if (!KEY_ID.test(id))
+      problems.push(`${variable} entry ${i + 1} must be <keyId>:<base64 key>, the key id 1 to 32 of A-Z a-z 0-9 _ -`);
+    else if (key.length !== KEY_BYTES)
+      problems.push(
+        `${variable} key "${id}" must be ${KEY_BYTES} bytes in base64 (openssl rand -base64 32), got ${key.length}`,
+      );
     else if (keys.some((k) => k.id === id)) problems.push(`${variable} names the key id "${id}" twice`);
     else keys.push({ id, key });
   });
@@ -73,12 +80,21 @@ export class SecretBox {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv(ALGORITHM, key, iv);
     const ciphertext = Buffer.concat([cipher.update(plain, "utf8"), cipher.final()]);
-    return [FORMAT, id, iv.toString("base64url"), cipher.getAuthTag().toString("base64url"), ciphertext.toString("base64url")].join(".");
+    return [
+      FORMAT,
+      id,
+      iv.toString("base64url"),
+      cipher.getAuthTag().toString("base64url"),
+      ciphertext.toString("base64url"),
+    ].join(".");
   }
 
   open(sealed: string): string {
     const parts = SEALED.exec(sealed);
-    if (!parts) throw new SecretBoxError("A stored secret is not in the encrypted form (v1.<keyId>....): have the migrations run?");
+    if (!parts)
+      throw new SecretBoxError(
+        "A stored secret is not in the encrypted form (v1.<keyId>....): have the migrations run?",
+      );
     const [, id, iv, tag, ciphertext] = parts;
     const key = this.byId.get(id);
     if (!key) {
@@ -91,7 +107,9 @@ export class SecretBox {
       decipher.setAuthTag(Buffer.from(tag, "base64url"));
       return Buffer.concat([decipher.update(Buffer.from(ciphertext, "base64url")), decipher.final()]).toString("utf8");
     } catch {
-      throw new SecretBoxError(`A stored secret does not open with the key "${id}": the value is damaged or the key under that id changed.`);
+      throw new SecretBoxError(
+        `A stored secret does not open with the key "${id}": the value is damaged or the key under that id changed.`,
+      );
     }
   }
 

@@ -41,7 +41,9 @@ function embeddedKey(folder: string, warn: (line: string) => void): EncryptionKe
   fs.mkdirSync(folder, { recursive: true });
   try {
     fs.writeFileSync(file, `${newEncryptionKeyEntry(EMBEDDED_KEY_ID)}\n`, { flag: "wx", mode: 0o600 });
-    warn(`${SECRETS_VARIABLE} is not set: generated the key that encrypts stored webhook secrets in ${file}. Back it up with the data folder; without it they cannot be read.`);
+    warn(
+      `${SECRETS_VARIABLE} is not set: generated the key that encrypts stored webhook secrets in ${file}. Back it up with the data folder; without it they cannot be read.`,
+    );
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     warn(`${SECRETS_VARIABLE} is not set: stored webhook secrets are encrypted with the key in ${file}.`);
@@ -79,7 +81,9 @@ const boxes = new Map<string, SecretBox>();
 
 /** The secret box of this configuration, made once per process (the warning too). */
 export function secretBoxFor(cfg: KeyConfig, warn: (line: string) => void = (line) => console.warn(line)): SecretBox {
-  const id = [cfg.databaseUrl, ...cfg.secretsEncryptionKeys.map((k) => `${k.id}:${k.key.toString("base64")}`)].join("\n");
+  const id = [cfg.databaseUrl, ...cfg.secretsEncryptionKeys.map((k) => `${k.id}:${k.key.toString("base64")}`)].join(
+    "\n",
+  );
   let box = boxes.get(id);
   if (!box) {
     box = new SecretBox(keysFor(cfg, warn));
@@ -100,6 +104,9 @@ export function useProcessKeys(keys: KeyConfig): void {
 
 /** The secret box of this process's keys: for the migration that seals secrets stored in clear. */
 export function secretBox(warn?: (line: string) => void): SecretBox {
-  if (!processKeys) throw new Error("No secrets encryption keys were named for this process: the composition root calls useProcessKeys(cfg) first");
+  if (!processKeys)
+    throw new Error(
+      "No secrets encryption keys were named for this process: the composition root calls useProcessKeys(cfg) first",
+    );
   return secretBoxFor(processKeys, warn);
 }

@@ -43,7 +43,11 @@ export const SECURE_SETTINGS = ["database", "adminApiKey", "secrets"] as const;
 export function storageSettingsOf(cfg: Config): StorageSettings {
   return {
     database: { url: cfg.databaseUrl, poolMax: cfg.databasePoolMax, migrateOnStart: cfg.migrateOnStart },
-    outbox: { relayIntervalMs: cfg.outboxRelayIntervalMs, retentionMs: cfg.outboxRetentionMs, retentionIntervalMs: cfg.retentionIntervalMs },
+    outbox: {
+      relayIntervalMs: cfg.outboxRelayIntervalMs,
+      retentionMs: cfg.outboxRetentionMs,
+      retentionIntervalMs: cfg.retentionIntervalMs,
+    },
     $secureSettings: [...SECURE_SETTINGS],
   };
 }

@@ -15,15 +15,33 @@
  *   context and of ctx.meta: no span, no context scope of its own.
  */
 import {
-  context, defaultTextMapGetter, defaultTextMapSetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace,
-  type Attributes, type Context as TraceContext, type Span,
+  context,
+  defaultTextMapGetter,
+  defaultTextMapSetter,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context as TraceContext,
+  type Span,
 } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BatchSpanProcessor, SimpleSpanProcessor, TracerProvider, type SpanExporter, type SpanProcessor } from "@opentelemetry/sdk-trace";
-import { ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME, ATTR_SERVICE_NAMESPACE } from "@opentelemetry/semantic-conventions";
+import {
+  BatchSpanProcessor,
+  SimpleSpanProcessor,
+  TracerProvider,
+  type SpanExporter,
+  type SpanProcessor,
+} from "@opentelemetry/sdk-trace";
+import {
+  ATTR_SERVICE_INSTANCE_ID,
+  ATTR_SERVICE_NAME,
+  ATTR_SERVICE_NAMESPACE,
+} from "@opentelemetry/semantic-conventions";
 import type { Context, Middleware, ServiceBroker } from "moleculer";
 
 export { SpanKind };
@@ -147,25 +165,34 @@ export function inSpan<T>(name: string, opts: SpanOptions, work: (span: Span) =>
   if (!provider) {
     return opts.parent ? context.with(opts.parent, () => work(trace.getSpan(opts.parent!) ?? NO_SPAN)) : work(NO_SPAN);
   }
-  const span = provider.getTracer(TRACER_NAME).startSpan(name, { kind: opts.kind, attributes: opts.attributes }, opts.parent ?? ROOT_CONTEXT);
-  return context.with(trace.setSpan(opts.parent ?? ROOT_CONTEXT, span), () => work(span)).then(
-    (result) => {
-      span.end();
-      return result;
-    },
-    (err: unknown) => {
-      if (isFailure(err)) {
-        span.recordException(err as Error);
-        span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error | null)?.message });
-      }
-      span.end();
-      throw err;
-    },
-  );
+  const span = provider
+    .getTracer(TRACER_NAME)
+    .startSpan(name, { kind: opts.kind, attributes: opts.attributes }, opts.parent ?? ROOT_CONTEXT);
+  return context
+    .with(trace.setSpan(opts.parent ?? ROOT_CONTEXT, span), () => work(span))
+    .then(
+      (result) => {
+        span.end();
+        return result;
+      },
+      (err: unknown) => {
+        if (isFailure(err)) {
+          span.recordException(err as Error);
+          span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error | null)?.message });
+        }
+        span.end();
+        throw err;
+      },
+    );
 }
 
 /** Stored work (an outbox row, a webhook delivery) resumed in a span under the `traceparent` it was stored with. */
-export function resumeTrace<T>(traceparent: string | null | undefined, name: string, opts: Omit<SpanOptions, "parent">, work: (span: Span) => Promise<T>): Promise<T> {
+export function resumeTrace<T>(
+  traceparent: string | null | undefined,
+  name: string,
+  opts: Omit<SpanOptions, "parent">,
+  work: (span: Span) => Promise<T>,
+): Promise<T> {
   return inSpan(name, { ...opts, parent: traceContextOf(traceparent) }, work);
 }
 
@@ -190,11 +217,20 @@ function tracedHandler(next: Handler, broker: ServiceBroker, nameOf: (ctx: Conte
     if (!provider && !parent) return next(ctx);
     const remote = Boolean(ctx.nodeID && ctx.nodeID !== broker.nodeID);
     const name = nameOf(ctx);
-    return inSpan(name, {
-      parent,
-      kind: remote ? SpanKind.SERVER : SpanKind.INTERNAL,
-      attributes: { "rpc.system": "moleculer", "rpc.method": name, "moleculer.node_id": broker.nodeID, ...(ctx.caller ? { "moleculer.caller": ctx.caller } : {}) },
-    }, () => next(ctx));
+    return inSpan(
+      name,
+      {
+        parent,
+        kind: remote ? SpanKind.SERVER : SpanKind.INTERNAL,
+        attributes: {
+          "rpc.system": "moleculer",
+          "rpc.method": name,
+          "moleculer.node_id": broker.nodeID,
+          ...(ctx.caller ? { "moleculer.caller": ctx.caller } : {}),
+        },
+      },
+      () => next(ctx),
+    );
   };
 }
 
@@ -210,11 +246,11 @@ function withTraceparentInMeta(next: Handler): Handler {
 /** A span per local action and event handler; the trace rides along with remote calls. */
 export const tracingMiddleware: Middleware = {
   name: "Tracing",
-  localAction: (function (this: ServiceBroker, next: Handler, action: { name: string }) {
+  localAction: function (this: ServiceBroker, next: Handler, action: { name: string }) {
     return tracedHandler(next, this, () => action.name);
-  }) as unknown as Middleware["localAction"],
-  localEvent: (function (this: ServiceBroker, next: Handler, event: { name: string }) {
+  } as unknown as Middleware["localAction"],
+  localEvent: function (this: ServiceBroker, next: Handler, event: { name: string }) {
     return tracedHandler(next, this, () => `event ${event.name}`);
-  }) as unknown as Middleware["localEvent"],
+  } as unknown as Middleware["localEvent"],
   remoteAction: ((next: Handler) => withTraceparentInMeta(next)) as unknown as Middleware["remoteAction"],
 };

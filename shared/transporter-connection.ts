@@ -45,10 +45,15 @@ function rediscover(broker: ServiceBroker): void {
   Promise.resolve()
     .then(() => discoverer.sendLocalNodeInfo())
     .then(() => discoverer.discoverAllNodes())
-    .catch((err: unknown) => broker.logger.warn({ err }, "announcing this node after the NATS reconnection failed; heartbeats will"));
+    .catch((err: unknown) =>
+      broker.logger.warn({ err }, "announcing this node after the NATS reconnection failed; heartbeats will"),
+    );
 }
 
-async function followStatus(broker: ServiceBroker, tx: NatsTransporter & { client: NonNullable<NatsTransporter["client"]> }): Promise<void> {
+async function followStatus(
+  broker: ServiceBroker,
+  tx: NatsTransporter & { client: NonNullable<NatsTransporter["client"]> },
+): Promise<void> {
   for await (const s of tx.client.status()) {
     if (s.type === "disconnect" && tx.connected) {
       tx.connected = false;
@@ -67,6 +72,8 @@ export const transporterConnectionMiddleware: Middleware = {
     const tx = broker.transit?.tx as unknown as NatsTransporter | undefined;
     if (!tx?.client) return;
     // Runs for the life of the connection: not awaited.
-    void followStatus(broker, tx as Parameters<typeof followStatus>[1]).catch((err: unknown) => broker.logger.error({ err }, "following the NATS status failed"));
+    void followStatus(broker, tx as Parameters<typeof followStatus>[1]).catch((err: unknown) =>
+      broker.logger.error({ err }, "following the NATS status failed"),
+    );
   },
 };

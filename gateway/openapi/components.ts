@@ -11,7 +11,9 @@ export function componentSchemas(services: readonly ServiceDescription[]): Recor
   return Object.assign({}, ...services.map((service) => service.components), { Problem }) as Record<string, JsonSchema>;
 }
 
-export const ref = (kind: "schemas" | "headers" | "parameters" | "responses", name: string) => ({ $ref: `#/components/${kind}/${name}` });
+export const ref = (kind: "schemas" | "headers" | "parameters" | "responses", name: string) => ({
+  $ref: `#/components/${kind}/${name}`,
+});
 
 export const HEADERS = {
   RequestId: {
@@ -19,9 +21,14 @@ export const HEADERS = {
     required: true,
     schema: { type: "string" },
   },
-  Location: { description: "URL of the resource this request created.", required: true, schema: { type: "string", format: "uri-reference" } },
+  Location: {
+    description: "URL of the resource this request created.",
+    required: true,
+    schema: { type: "string", format: "uri-reference" },
+  },
   IdempotentReplayed: {
-    description: "`true` when this answer replays the first response to the same `Idempotency-Key` and body (nothing was created this time); absent otherwise.",
+    description:
+      "`true` when this answer replays the first response to the same `Idempotency-Key` and body (nothing was created this time); absent otherwise.",
     required: false,
     schema: { const: "true" },
   },
@@ -30,9 +37,21 @@ export const HEADERS = {
     required: false,
     schema: { type: "string" },
   },
-  RetryAfter: { description: "Seconds to wait before trying again.", required: true, schema: { type: "integer", minimum: 1 } },
-  AcceptPost: { description: "On a body that is not JSON: `application/json`, the media type to send.", required: false, schema: { const: "application/json" } },
-  AcceptEncoding: { description: "On an unsupported `Content-Encoding`: those accepted.", required: false, schema: { type: "string" } },
+  RetryAfter: {
+    description: "Seconds to wait before trying again.",
+    required: true,
+    schema: { type: "integer", minimum: 1 },
+  },
+  AcceptPost: {
+    description: "On a body that is not JSON: `application/json`, the media type to send.",
+    required: false,
+    schema: { const: "application/json" },
+  },
+  AcceptEncoding: {
+    description: "On an unsupported `Content-Encoding`: those accepted.",
+    required: false,
+    schema: { type: "string" },
+  },
   WwwAuthenticate: { description: "Always `Bearer`.", required: true, schema: { type: "string", pattern: "^Bearer" } },
 } as const;
 
@@ -41,7 +60,8 @@ export const PARAMETERS = {
     name: "X-Request-Id",
     in: "header",
     required: false,
-    description: "Your own id for this request (1–128 of `A-Za-z0-9_.:@/+=-`); it is returned in `X-Request-ID` and written in our logs. A value outside this pattern is refused with 400 naming the header.",
+    description:
+      "Your own id for this request (1–128 of `A-Za-z0-9_.:@/+=-`); it is returned in `X-Request-ID` and written in our logs. A value outside this pattern is refused with 400 naming the header.",
     schema: { type: "string", pattern: "^[\\w.:@/+=-]{1,128}$" },
   },
   IdempotencyKey: {
@@ -57,17 +77,44 @@ export const PARAMETERS = {
 
 /** Error statuses, each answered with a problem document. */
 export const ERROR_RESPONSES = {
-  "400": { name: "MalformedJson", description: "The request cannot be read: the body is not JSON, not UTF-8 or a corrupt compressed body, or a header is malformed (`errors` names it: `X-Request-Id`)." },
+  "400": {
+    name: "MalformedJson",
+    description:
+      "The request cannot be read: the body is not JSON, not UTF-8 or a corrupt compressed body, or a header is malformed (`errors` names it: `X-Request-Id`).",
+  },
   "401": { name: "Unauthenticated", description: "No API key, or an unknown or revoked one." },
-  "403": { name: "Forbidden", description: "The API key lacks the scope this operation needs (`requiredScope` names it)." },
+  "403": {
+    name: "Forbidden",
+    description: "The API key lacks the scope this operation needs (`requiredScope` names it).",
+  },
   "404": { name: "NotFound", description: "No such resource, or not one this client may see." },
   "409": { name: "Conflict", description: "The request conflicts with the current state." },
   "413": { name: "PayloadTooLarge", description: "The body is over 1 MiB." },
-  "415": { name: "UnsupportedEncoding", description: "The body is not `application/json` (UTF-8): `Accept-Post: application/json` says what to send; or its `Content-Encoding` is not identity, gzip, deflate or br (`Accept-Encoding` lists them)." },
-  "422": { name: "ValidationFailed", description: "Invalid input: `errors` names each bad field by its path (`items[2].orderedQuantity`); unknown body fields and unknown query parameters are refused too, each named." },
-  "429": { name: "RateLimited", description: "Too many requests by this client (across all gateway replicas), or too many failed authentications from this address or with this key; wait `Retry-After` seconds." },
-  "503": { name: "Unavailable", description: "The database is unreachable or a service is restarting: nothing was written; retry after `Retry-After` seconds." },
-  "5XX": { name: "ServerError", description: "Something failed on our side, or a service is too slow; safe to retry with the same `Idempotency-Key`." },
+  "415": {
+    name: "UnsupportedEncoding",
+    description:
+      "The body is not `application/json` (UTF-8): `Accept-Post: application/json` says what to send; or its `Content-Encoding` is not identity, gzip, deflate or br (`Accept-Encoding` lists them).",
+  },
+  "422": {
+    name: "ValidationFailed",
+    description:
+      "Invalid input: `errors` names each bad field by its path (`items[2].orderedQuantity`); unknown body fields and unknown query parameters are refused too, each named.",
+  },
+  "429": {
+    name: "RateLimited",
+    description:
+      "Too many requests by this client (across all gateway replicas), or too many failed authentications from this address or with this key; wait `Retry-After` seconds.",
+  },
+  "503": {
+    name: "Unavailable",
+    description:
+      "The database is unreachable or a service is restarting: nothing was written; retry after `Retry-After` seconds.",
+  },
+  "5XX": {
+    name: "ServerError",
+    description:
+      "Something failed on our side, or a service is too slow; safe to retry with the same `Idempotency-Key`.",
+  },
 } as const;
 export type ErrorStatus = keyof typeof ERROR_RESPONSES;
 
@@ -77,12 +124,19 @@ function errorResponse(status: ErrorStatus): Record<string, unknown> {
   const headers: Record<string, unknown> = { "X-Request-ID": ref("headers", "RequestId") };
   if (status === "401") headers["WWW-Authenticate"] = ref("headers", "WwwAuthenticate");
   if (status === "429" || status === "503") headers["Retry-After"] = ref("headers", "RetryAfter");
-  if (status === "415") Object.assign(headers, { "Accept-Post": ref("headers", "AcceptPost"), "Accept-Encoding": ref("headers", "AcceptEncoding") });
+  if (status === "415")
+    Object.assign(headers, {
+      "Accept-Post": ref("headers", "AcceptPost"),
+      "Accept-Encoding": ref("headers", "AcceptEncoding"),
+    });
   return { description: ERROR_RESPONSES[status].description, headers, content: PROBLEM_CONTENT };
 }
 
 export function responseComponents(): Record<string, unknown> {
   return Object.fromEntries(
-    (Object.keys(ERROR_RESPONSES) as ErrorStatus[]).map((status) => [ERROR_RESPONSES[status].name, errorResponse(status)]),
+    (Object.keys(ERROR_RESPONSES) as ErrorStatus[]).map((status) => [
+      ERROR_RESPONSES[status].name,
+      errorResponse(status),
+    ]),
   );
 }

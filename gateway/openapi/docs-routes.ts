@@ -63,7 +63,8 @@ const loaded = new Map<string, Buffer | string>();
 const PAGE_HEADERS = {
   "Content-Type": "text/html; charset=utf-8",
   // Swagger UI sets inline styles and shows data: images; nothing else comes from anywhere but here.
-  "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; frame-ancestors 'none'",
+  "Content-Security-Policy":
+    "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; script-src 'self'; frame-ancestors 'none'",
   "X-Content-Type-Options": "nosniff",
 };
 
@@ -94,7 +95,11 @@ const serveAsset: AliasHandler = (req, res, next) => {
     body = asset.load();
     loaded.set(name, body);
   }
-  send(res, { "Content-Type": asset.type, "Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff" }, body);
+  send(
+    res,
+    { "Content-Type": asset.type, "Cache-Control": "public, max-age=3600", "X-Content-Type-Options": "nosniff" },
+    body,
+  );
 };
 
 /** Routes without authentication, each matching its own paths only (their order does not matter). */
@@ -108,7 +113,12 @@ export function docsRoutes(services: readonly ServiceDescription[], options: Doc
     bodyParsers: false as const,
   };
   return [
-    { name: "openapi-document", path: OPENAPI_PATH, aliases: { "GET /": documentServer(services, options) }, ...common },
+    {
+      name: "openapi-document",
+      path: OPENAPI_PATH,
+      aliases: { "GET /": documentServer(services, options) },
+      ...common,
+    },
     { name: "docs", path: DOCS_PATH, aliases: { "GET /": servePage, "GET /:asset": serveAsset }, ...common },
   ];
 }

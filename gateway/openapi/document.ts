@@ -6,7 +6,15 @@
  */
 import { API_PREFIX, ROUTES, type Route } from "../routes";
 import { actionLookup, type ActionDefinition, type ActionLookup } from "./actions";
-import { componentSchemas, ERROR_RESPONSES, HEADERS, PARAMETERS, ref, responseComponents, type ErrorStatus } from "./components";
+import {
+  componentSchemas,
+  ERROR_RESPONSES,
+  HEADERS,
+  PARAMETERS,
+  ref,
+  responseComponents,
+  type ErrorStatus,
+} from "./components";
 import { convertParams, type JsonSchema } from "./fastest-to-json-schema";
 import { OUTCOMES, type Outcome, type Success } from "./outcomes";
 import { product } from "../../shared/product";
@@ -28,8 +36,14 @@ const WITH_BODY = new Set<Route["method"]>(["POST", "PUT", "PATCH"]);
 const TAGS: Record<string, { name: string; description: string }> = {
   orders: { name: "Orders", description: "Sales orders: intake, reading, validation and cancellation." },
   crm: { name: "CRM", description: "Customers and their contacts (scope `crm`; created by admins)." },
-  catalogue: { name: "Catalogue", description: "Products, taxes and packagings (scope `catalogue`; created by admins)." },
-  references: { name: "Partner references", description: "A partner's own references to contacts and packagings (scope `partner`)." },
+  catalogue: {
+    name: "Catalogue",
+    description: "Products, taxes and packagings (scope `catalogue`; created by admins).",
+  },
+  references: {
+    name: "Partner references",
+    description: "A partner's own references to contacts and packagings (scope `partner`).",
+  },
   webhooks: { name: "Webhooks", description: "Subscriptions to events, and their deliveries." },
   clients: { name: "API clients", description: "API clients and their keys (scope `admin`)." },
 };
@@ -77,11 +91,15 @@ export function requestParts(route: Route, params: JsonSchema): RequestParts {
   const required = new Set((params.required ?? []) as string[]);
   const { names: pathNames } = openApiPath(route.path);
   const parameters: Record<string, unknown>[] = pathNames.map((name) => ({
-    name, in: "path", required: true, schema: properties[name] ?? { type: "string" },
+    name,
+    in: "path",
+    required: true,
+    schema: properties[name] ?? { type: "string" },
   }));
   const rest = Object.keys(properties).filter((name) => !pathNames.includes(name));
   if (!WITH_BODY.has(route.method)) {
-    for (const name of rest) parameters.push({ name, in: "query", required: required.has(name), schema: properties[name] });
+    for (const name of rest)
+      parameters.push({ name, in: "query", required: required.has(name), schema: properties[name] });
     return { parameters, body: null };
   }
   if (rest.length === 0) return { parameters, body: null };
@@ -107,7 +125,12 @@ function successResponse(success: Success, idempotent: boolean): Record<string, 
   return { description: success.description, headers, content: { "application/json": { schema } } };
 }
 
-function errorStatuses(route: Route, action: ActionDefinition | null, outcome: Outcome | undefined, hasPathParams: boolean): ErrorStatus[] {
+function errorStatuses(
+  route: Route,
+  action: ActionDefinition | null,
+  outcome: Outcome | undefined,
+  hasPathParams: boolean,
+): ErrorStatus[] {
   const withBody = WITH_BODY.has(route.method);
   const statuses: ErrorStatus[] = [];
   // Every operation: a malformed X-Request-Id is 400 (a body that is not JSON too, where there is one).
@@ -125,13 +148,23 @@ function operation(route: Route, actionDefinition: ActionLookup): Operation {
   const outcome = OUTCOMES[route.action];
   const service = route.action.split(".")[0];
   const { parameters, body } = requestParts(route, convertParams(action?.params ?? {}));
-  const headerParams = [ref("parameters", "RequestId"), ...(outcome?.idempotencyKey ? [ref("parameters", "IdempotencyKey")] : [])];
+  const headerParams = [
+    ref("parameters", "RequestId"),
+    ...(outcome?.idempotencyKey ? [ref("parameters", "IdempotencyKey")] : []),
+  ];
 
   const responses: Record<string, unknown> = {};
-  for (const success of outcome?.success ?? []) responses[String(success.status)] = successResponse(success, outcome?.idempotencyKey === true);
-  for (const status of errorStatuses(route, action, outcome, parameters.some((p) => p.in === "path"))) {
+  for (const success of outcome?.success ?? [])
+    responses[String(success.status)] = successResponse(success, outcome?.idempotencyKey === true);
+  for (const status of errorStatuses(
+    route,
+    action,
+    outcome,
+    parameters.some((p) => p.in === "path"),
+  )) {
     const response = ref("responses", ERROR_RESPONSES[status].name);
-    const reason = status === "409" ? outcome?.conflict : status === "403" && !action?.scope ? outcome?.forbidden : undefined;
+    const reason =
+      status === "409" ? outcome?.conflict : status === "403" && !action?.scope ? outcome?.forbidden : undefined;
     responses[status] = reason ? { ...response, description: reason } : response;
   }
 
@@ -154,7 +187,10 @@ export interface DocumentOptions {
   metricsOnPublicPort?: boolean;
 }
 
-export function buildOpenApiDocument(services: readonly ServiceDescription[], { metricsOnPublicPort = false }: DocumentOptions = {}): OpenApiDocument {
+export function buildOpenApiDocument(
+  services: readonly ServiceDescription[],
+  { metricsOnPublicPort = false }: DocumentOptions = {},
+): OpenApiDocument {
   const actionDefinition = actionLookup(services);
   const paths: Record<string, Record<string, Operation>> = {};
   for (const route of ROUTES) {
@@ -181,7 +217,9 @@ export function buildOpenApiDocument(services: readonly ServiceDescription[], { 
       { url: "http://localhost:3000", description: "`npm start` on your machine." },
     ],
     tags: [
-      ...Object.entries(TAGS).filter(([service]) => usedTags.has(service)).map(([, tag]) => tag),
+      ...Object.entries(TAGS)
+        .filter(([service]) => usedTags.has(service))
+        .map(([, tag]) => tag),
       OPERATIONS_TAG,
     ],
     security: [{ apiKey: [] }],
@@ -189,7 +227,13 @@ export function buildOpenApiDocument(services: readonly ServiceDescription[], { 
     webhooks: webhookOperations(),
     components: {
       securitySchemes: {
-        apiKey: { type: "http", scheme: "bearer", bearerFormat: "API key", description: "`Authorization: Bearer <api key>`; keys are created by an admin (`POST /api/v1/clients`) or the CLI." },
+        apiKey: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "API key",
+          description:
+            "`Authorization: Bearer <api key>`; keys are created by an admin (`POST /api/v1/clients`) or the CLI.",
+        },
       },
       schemas: componentSchemas(services),
       headers: HEADERS,

@@ -35,8 +35,24 @@ export class UnsupportedRuleError extends Error {
 
 /** Options that never change which values are valid, or change them before the check. */
 const IGNORED = new Set([
-  "type", "optional", "nullable", "default", "label", "messages", "convert", "custom", "$$async", "jsonSchemaAlso",
-  "trim", "trimLeft", "trimRight", "lowercase", "uppercase", "localeCompare", "normalize", "mode",
+  "type",
+  "optional",
+  "nullable",
+  "default",
+  "label",
+  "messages",
+  "convert",
+  "custom",
+  "$$async",
+  "jsonSchemaAlso",
+  "trim",
+  "trimLeft",
+  "trimRight",
+  "lowercase",
+  "uppercase",
+  "localeCompare",
+  "normalize",
+  "mode",
 ]);
 
 /** `"string|optional|max:5"` → `{ type: "string", optional: true, max: 5 }` (fastest-validator's own grammar). */
@@ -56,7 +72,8 @@ function parseShorthandFlags(flags: string[]): Record<string, unknown> {
       continue;
     }
     const raw = flag.slice(colon + 1).trim();
-    out[flag.slice(0, colon).trim()] = raw === "true" ? true : raw === "false" ? false : Number.isNaN(Number(raw)) ? raw : Number(raw);
+    out[flag.slice(0, colon).trim()] =
+      raw === "true" ? true : raw === "false" ? false : Number.isNaN(Number(raw)) ? raw : Number(raw);
   }
   return out;
 }
@@ -90,7 +107,8 @@ function assertKnownOptions(rule: FvRuleObject, known: string[], path: string): 
 
 function patternSource(pattern: unknown, path: string): string {
   if (pattern instanceof RegExp) {
-    if (pattern.flags.replace(/[gu]/g, "") !== "") throw new UnsupportedRuleError(path, `pattern flags "${pattern.flags}"`);
+    if (pattern.flags.replace(/[gu]/g, "") !== "")
+      throw new UnsupportedRuleError(path, `pattern flags "${pattern.flags}"`);
     return pattern.source;
   }
   if (typeof pattern === "string") return pattern;
@@ -106,7 +124,24 @@ const CONVERTERS: Record<string, Converter> = {
   },
 
   string: (rule, path) => {
-    assertKnownOptions(rule, ["min", "max", "length", "pattern", "patternFlags", "empty", "enum", "numeric", "alpha", "alphanum", "alphadash", "hex"], path);
+    assertKnownOptions(
+      rule,
+      [
+        "min",
+        "max",
+        "length",
+        "pattern",
+        "patternFlags",
+        "empty",
+        "enum",
+        "numeric",
+        "alpha",
+        "alphanum",
+        "alphadash",
+        "hex",
+      ],
+      path,
+    );
     if (rule.patternFlags !== undefined) throw new UnsupportedRuleError(path, "patternFlags");
     const s: JsonSchema = { type: "string" };
     const min = rule.length ?? rule.min ?? (rule.empty === false ? 1 : undefined);
@@ -185,7 +220,8 @@ const CONVERTERS: Record<string, Converter> = {
 
   array: (rule, path) => {
     assertKnownOptions(rule, ["items", "min", "max", "length", "unique", "empty", "contains", "enum"], path);
-    if (rule.contains !== undefined || rule.enum !== undefined) throw new UnsupportedRuleError(path, "array contains/enum");
+    if (rule.contains !== undefined || rule.enum !== undefined)
+      throw new UnsupportedRuleError(path, "array contains/enum");
     const s: JsonSchema = { type: "array" };
     if (rule.items !== undefined) s.items = convertRule(rule.items as FvRule, `${path}[]`);
     const min = rule.length ?? rule.min ?? (rule.empty === false ? 1 : undefined);
@@ -221,7 +257,9 @@ const CONVERTERS: Record<string, Converter> = {
     return {
       type: "object",
       ...(rule.key !== undefined ? { propertyNames: convertRule(rule.key as FvRule, `${path}.<key>`) } : {}),
-      ...(rule.value !== undefined ? { additionalProperties: convertRule(rule.value as FvRule, `${path}.<value>`) } : {}),
+      ...(rule.value !== undefined
+        ? { additionalProperties: convertRule(rule.value as FvRule, `${path}.<value>`) }
+        : {}),
     };
   },
 
@@ -284,7 +322,8 @@ function objectSchema(props: FvSchema, strict: unknown, path: string): JsonSchem
 /** An action's whole `params` (fields plus `$$strict`) → an object schema. */
 export function convertParams(params: FvSchema): JsonSchema {
   for (const key of Object.keys(params)) {
-    if (isMetaKey(key) && key !== "$$strict" && key !== "$$async") throw new UnsupportedRuleError("", `meta key "${key}"`);
+    if (isMetaKey(key) && key !== "$$strict" && key !== "$$async")
+      throw new UnsupportedRuleError("", `meta key "${key}"`);
   }
   return objectSchema(params, params.$$strict, "");
 }

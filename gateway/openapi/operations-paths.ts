@@ -11,7 +11,10 @@ import { ref } from "./components";
 import { PORTAL_ASSET_TYPES, PORTAL_PATH } from "../portal-paths";
 import { DOCS_ASSET_TYPES, DOCS_PATH } from "./docs-paths";
 
-export const OPERATIONS_TAG = { name: "operations", description: "Probes, metrics, this reference and the subscriber portal: no API key, no rate limit." };
+export const OPERATIONS_TAG = {
+  name: "operations",
+  description: "Probes, metrics, this reference and the subscriber portal: no API key, no rate limit.",
+};
 
 type Operation = Record<string, unknown>;
 
@@ -23,7 +26,11 @@ const READINESS = {
   properties: {
     status: { enum: ["ok", "unavailable"] },
     failing: { type: "array", items: { type: "string" }, description: "The names of the checks that are not ok." },
-    checks: { type: "object", additionalProperties: checkState, description: "`broker`, `transporter` (distributed), and per service `<name>.database`, `<name>.migrations`." },
+    checks: {
+      type: "object",
+      additionalProperties: checkState,
+      description: "`broker`, `transporter` (distributed), and per service `<name>.database`, `<name>.migrations`.",
+    },
   },
   additionalProperties: false,
 } as const;
@@ -34,23 +41,42 @@ const PROBES: Record<ProbePath, Operation> = {
     summary: "Liveness: the process answers.",
     description: "200 as long as the process runs, also while it shuts down (so nothing restarts a draining process).",
     responses: {
-      "200": { description: "Alive.", content: { "application/json": { schema: { type: "object", required: ["status"], properties: { status: { const: "ok" } }, additionalProperties: false } } } },
+      "200": {
+        description: "Alive.",
+        content: {
+          "application/json": {
+            schema: {
+              type: "object",
+              required: ["status"],
+              properties: { status: { const: "ok" } },
+              additionalProperties: false,
+            },
+          },
+        },
+      },
     },
   },
   "/readyz": {
     operationId: "readyz",
     summary: "Readiness: the broker, the transporter and each service's database and migrations.",
-    description: "Each check is bounded in time, so an unreachable database answers 503 quickly. While the process shuts down it is 503.",
+    description:
+      "Each check is bounded in time, so an unreachable database answers 503 quickly. While the process shuts down it is 503.",
     responses: {
       "200": { description: "Ready: every check is ok.", content: { "application/json": { schema: READINESS } } },
-      "503": { description: "Not ready: `failing` names the checks that are not ok.", content: { "application/json": { schema: READINESS } } },
+      "503": {
+        description: "Not ready: `failing` names the checks that are not ok.",
+        content: { "application/json": { schema: READINESS } },
+      },
     },
   },
   "/metrics": {
     operationId: "metrics",
     summary: "Prometheus metrics of this process.",
     responses: {
-      "200": { description: "The Prometheus text exposition format.", content: { "text/plain": { schema: { type: "string" } } } },
+      "200": {
+        description: "The Prometheus text exposition format.",
+        content: { "text/plain": { schema: { type: "string" } } },
+      },
     },
   },
 };
@@ -83,7 +109,12 @@ function docsOperations(): Record<string, Record<string, Operation>> {
 
 /** The media types of a set of files, each with a string schema. */
 function fileContent(types: Record<string, string>): Record<string, unknown> {
-  return Object.fromEntries([...new Set(Object.values(types).map((type) => type.split(";")[0]))].map((type) => [type, { schema: { type: "string" } }]));
+  return Object.fromEntries(
+    [...new Set(Object.values(types).map((type) => type.split(";")[0]))].map((type) => [
+      type,
+      { schema: { type: "string" } },
+    ]),
+  );
 }
 
 function portalOperations(): Record<string, Record<string, Operation>> {
@@ -91,8 +122,10 @@ function portalOperations(): Record<string, Record<string, Operation>> {
     [PORTAL_PATH]: {
       get: {
         operationId: "portalPage",
-        summary: "The subscriber portal: a page where a client signs in with its API key to see and manage its webhooks.",
-        description: "It calls only this public API with the key typed into it, which stays in the page's memory. The page is served with a Content-Security-Policy allowing only its own script and style (Trusted Types required), `X-Content-Type-Options: nosniff` and `Referrer-Policy: no-referrer`.",
+        summary:
+          "The subscriber portal: a page where a client signs in with its API key to see and manage its webhooks.",
+        description:
+          "It calls only this public API with the key typed into it, which stays in the page's memory. The page is served with a Content-Security-Policy allowing only its own script and style (Trusted Types required), `X-Content-Type-Options: nosniff` and `Referrer-Policy: no-referrer`.",
         responses: { "200": { description: "The page.", content: { "text/html": { schema: { type: "string" } } } } },
       },
     },
@@ -117,7 +150,19 @@ function openApiOperation(): Operation {
     responses: {
       "200": {
         description: "The OpenAPI 3.1 document of this API.",
-        content: { "application/json": { schema: { type: "object", required: ["openapi", "info", "paths"], properties: { openapi: { type: "string", pattern: "^3\\.1\\." }, info: { type: "object" }, paths: { type: "object" } } } } },
+        content: {
+          "application/json": {
+            schema: {
+              type: "object",
+              required: ["openapi", "info", "paths"],
+              properties: {
+                openapi: { type: "string", pattern: "^3\\.1\\." },
+                info: { type: "object" },
+                paths: { type: "object" },
+              },
+            },
+          },
+        },
       },
     },
   };
@@ -125,21 +170,33 @@ function openApiOperation(): Operation {
 
 /** Every answer of the gateway carries the request id, these too (moleculer-web sets it before any handler). */
 function withRequestId(responses: Record<string, Record<string, unknown>>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(responses).map(([status, r]) => [status, r.$ref ? r : { ...r, headers: { "X-Request-ID": ref("headers", "RequestId") } }]));
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, r]) => [
+      status,
+      r.$ref ? r : { ...r, headers: { "X-Request-ID": ref("headers", "RequestId") } },
+    ]),
+  );
 }
 
 /** The paths of the operations tag, given the path the document itself is served at and the probes the port answers. */
-export function operationsPaths(openApiPath: string, probePaths: readonly ProbePath[]): Record<string, Record<string, Operation>> {
+export function operationsPaths(
+  openApiPath: string,
+  probePaths: readonly ProbePath[],
+): Record<string, Record<string, Operation>> {
   const open = (op: Operation): Operation => ({
     ...op,
     tags: [OPERATIONS_TAG.name],
     security: [],
     // The X-Request-Id rule holds on every path of the gateway (gateway/request-id.ts), these too.
-    responses: withRequestId({ ...(op.responses as Record<string, Record<string, unknown>>), "400": ref("responses", "MalformedJson") }),
+    responses: withRequestId({
+      ...(op.responses as Record<string, Record<string, unknown>>),
+      "400": ref("responses", "MalformedJson"),
+    }),
   });
   const paths: Record<string, Record<string, Operation>> = {};
   for (const path of probePaths) paths[path] = { get: open(PROBES[path]) };
-  for (const [path, item] of Object.entries({ ...docsOperations(), ...portalOperations() })) paths[path] = { get: open(item.get) };
+  for (const [path, item] of Object.entries({ ...docsOperations(), ...portalOperations() }))
+    paths[path] = { get: open(item.get) };
   paths[openApiPath] = { get: open(openApiOperation()) };
   return paths;
 }

@@ -36,7 +36,12 @@ const list = (body: string): Success => ({
   paged: true,
   description: `A page of ${body} records, oldest first. When more exist, the \`Link\` header holds the URL of the next page (rel="next").`,
 });
-const created = (body: string): Success => ({ status: 201, body, location: true, description: `Created; \`Location\` is the URL of the new ${body}.` });
+const created = (body: string): Success => ({
+  status: 201,
+  body,
+  location: true,
+  description: `Created; \`Location\` is the URL of the new ${body}.`,
+});
 
 export const OUTCOMES: Record<string, Outcome> = {
   "orders.create": {
@@ -50,7 +55,10 @@ export const OUTCOMES: Record<string, Outcome> = {
   "orders.cancel": { success: [one("Order", "The cancelled order.")], conflict: "The order is already cancelled." },
 
   "crm.listContacts": { success: [list("Contact")] },
-  "crm.createContact": { success: [created("Contact")], conflict: "The customer already has a contact with this e-mail address." },
+  "crm.createContact": {
+    success: [created("Contact")],
+    conflict: "The customer already has a contact with this e-mail address.",
+  },
   "crm.getContact": { success: [one("Contact")] },
   "crm.listCustomers": { success: [list("Customer")] },
   "crm.createCustomer": { success: [created("Customer")], conflict: "A customer with this name already exists." },
@@ -67,7 +75,10 @@ export const OUTCOMES: Record<string, Outcome> = {
   "references.createContactReference": {
     success: [
       created("ContactReference"),
-      one("ContactReference", "This partner already had a contact reference with this `externalReference`: it was updated."),
+      one(
+        "ContactReference",
+        "This partner already had a contact reference with this `externalReference`: it was updated.",
+      ),
     ],
   },
   "references.getContactReference": { success: [one("ContactReference")] },
@@ -78,36 +89,83 @@ export const OUTCOMES: Record<string, Outcome> = {
   },
   "references.getPackagingReference": { success: [one("PackagingReference")] },
 
-  "webhooks.available": { success: [{ status: 200, body: "WebhookEvent", array: true, description: "The events this client may subscribe to." }] },
+  "webhooks.available": {
+    success: [
+      { status: 200, body: "WebhookEvent", array: true, description: "The events this client may subscribe to." },
+    ],
+  },
   "webhooks.subscribe": {
     success: [
-      { ...created("SubscriptionWithSecrets"), description: "Subscribed; the response holds the `key` and `secret`, shown here and on rotation only." },
-      one("Subscription", "The subscription existed already for this event and URL (its key and secret are not shown again)."),
+      {
+        ...created("SubscriptionWithSecrets"),
+        description: "Subscribed; the response holds the `key` and `secret`, shown here and on rotation only.",
+      },
+      one(
+        "Subscription",
+        "The subscription existed already for this event and URL (its key and secret are not shown again).",
+      ),
     ],
     forbidden: "This client may not subscribe to this event (`GET /api/v1/webhooks/available` lists those it may).",
-    conflict: "The subscription exists with another `signature` scheme (rotating it with that `signature` switches it).",
+    conflict:
+      "The subscription exists with another `signature` scheme (rotating it with that `signature` switches it).",
   },
   "webhooks.list": { success: [list("Subscription")] },
   "webhooks.get": { success: [one("Subscription")] },
   "webhooks.unsubscribe": { success: [{ status: 204, description: "Unsubscribed; no further deliveries are made." }] },
-  "webhooks.enable": { success: [one("Subscription", "The subscription, active: deliveries are made to it again (`POST /webhooks/{id}/recover` queues again what failed meanwhile).")] },
-  "webhooks.stats": { success: [one("SubscriptionStats", "Its health: success rate and latency over the last 24 hours, backlog, last success and last failure.")] },
-  "webhooks.rotate": { success: [one("SubscriptionWithSecrets", "The subscription with its new key and secret, shown once.")] },
-  "webhooks.deliveries": {
-    success: [{
-      ...list("Delivery"),
-      description:
-        "A page of deliveries, oldest first, each with the body it sends. A page also stops before ~512 KiB of JSON " +
-        "(it always holds at least one delivery), so it may hold fewer than `limit` although more exist: the `Link` header " +
-        "(rel=\"next\") is there whenever more exist; follow it until it is absent.",
-    }],
+  "webhooks.enable": {
+    success: [
+      one(
+        "Subscription",
+        "The subscription, active: deliveries are made to it again (`POST /webhooks/{id}/recover` queues again what failed meanwhile).",
+      ),
+    ],
   },
-  "webhooks.redeliver": { success: [{ status: 202, body: "Delivery", description: "The delivery is scheduled again." }] },
-  "webhooks.sendTest": { success: [{ status: 202, body: "Delivery", description: "The `webhook_test` delivery, queued; follow it in the subscription's deliveries." }] },
+  "webhooks.stats": {
+    success: [
+      one(
+        "SubscriptionStats",
+        "Its health: success rate and latency over the last 24 hours, backlog, last success and last failure.",
+      ),
+    ],
+  },
+  "webhooks.rotate": {
+    success: [one("SubscriptionWithSecrets", "The subscription with its new key and secret, shown once.")],
+  },
+  "webhooks.deliveries": {
+    success: [
+      {
+        ...list("Delivery"),
+        description:
+          "A page of deliveries, oldest first, each with the body it sends. A page also stops before ~512 KiB of JSON " +
+          "(it always holds at least one delivery), so it may hold fewer than `limit` although more exist: the `Link` header " +
+          '(rel="next") is there whenever more exist; follow it until it is absent.',
+      },
+    ],
+  },
+  "webhooks.redeliver": {
+    success: [{ status: 202, body: "Delivery", description: "The delivery is scheduled again." }],
+  },
+  "webhooks.sendTest": {
+    success: [
+      {
+        status: 202,
+        body: "Delivery",
+        description: "The `webhook_test` delivery, queued; follow it in the subscription's deliveries.",
+      },
+    ],
+  },
   "webhooks.recover": {
     success: [
-      { status: 202, body: "Recovery", location: true, description: "The recovery is queued; `Location` is where its progress is read." },
-      { ...one("Recovery", "The same recovery was asked for already and is not finished: this is it."), location: true },
+      {
+        status: 202,
+        body: "Recovery",
+        location: true,
+        description: "The recovery is queued; `Location` is where its progress is read.",
+      },
+      {
+        ...one("Recovery", "The same recovery was asked for already and is not finished: this is it."),
+        location: true,
+      },
     ],
     conflict: "Another recovery of this subscription, with another window, is not finished (the problem names it).",
   },
@@ -118,5 +176,7 @@ export const OUTCOMES: Record<string, Outcome> = {
   "clients.get": { success: [one("Client")] },
   "clients.update": { success: [one("Client", "The changed client.")], conflict: "The client is revoked." },
   "clients.revoke": { success: [one("Client", "The revoked client.")] },
-  "clients.rotateKey": { success: [one("ClientWithKey", "The client with its new API key, shown once; every older key is revoked.")] },
+  "clients.rotateKey": {
+    success: [one("ClientWithKey", "The client with its new API key, shown once; every older key is revoked.")],
+  },
 };

@@ -48,7 +48,10 @@
   function describeProblem(status, problem) {
     if (!problem || typeof problem !== "object") return `The server answered ${status}.`;
     const fields = Array.isArray(problem.errors) ? problem.errors.map((e) => `${e.path || "body"}: ${e.message}`) : [];
-    return [problem.title, problem.detail, ...fields].filter((t) => typeof t === "string" && t).join(" — ") || `The server answered ${status}.`;
+    return (
+      [problem.title, problem.detail, ...fields].filter((t) => typeof t === "string" && t).join(" — ") ||
+      `The server answered ${status}.`
+    );
   }
 
   /** The cursor of a `Link: <…?cursor=…>; rel="next"` header: the next page is then asked of this origin. */
@@ -208,7 +211,8 @@
     generation += 1;
     hideSecrets();
     $("recover-progress").hidden = true;
-    for (const b of $("subscriptions").querySelectorAll("button")) b.setAttribute("aria-pressed", String(b.dataset.subscriptionId === String(id)));
+    for (const b of $("subscriptions").querySelectorAll("button"))
+      b.setAttribute("aria-pressed", String(b.dataset.subscriptionId === String(id)));
     const mine = generation;
     const { data } = await call("GET", `/webhooks/${id}`);
     if (mine !== generation) return;
@@ -242,11 +246,20 @@
       list.append(dd);
     };
     add("state", stateOf(subscription), true);
-    if (subscription.disabledAt) add("disabled", `${when(subscription.disabledAt)}${subscription.disabledReason ? ` — ${subscription.disabledReason}` : ""}`);
+    if (subscription.disabledAt)
+      add(
+        "disabled",
+        `${when(subscription.disabledAt)}${subscription.disabledReason ? ` — ${subscription.disabledReason}` : ""}`,
+      );
     if (stats) {
       const { window: recent, backlog, lastSuccessAt, lastFailure, failingSince } = stats;
       const { latencyMs } = recent;
-      add(`success (${recent.hours} h)`, recent.successRate === null ? "no attempts" : `${percent(recent.successRate)} of ${plural(recent.attempts, "attempt")}`);
+      add(
+        `success (${recent.hours} h)`,
+        recent.successRate === null
+          ? "no attempts"
+          : `${percent(recent.successRate)} of ${plural(recent.attempts, "attempt")}`,
+      );
       if (latencyMs) add("latency", `p50 ${latencyMs.p50} ms · p95 ${latencyMs.p95} ms · max ${latencyMs.max} ms`);
       add("backlog", `${backlog} waiting`);
       add("last success", lastSuccessAt ? when(lastSuccessAt) : "never");
@@ -286,13 +299,17 @@
   async function loadDeliveries() {
     if (!selected) return [];
     const mine = generation;
-    const [{ deliveries, complete }, stats] = await Promise.all([readRecentDeliveries(selected.id, $("status-filter").value), readStats(selected.id)]);
+    const [{ deliveries, complete }, stats] = await Promise.all([
+      readRecentDeliveries(selected.id, $("status-filter").value),
+      readStats(selected.id),
+    ]);
     if (mine !== generation) return deliveries;
     const note = $("deliveries-note");
     note.hidden = complete && deliveries.length > 0;
-    note.textContent = deliveries.length === 0
-      ? "No deliveries yet."
-      : `More than ${PAGE_LIMIT * MAX_PAGES} deliveries: these are the newest of the first ${PAGE_LIMIT * MAX_PAGES}; filter by status to narrow.`;
+    note.textContent =
+      deliveries.length === 0
+        ? "No deliveries yet."
+        : `More than ${PAGE_LIMIT * MAX_PAGES} deliveries: these are the newest of the first ${PAGE_LIMIT * MAX_PAGES}; filter by status to narrow.`;
     $("deliveries").replaceChildren(...deliveries.map(deliveryItem));
     selectedStats = stats;
     showHealth(selected, stats);
@@ -301,7 +318,9 @@
 
   /** What the receiver answered: its status code, or why there was none. */
   function answerOf(attempt) {
-    return attempt.statusCode === null || attempt.statusCode === undefined ? `no answer (${attempt.error || "error"})` : `HTTP ${attempt.statusCode}`;
+    return attempt.statusCode === null || attempt.statusCode === undefined
+      ? `no answer (${attempt.error || "error"})`
+      : `HTTP ${attempt.statusCode}`;
   }
 
   function outcome(attempt) {
@@ -361,7 +380,12 @@
     const attemptsBefore = (delivery.attempts || []).length;
     await call("POST", `/webhooks/${selected.id}/deliveries/${delivery.id}/redeliver`);
     say(`Delivery #${delivery.id} is queued again.`);
-    await watchDeliveries((list) => settled(list.find((d) => d.id === delivery.id), attemptsBefore));
+    await watchDeliveries((list) =>
+      settled(
+        list.find((d) => d.id === delivery.id),
+        attemptsBefore,
+      ),
+    );
   }
 
   // --- the subscription's actions -------------------------------------------------------------
@@ -413,7 +437,10 @@
     if (Number.isNaN(since.getTime())) return say("Choose the time to recover from.", "error");
     const subscriptionId = selected.id;
     const all = $("recover-all").checked;
-    let { data: recovery } = await call("POST", `/webhooks/${subscriptionId}/recover`, { since: since.toISOString(), ...(all ? { all } : {}) });
+    let { data: recovery } = await call("POST", `/webhooks/${subscriptionId}/recover`, {
+      since: since.toISOString(),
+      ...(all ? { all } : {}),
+    });
     const mine = generation;
     showRecovery(recovery);
     // It runs in the background: follow it, then show what it queued.
@@ -434,10 +461,12 @@
       signIn(e);
     });
     $("sign-out").addEventListener("click", () => signOut());
-    $("refresh").addEventListener("click", (e) => busy(e.currentTarget, async () => {
-      await loadSubscriptions();
-      await loadDeliveries();
-    }));
+    $("refresh").addEventListener("click", (e) =>
+      busy(e.currentTarget, async () => {
+        await loadSubscriptions();
+        await loadDeliveries();
+      }),
+    );
     $("status-filter").addEventListener("change", () => busy(null, loadDeliveries));
     $("send-test").addEventListener("click", (e) => busy(e.currentTarget, sendTest));
     $("enable").addEventListener("click", (e) => busy(e.currentTarget, enable));

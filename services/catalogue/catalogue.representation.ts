@@ -21,7 +21,13 @@ export function taxesByProduct(rows: ProductTaxRow[]): Map<number, Tax[]> {
 }
 
 export function presentProduct(row: ProductRow, taxes: Map<number, Tax[]>): Product {
-  return { id: row.id, code: row.code, label: row.label, taxes: taxes.get(row.id) ?? [], createdAt: row.created_at.toISOString() };
+  return {
+    id: row.id,
+    code: row.code,
+    label: row.label,
+    taxes: taxes.get(row.id) ?? [],
+    createdAt: row.created_at.toISOString(),
+  };
 }
 
 export function presentPackaging(row: PackagingRow, taxes: Map<number, Tax[]>): Packaging {
@@ -30,6 +36,11 @@ export function presentPackaging(row: PackagingRow, taxes: Map<number, Tax[]>): 
     name: row.name,
     unit: row.unit,
     unit_factor: row.unit_factor,
-    product: { id: row.product_id, code: row.product_code, label: row.product_label, taxes: taxes.get(row.product_id) ?? [] },
+    product: {
+      id: row.product_id,
+      code: row.product_code,
+      label: row.product_label,
+      taxes: taxes.get(row.product_id) ?? [],
+    },
   };
 }

@@ -10,12 +10,26 @@ import { ConflictError, InvalidInputError, NotFoundError, unknownReference } fro
 import { toPage } from "../../shared/paging";
 import { respondCreated } from "../../shared/responses";
 import {
-  createPackagingParams, createProductParams, idParams, listParams, packagingsByIdsParams,
-  type CreatePackagingParams, type CreateProductParams, type IdParams, type ListParams, type PackagingsByIdsParams,
+  createPackagingParams,
+  createProductParams,
+  idParams,
+  listParams,
+  packagingsByIdsParams,
+  type CreatePackagingParams,
+  type CreateProductParams,
+  type IdParams,
+  type ListParams,
+  type PackagingsByIdsParams,
   type TaxInput,
 } from "./catalogue.params";
 import * as repo from "./catalogue.repository";
-import { presentPackaging, presentProduct, taxesByProduct, type Packaging, type Product } from "./catalogue.representation";
+import {
+  presentPackaging,
+  presentProduct,
+  taxesByProduct,
+  type Packaging,
+  type Product,
+} from "./catalogue.representation";
 import { migrations } from "./migrations";
 
 interface CatalogueMethods {
@@ -72,7 +86,12 @@ const catalogueService: DbServiceSchema<CatalogueMethods> = {
         const p = ctx.params;
         const [product] = await repo.findProducts(this.db, [p.productId]);
         if (!product) throw unknownReference("productId", "product", p.productId);
-        const id = await repo.insertPackaging(this.db, { productId: p.productId, name: p.name, unit: p.unit, unitFactor: p.unit_factor });
+        const id = await repo.insertPackaging(this.db, {
+          productId: p.productId,
+          name: p.name,
+          unit: p.unit,
+          unitFactor: p.unit_factor,
+        });
         respondCreated(ctx, "packagings", id);
         return this.packagingById(id);
       },
@@ -109,7 +128,10 @@ const catalogueService: DbServiceSchema<CatalogueMethods> = {
         rejectRepeatedTaxes(taxes);
         const id = await this.db.transaction(async (trx) => {
           const taxIds = await repo.upsertTaxes(trx, taxes);
-          const productId = await conflictOnUnique(repo.insertProduct(trx, { code, label }), () => new ConflictError(`A product with code ${JSON.stringify(code)} already exists.`, { code }));
+          const productId = await conflictOnUnique(
+            repo.insertProduct(trx, { code, label }),
+            () => new ConflictError(`A product with code ${JSON.stringify(code)} already exists.`, { code }),
+          );
           await repo.linkProductTaxes(trx, productId, taxIds);
           return productId;
         });
@@ -138,7 +160,12 @@ const catalogueService: DbServiceSchema<CatalogueMethods> = {
     },
 
     async productsOf(rows: repo.ProductRow[]): Promise<Product[]> {
-      const taxes = taxesByProduct(await repo.findProductTaxes(this.db, rows.map((r) => r.id)));
+      const taxes = taxesByProduct(
+        await repo.findProductTaxes(
+          this.db,
+          rows.map((r) => r.id),
+        ),
+      );
       return rows.map((r) => presentProduct(r, taxes));
     },
 

@@ -10,7 +10,11 @@ const clientProperties = {
   name: { type: "string" },
   kind: { enum: [...CLIENT_KINDS] },
   scopes: { type: "array", items: { enum: [...SCOPES] } },
-  webhookEvents: { type: "array", items: { enum: [...EVENTS] }, description: "Webhook events this client may subscribe to." },
+  webhookEvents: {
+    type: "array",
+    items: { enum: [...EVENTS] },
+    description: "Webhook events this client may subscribe to.",
+  },
   createdAt: { type: "string", format: "date-time" },
   revokedAt: { type: ["string", "null"], format: "date-time" },
 } as const;

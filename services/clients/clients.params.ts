@@ -4,8 +4,18 @@ import { pageParams } from "../../shared/paging";
 import { idList, optional, pathId } from "../../shared/params";
 import type { ParamsOf } from "../../shared/schema-types";
 
-const scopesField = { type: "array", unique: true, max: SCOPES.length, items: { type: "enum", values: [...SCOPES] } } as const;
-const webhookEventsField = { type: "array", unique: true, max: EVENTS.length, items: { type: "enum", values: [...EVENTS] } } as const;
+const scopesField = {
+  type: "array",
+  unique: true,
+  max: SCOPES.length,
+  items: { type: "enum", values: [...SCOPES] },
+} as const;
+const webhookEventsField = {
+  type: "array",
+  unique: true,
+  max: EVENTS.length,
+  items: { type: "enum", values: [...EVENTS] },
+} as const;
 
 export const createClientParams = {
   $$strict: true,

@@ -25,13 +25,25 @@ export interface NewClient {
 }
 
 export async function insertClient(db: Db, c: NewClient): Promise<ClientRow> {
-  const [row] = await db.withSchema(S).table("clients")
-    .insert({ name: c.name, kind: c.kind, scopes: c.scopes, webhook_events: c.webhookEvents }).returning("*");
+  const [row] = await db
+    .withSchema(S)
+    .table("clients")
+    .insert({ name: c.name, kind: c.kind, scopes: c.scopes, webhook_events: c.webhookEvents })
+    .returning("*");
   return row as ClientRow;
 }
 
-export async function insertApiKey(db: Db, clientId: number, k: { lookup: string; hash: string; hint: string }): Promise<void> {
-  await db.withSchema(S).table("api_keys").insert({ client_id: clientId, ...k }).onConflict("hash").ignore();
+export async function insertApiKey(
+  db: Db,
+  clientId: number,
+  k: { lookup: string; hash: string; hint: string },
+): Promise<void> {
+  await db
+    .withSchema(S)
+    .table("api_keys")
+    .insert({ client_id: clientId, ...k })
+    .onConflict("hash")
+    .ignore();
 }
 
 export async function findClient(db: Db, id: number): Promise<ClientRow | undefined> {
@@ -47,13 +59,23 @@ export async function findClients(db: Db, ids: number[]): Promise<ClientRow[]> {
 }
 
 export async function listClients(db: Db, page: PageQuery) {
-  return fetchPage<Record<string, unknown>>(db.withSchema(S).table("clients").select("*"), page, "id", (r) => r.id as number);
+  return fetchPage<Record<string, unknown>>(
+    db.withSchema(S).table("clients").select("*"),
+    page,
+    "id",
+    (r) => r.id as number,
+  );
 }
 
 /** Active keys whose hash starts like the presented one, with their active client. */
 export async function findKeyCandidates(db: Db, lookup: string): Promise<(ClientRow & { hash: string })[]> {
-  return db.withSchema(S).table("api_keys as k").join("clients as c", "c.id", "k.client_id")
-    .where("k.lookup", lookup).whereNull("k.revoked_at").whereNull("c.revoked_at")
+  return db
+    .withSchema(S)
+    .table("api_keys as k")
+    .join("clients as c", "c.id", "k.client_id")
+    .where("k.lookup", lookup)
+    .whereNull("k.revoked_at")
+    .whereNull("c.revoked_at")
     .select("c.*", "k.hash");
 }
 
@@ -65,24 +87,45 @@ export interface ClientChanges {
 
 /** Changes an active client; undefined when there is none (unknown or revoked). */
 export async function updateClient(db: Db, id: number, c: ClientChanges): Promise<ClientRow | undefined> {
-  const [row] = await db.withSchema(S).table("clients").where({ id }).whereNull("revoked_at")
+  const [row] = await db
+    .withSchema(S)
+    .table("clients")
+    .where({ id })
+    .whereNull("revoked_at")
     .update({
       ...(c.name !== undefined ? { name: c.name } : {}),
       ...(c.scopes !== undefined ? { scopes: c.scopes } : {}),
       ...(c.webhookEvents !== undefined ? { webhook_events: c.webhookEvents } : {}),
-    }).returning("*");
+    })
+    .returning("*");
   return row as ClientRow | undefined;
 }
 
 export async function revokeClient(db: Db, id: number): Promise<ClientRow | undefined> {
-  const [row] = await db.withSchema(S).table("clients").where({ id }).whereNull("revoked_at")
-    .update({ revoked_at: db.fn.now() }).returning("*");
-  if (row) await db.withSchema(S).table("api_keys").where({ client_id: id }).whereNull("revoked_at").update({ revoked_at: db.fn.now() });
+  const [row] = await db
+    .withSchema(S)
+    .table("clients")
+    .where({ id })
+    .whereNull("revoked_at")
+    .update({ revoked_at: db.fn.now() })
+    .returning("*");
+  if (row)
+    await db
+      .withSchema(S)
+      .table("api_keys")
+      .where({ client_id: id })
+      .whereNull("revoked_at")
+      .update({ revoked_at: db.fn.now() });
   return row as ClientRow | undefined;
 }
 
 export async function revokeKeysOf(db: Db, clientId: number): Promise<void> {
-  await db.withSchema(S).table("api_keys").where({ client_id: clientId }).whereNull("revoked_at").update({ revoked_at: db.fn.now() });
+  await db
+    .withSchema(S)
+    .table("api_keys")
+    .where({ client_id: clientId })
+    .whereNull("revoked_at")
+    .update({ revoked_at: db.fn.now() });
 }
 
 /** Serialises concurrent bootstraps of the admin client across replicas. */

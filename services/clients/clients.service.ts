@@ -11,8 +11,17 @@ import { respondCreated } from "../../shared/responses";
 import { DEFAULT_SCOPES, DEFAULT_WEBHOOK_EVENTS } from "./clients.defaults";
 import { generateApiKey, hashApiKey, hintOf, lookupOf, sameHash } from "./clients.keys";
 import {
-  authenticateParams, clientIdParams, createClientParams, listClientsParams, principalsParams, updateClientParams,
-  type AuthenticateParams, type ClientIdParams, type CreateClientParams, type ListClientsParams, type PrincipalsParams,
+  authenticateParams,
+  clientIdParams,
+  createClientParams,
+  listClientsParams,
+  principalsParams,
+  updateClientParams,
+  type AuthenticateParams,
+  type ClientIdParams,
+  type CreateClientParams,
+  type ListClientsParams,
+  type PrincipalsParams,
   type UpdateClientParams,
 } from "./clients.params";
 import * as repo from "./clients.repository";
@@ -28,13 +37,24 @@ export interface ClientsSettings extends StorageSettings {
 const ADMIN_CLIENT_NAME = "admin (ADMIN_API_KEY)";
 
 function toPrincipal(row: repo.ClientRow): Principal {
-  return { clientId: row.id, name: row.name, kind: row.kind as ClientKind, scopes: row.scopes as Scope[], webhookEvents: row.webhook_events };
+  return {
+    clientId: row.id,
+    name: row.name,
+    kind: row.kind as ClientKind,
+    scopes: row.scopes as Scope[],
+    webhookEvents: row.webhook_events,
+  };
 }
 
 function present(row: repo.ClientRow) {
   return {
-    id: row.id, name: row.name, kind: row.kind, scopes: row.scopes, webhookEvents: row.webhook_events,
-    createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at?.toISOString() ?? null,
+    id: row.id,
+    name: row.name,
+    kind: row.kind,
+    scopes: row.scopes,
+    webhookEvents: row.webhook_events,
+    createdAt: row.created_at.toISOString(),
+    revokedAt: row.revoked_at?.toISOString() ?? null,
   };
 }
 
@@ -89,7 +109,8 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
         const apiKey = generateApiKey();
         const row = await this.db.transaction(async (trx) => {
           const client = await repo.insertClient(trx, {
-            name, kind,
+            name,
+            kind,
             scopes: ctx.params.scopes ?? DEFAULT_SCOPES[kind],
             webhookEvents: ctx.params.webhookEvents ?? DEFAULT_WEBHOOK_EVENTS[kind],
           });
@@ -127,7 +148,10 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
       params: listClientsParams,
       async handler(ctx: RequestContext<ListClientsParams>) {
         const { rows, nextCursor } = await repo.listClients(this.db, ctx.params);
-        return toPage(rows.map((r) => present(r as unknown as repo.ClientRow)), nextCursor);
+        return toPage(
+          rows.map((r) => present(r as unknown as repo.ClientRow)),
+          nextCursor,
+        );
       },
     },
 
@@ -146,7 +170,8 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
     update: {
       visibility: "published",
       scope: "admin",
-      summary: "Change a client's name, scopes or webhook events; every gateway and the webhooks service apply it within 2 s.",
+      summary:
+        "Change a client's name, scopes or webhook events; every gateway and the webhooks service apply it within 2 s.",
       params: updateClientParams,
       async handler(ctx: RequestContext<UpdateClientParams>) {
         const { id, name, scopes, webhookEvents } = ctx.params;
@@ -156,7 +181,8 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
         }
         const row = await repo.updateClient(this.db, id, changes);
         if (!row) {
-          if (await repo.findClient(this.db, id)) throw new ConflictError(`Client ${id} is revoked; it cannot be changed.`, { id });
+          if (await repo.findClient(this.db, id))
+            throw new ConflictError(`Client ${id} is revoked; it cannot be changed.`, { id });
           throw new NotFoundError("client", id);
         }
         await announceChange(ctx, row.id);
@@ -184,9 +210,14 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
       await this.db.transaction(async (trx) => {
         await repo.lockBootstrap(trx);
         const existing = await repo.findClientByName(trx, ADMIN_CLIENT_NAME, "admin");
-        const client = existing ?? (await repo.insertClient(trx, {
-          name: ADMIN_CLIENT_NAME, kind: "admin", scopes: DEFAULT_SCOPES.admin, webhookEvents: DEFAULT_WEBHOOK_EVENTS.admin,
-        }));
+        const client =
+          existing ??
+          (await repo.insertClient(trx, {
+            name: ADMIN_CLIENT_NAME,
+            kind: "admin",
+            scopes: DEFAULT_SCOPES.admin,
+            webhookEvents: DEFAULT_WEBHOOK_EVENTS.admin,
+          }));
         await repo.insertApiKey(trx, client.id, keyRecord(key));
       });
     },

@@ -11,7 +11,11 @@ export const Customer = {
   properties: {
     id: { type: "integer" },
     name: { type: "string" },
-    ownerClientId: { type: ["integer", "null"], description: "The partner client it was created for (inline contacts, contact references); null when it is the instance's own." },
+    ownerClientId: {
+      type: ["integer", "null"],
+      description:
+        "The partner client it was created for (inline contacts, contact references); null when it is the instance's own.",
+    },
     createdAt: timestamp,
   },
   additionalProperties: false,
@@ -27,7 +31,11 @@ export const Contact = {
     lastName: { type: "string" },
     email: { type: "string", format: "email" },
     customer: { $ref: "#/components/schemas/CustomerSummary" },
-    ownerClientId: { type: ["integer", "null"], description: "The partner client its customer was created for (inline contacts, contact references); null when it is the instance's own." },
+    ownerClientId: {
+      type: ["integer", "null"],
+      description:
+        "The partner client its customer was created for (inline contacts, contact references); null when it is the instance's own.",
+    },
     createdAt: timestamp,
     updatedAt: timestamp,
   },

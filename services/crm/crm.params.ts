@@ -28,5 +28,12 @@ export const contactsByIdsParams = { ids: idList(1000) } as const;
 export type ContactsByIdsParams = ParamsOf<typeof contactsByIdsParams>;
 
 /** `ownerClientId`: the partner it is done for; absent for the instance's own records (the demo). */
-export const upsertContactParams = { $$strict: true, ownerClientId: optional(bodyId()), firstName: name, lastName: name, email, customerName: name } as const;
+export const upsertContactParams = {
+  $$strict: true,
+  ownerClientId: optional(bodyId()),
+  firstName: name,
+  lastName: name,
+  email,
+  customerName: name,
+} as const;
 export type UpsertContactParams = ParamsOf<typeof upsertContactParams>;

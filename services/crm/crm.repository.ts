@@ -30,7 +30,10 @@ export interface ContactRow {
 }
 
 function contactsQuery(db: Db) {
-  return db.withSchema(S).table("contacts as c").join("customers as k", "k.id", "c.customer_id")
+  return db
+    .withSchema(S)
+    .table("contacts as c")
+    .join("customers as k", "k.id", "c.customer_id")
     .select("c.*", "k.name as customer_name", "k.owner_client_id");
 }
 
@@ -43,7 +46,12 @@ export async function findContacts(db: Db, ids: number[]): Promise<ContactRow[]>
 }
 
 export async function listCustomers(db: Db, page: PageQuery) {
-  return fetchPage<CustomerRow & Record<string, unknown>>(db.withSchema(S).table("customers").select("*"), page, "id", (r) => r.id);
+  return fetchPage<CustomerRow & Record<string, unknown>>(
+    db.withSchema(S).table("customers").select("*"),
+    page,
+    "id",
+    (r) => r.id,
+  );
 }
 
 export async function findCustomer(db: Db, id: number): Promise<CustomerRow | undefined> {
@@ -55,9 +63,15 @@ export async function insertCustomer(db: Db, name: string): Promise<CustomerRow>
   return row as CustomerRow;
 }
 
-export async function insertContact(db: Db, c: { customerId: number; firstName: string; lastName: string; email: string }): Promise<number> {
-  const [row] = await db.withSchema(S).table("contacts")
-    .insert({ customer_id: c.customerId, first_name: c.firstName, last_name: c.lastName, email: c.email }).returning("id");
+export async function insertContact(
+  db: Db,
+  c: { customerId: number; firstName: string; lastName: string; email: string },
+): Promise<number> {
+  const [row] = await db
+    .withSchema(S)
+    .table("contacts")
+    .insert({ customer_id: c.customerId, first_name: c.firstName, last_name: c.lastName, email: c.email })
+    .returning("id");
   return (row as { id: number }).id;
 }
 
@@ -68,7 +82,11 @@ export async function insertContact(db: Db, c: { customerId: number; firstName: 
 export async function upsertCustomerByName(db: Db, owner: Owner, name: string): Promise<number> {
   const insert = db.withSchema(S).table("customers").insert({ name, owner_client_id: owner });
   // The conflict target is the unique index of this owner's names (see the migration).
-  await (owner === null ? insert.onConflict(db.raw("(name) WHERE owner_client_id IS NULL")) : insert.onConflict(["owner_client_id", "name"])).ignore();
+  await (
+    owner === null
+      ? insert.onConflict(db.raw("(name) WHERE owner_client_id IS NULL"))
+      : insert.onConflict(["owner_client_id", "name"])
+  ).ignore();
   const row = await db.withSchema(S).table("customers").where({ name, owner_client_id: owner }).first("id");
   return (row as { id: number }).id;
 }
@@ -77,8 +95,13 @@ export async function upsertCustomerByName(db: Db, owner: Owner, name: string): 
  * The contact with this e-mail at this customer, created or given the new names. The customer
  * comes from upsertCustomerByName, so the contact is the same owner's.
  */
-export async function upsertContact(db: Db, c: { customerId: number; firstName: string; lastName: string; email: string }): Promise<number> {
-  const [row] = await db.withSchema(S).table("contacts")
+export async function upsertContact(
+  db: Db,
+  c: { customerId: number; firstName: string; lastName: string; email: string },
+): Promise<number> {
+  const [row] = await db
+    .withSchema(S)
+    .table("contacts")
     .insert({ customer_id: c.customerId, first_name: c.firstName, last_name: c.lastName, email: c.email })
     .onConflict(["customer_id", "email"])
     .merge({ first_name: c.firstName, last_name: c.lastName, updated_at: db.fn.now() })

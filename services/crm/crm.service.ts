@@ -11,14 +11,22 @@ import { BROADCASTS, type ContactsChangedPayload } from "../../shared/events";
 import { toPage } from "../../shared/paging";
 import { respondCreated } from "../../shared/responses";
 import {
-  contactsByIdsParams, createContactParams, createCustomerParams, idParams, listParams, upsertContactParams,
-  type ContactsByIdsParams, type CreateContactParams, type CreateCustomerParams, type IdParams, type ListParams,
+  contactsByIdsParams,
+  createContactParams,
+  createCustomerParams,
+  idParams,
+  listParams,
+  upsertContactParams,
+  type ContactsByIdsParams,
+  type CreateContactParams,
+  type CreateCustomerParams,
+  type IdParams,
+  type ListParams,
   type UpsertContactParams,
 } from "./crm.params";
 import * as repo from "./crm.repository";
 import { presentContact, presentCustomer, type Contact } from "./crm.representation";
 import { migrations } from "./migrations";
-
 
 const crmService: DbServiceSchema<{ contactById(id: number): Promise<Contact> }> = {
   name: "crm",
@@ -55,7 +63,10 @@ const crmService: DbServiceSchema<{ contactById(id: number): Promise<Contact> }>
         if (!(await repo.findCustomer(this.db, ctx.params.customerId))) {
           throw unknownReference("customerId", "customer", ctx.params.customerId);
         }
-        const id = await conflictOnUnique(repo.insertContact(this.db, ctx.params), () => new ConflictError("This customer already has a contact with this e-mail address."));
+        const id = await conflictOnUnique(
+          repo.insertContact(this.db, ctx.params),
+          () => new ConflictError("This customer already has a contact with this e-mail address."),
+        );
         respondCreated(ctx, "contacts", id);
         return this.contactById(id);
       },
@@ -90,7 +101,10 @@ const crmService: DbServiceSchema<{ contactById(id: number): Promise<Contact> }>
       summary: "Create a customer.",
       params: createCustomerParams,
       async handler(ctx: RequestContext<CreateCustomerParams>) {
-        const row = await conflictOnUnique(repo.insertCustomer(this.db, ctx.params.name), () => new ConflictError("A customer with this name already exists."));
+        const row = await conflictOnUnique(
+          repo.insertCustomer(this.db, ctx.params.name),
+          () => new ConflictError("A customer with this name already exists."),
+        );
         respondCreated(ctx, "customers", row.id);
         return presentCustomer(row);
       },

@@ -11,12 +11,20 @@ import * as repo from "./orders.repository";
 export const EXTERNAL_ID_UNIQUE = "orders_client_external_id_unique";
 
 /** The 409 naming the client's order with this externalId, if there is one. */
-export async function duplicateOrder(db: Knex, clientId: number, externalId: string): Promise<ConflictError | undefined> {
+export async function duplicateOrder(
+  db: Knex,
+  clientId: number,
+  externalId: string,
+): Promise<ConflictError | undefined> {
   const existing = await repo.findOrderByExternalId(db, clientId, externalId);
   if (!existing) return undefined;
-  return new ConflictError(`You already sent an order with externalId ${JSON.stringify(externalId)}: ${existing.code}.`, {
-    existingOrderId: existing.id, existingOrderCode: existing.code,
-  });
+  return new ConflictError(
+    `You already sent an order with externalId ${JSON.stringify(externalId)}: ${existing.code}.`,
+    {
+      existingOrderId: existing.id,
+      existingOrderCode: existing.code,
+    },
+  );
 }
 
 async function refuseDuplicate(db: Knex, clientId: number, externalId: string): Promise<void> {
@@ -47,7 +55,9 @@ class ExternalIdClaims {
     this.held.add(id);
     let locked = false;
     try {
-      locked = await this.serially(async () => repo.lockExternalId(this.db, await this.session(), clientId, externalId));
+      locked = await this.serially(async () =>
+        repo.lockExternalId(this.db, await this.session(), clientId, externalId),
+      );
     } finally {
       if (!locked) await this.drop(id, async () => undefined);
     }
@@ -55,7 +65,9 @@ class ExternalIdClaims {
   }
 
   release(clientId: number, externalId: string): Promise<void> {
-    return this.drop(`${clientId}:${externalId}`, async (connection) => repo.unlockExternalId(this.db, connection, clientId, externalId));
+    return this.drop(`${clientId}:${externalId}`, async (connection) =>
+      repo.unlockExternalId(this.db, connection, clientId, externalId),
+    );
   }
 
   /**
@@ -110,14 +122,21 @@ function claimsOf(db: Knex): ExternalIdClaims {
  * contact, reference and event remain. The claim is dropped once `work` ends, committed or not,
  * or when the process holding it dies.
  */
-export async function holdingExternalId<T>(db: Knex, claim: { clientId: number; externalId: string }, work: () => Promise<T>): Promise<T> {
+export async function holdingExternalId<T>(
+  db: Knex,
+  claim: { clientId: number; externalId: string },
+  work: () => Promise<T>,
+): Promise<T> {
   const { clientId, externalId } = claim;
   const claims = claimsOf(db);
   if (!(await claims.claim(clientId, externalId))) {
     await refuseDuplicate(db, clientId, externalId);
-    throw new ConflictError(`An order with externalId ${JSON.stringify(externalId)} is being taken right now; send it again to see how it ended.`, {
-      externalId,
-    });
+    throw new ConflictError(
+      `An order with externalId ${JSON.stringify(externalId)} is being taken right now; send it again to see how it ended.`,
+      {
+        externalId,
+      },
+    );
   }
   try {
     await refuseDuplicate(db, clientId, externalId);

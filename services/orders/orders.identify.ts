@@ -20,15 +20,24 @@ export interface ReferenceLookup {
 export type ContactMode =
   | { kind: "crm"; id: number }
   | { kind: "reference"; ref: ReferenceLookup }
-  | { kind: "inline"; contact: { externalReference: string; firstName: string; lastName: string; email: string }; customer: { name: string } };
+  | {
+      kind: "inline";
+      contact: { externalReference: string; firstName: string; lastName: string; email: string };
+      customer: { name: string };
+    };
 
 export type ItemMode = { kind: "catalogue"; packagingId: number } | { kind: "reference"; ref: ReferenceLookup };
 
 const INLINE_FIELDS = ["firstName", "lastName", "email"] as const;
 
-function referenceOf(input: { externalReferenceId?: string; internalReferenceId?: string }, base: string): ReferenceLookup | null {
-  if (input.externalReferenceId !== undefined) return { by: "external", value: input.externalReferenceId, path: `${base}.externalReferenceId` };
-  if (input.internalReferenceId !== undefined) return { by: "internal", value: input.internalReferenceId, path: `${base}.internalReferenceId` };
+function referenceOf(
+  input: { externalReferenceId?: string; internalReferenceId?: string },
+  base: string,
+): ReferenceLookup | null {
+  if (input.externalReferenceId !== undefined)
+    return { by: "external", value: input.externalReferenceId, path: `${base}.externalReferenceId` };
+  if (input.internalReferenceId !== undefined)
+    return { by: "internal", value: input.internalReferenceId, path: `${base}.internalReferenceId` };
   return null;
 }
 
@@ -43,12 +52,26 @@ function contactModesUsed(c: ContactInput): string[] {
 
 function inlineMode(c: ContactInput, customer: CreateOrderParams["customer"]): ContactMode {
   const errors: FieldError[] = [];
-  for (const f of INLINE_FIELDS) if (c[f] === undefined) errors.push({ path: `contact.${f}`, message: "Required when the contact is sent with the order (contact.externalReference)." });
-  if (!customer) errors.push({ path: "customer.name", message: "Required when the contact is sent with the order (contact.externalReference)." });
+  for (const f of INLINE_FIELDS)
+    if (c[f] === undefined)
+      errors.push({
+        path: `contact.${f}`,
+        message: "Required when the contact is sent with the order (contact.externalReference).",
+      });
+  if (!customer)
+    errors.push({
+      path: "customer.name",
+      message: "Required when the contact is sent with the order (contact.externalReference).",
+    });
   if (errors.length > 0) throw new InvalidInputError(errors);
   return {
     kind: "inline",
-    contact: { externalReference: c.externalReference!, firstName: c.firstName!, lastName: c.lastName!, email: c.email! },
+    contact: {
+      externalReference: c.externalReference!,
+      firstName: c.firstName!,
+      lastName: c.lastName!,
+      email: c.email!,
+    },
     customer: customer!,
   };
 }
@@ -57,7 +80,10 @@ export function contactModeOf(order: Pick<CreateOrderParams, "contact" | "custom
   const c = order.contact;
   const used = contactModesUsed(c);
   if (used.length === 0) {
-    throw InvalidInputError.field("contact", "Identify the contact by exactly one of: id, externalReferenceId, internalReferenceId, or externalReference with firstName, lastName, email and customer.name.");
+    throw InvalidInputError.field(
+      "contact",
+      "Identify the contact by exactly one of: id, externalReferenceId, internalReferenceId, or externalReference with firstName, lastName, email and customer.name.",
+    );
   }
   if (used.length > 1) {
     throw InvalidInputError.field("contact", `Use exactly one way to identify the contact; got ${used.join(" and ")}.`);
@@ -66,7 +92,12 @@ export function contactModeOf(order: Pick<CreateOrderParams, "contact" | "custom
 
   const stray = INLINE_FIELDS.filter((f) => c[f] !== undefined);
   if (stray.length > 0) {
-    throw new InvalidInputError(stray.map((f) => ({ path: `contact.${f}`, message: "Only allowed with contact.externalReference (contact data sent with the order)." })));
+    throw new InvalidInputError(
+      stray.map((f) => ({
+        path: `contact.${f}`,
+        message: "Only allowed with contact.externalReference (contact data sent with the order).",
+      })),
+    );
   }
   if (c.id !== undefined) return { kind: "crm", id: c.id };
   return { kind: "reference", ref: referenceOf(c, "contact")! };
@@ -74,13 +105,16 @@ export function contactModeOf(order: Pick<CreateOrderParams, "contact" | "custom
 
 function itemMode(item: ItemInput, index: number, errors: FieldError[]): ItemMode | null {
   const base = `items[${index}]`;
-  const used = [item.packaging, item.externalReferenceId, item.internalReferenceId].filter((v) => v !== undefined).length;
+  const used = [item.packaging, item.externalReferenceId, item.internalReferenceId].filter(
+    (v) => v !== undefined,
+  ).length;
   if (used !== 1) {
     errors.push({
       path: base,
-      message: used === 0
-        ? "Identify the packaging by exactly one of: packaging, externalReferenceId, internalReferenceId."
-        : "Use exactly one of packaging, externalReferenceId, internalReferenceId.",
+      message:
+        used === 0
+          ? "Identify the packaging by exactly one of: packaging, externalReferenceId, internalReferenceId."
+          : "Use exactly one of packaging, externalReferenceId, internalReferenceId.",
     });
     return null;
   }

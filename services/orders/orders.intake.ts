@@ -57,43 +57,82 @@ export async function placeOrder(intake: Intake, order: CreateOrderParams): Prom
   const itemModes = itemModesOf(order.items);
   checkScopes(client, contactMode, itemModes);
 
-  const resolved = await resolveOrder(intake.call, intake.references, client.clientId, order.items, contactMode, itemModes);
+  const resolved = await resolveOrder(
+    intake.call,
+    intake.references,
+    client.clientId,
+    order.items,
+    contactMode,
+    itemModes,
+  );
   const take = (contact: ResolvedContact) => takeOrder(intake, order, hash, contact, resolved.items);
   if (contactMode.kind !== "inline") return take(resolved.contact!);
 
   const registerThenTake = async () => take(await registerInlineContact(intake.call, client.clientId, contactMode));
-  return order.externalId === undefined ? registerThenTake() : holdingExternalId(db, { clientId: client.clientId, externalId: order.externalId }, registerThenTake);
+  return order.externalId === undefined
+    ? registerThenTake()
+    : holdingExternalId(db, { clientId: client.clientId, externalId: order.externalId }, registerThenTake);
 }
 
 /**
  * The order's own writes: the order, its items and its event in one statement; with an
  * Idempotency-Key, in one transaction with the key's claim and answer.
  */
-async function takeOrder(intake: Intake, order: CreateOrderParams, hash: string, resolved: ResolvedContact, items: repo.NewItem[]): Promise<Placed> {
+async function takeOrder(
+  intake: Intake,
+  order: CreateOrderParams,
+  hash: string,
+  resolved: ResolvedContact,
+  items: repo.NewItem[],
+): Promise<Placed> {
   const { db, client, idempotencyKey: key } = intake;
   const { contact, customer } = resolved;
   const day = codeDay(new Date());
   // The day's counter moves even for an order refused below: codes may skip a number, never repeat.
   const reservation = await repo.reserveOrder(db, day);
-  const row = repo.newOrderRow({
-    code: orderCode(day, reservation.codeNumber), clientId: client.clientId, externalId: order.externalId ?? null,
-    externalReference: order.externalReference ?? null, contact, customer, invoicingAddress: order.invoicingAddress, deliveryAddress: order.deliveryAddress,
-  }, reservation);
-  const created = presentOrder(row, items.map((i) => ({ ...i, order_id: row.id })));
+  const row = repo.newOrderRow(
+    {
+      code: orderCode(day, reservation.codeNumber),
+      clientId: client.clientId,
+      externalId: order.externalId ?? null,
+      externalReference: order.externalReference ?? null,
+      contact,
+      customer,
+      invoicingAddress: order.invoicingAddress,
+      deliveryAddress: order.deliveryAddress,
+    },
+    reservation,
+  );
+  const created = presentOrder(
+    row,
+    items.map((i) => ({ ...i, order_id: row.id })),
+  );
   const write = async (on: Db) => {
-    await repo.insertOrder(on, row, items, outboxRow({ event: "sales_order_created", ownerClientId: client.clientId, entityId: row.id, data: created }));
+    await repo.insertOrder(
+      on,
+      row,
+      items,
+      outboxRow({ event: "sales_order_created", ownerClientId: client.clientId, entityId: row.id, data: created }),
+    );
     eventsAppended(on, "orders");
   };
-  const externalIdTaken = (constraint: string) => (constraint === EXTERNAL_ID_UNIQUE ? duplicateOrder(db, client.clientId, order.externalId!) : undefined);
+  const externalIdTaken = (constraint: string) =>
+    constraint === EXTERNAL_ID_UNIQUE ? duplicateOrder(db, client.clientId, order.externalId!) : undefined;
   try {
-    await conflictOnUnique(key ? db.transaction(async (trx) => {
-      if (!(await repo.claimIdempotencyKey(trx, client.clientId, key, hash))) throw new KeyTakenMeanwhile();
-      await write(trx);
-      await repo.completeIdempotencyKey(trx, client.clientId, key, row.id, created);
-    }) : write(db), externalIdTaken);
+    await conflictOnUnique(
+      key
+        ? db.transaction(async (trx) => {
+            if (!(await repo.claimIdempotencyKey(trx, client.clientId, key, hash))) throw new KeyTakenMeanwhile();
+            await write(trx);
+            await repo.completeIdempotencyKey(trx, client.clientId, key, row.id, created);
+          })
+        : write(db),
+      externalIdTaken,
+    );
     return { order: created, replayed: false };
   } catch (err) {
-    if (err instanceof KeyTakenMeanwhile) return { order: (await replayed(db, client.clientId, key!, hash))!, replayed: true };
+    if (err instanceof KeyTakenMeanwhile)
+      return { order: (await replayed(db, client.clientId, key!, hash))!, replayed: true };
     throw err;
   }
 }
@@ -108,7 +147,10 @@ async function replayed(db: Knex, clientId: number, key: string, hash: string): 
 function checkScopes(client: Principal, contact: ContactMode, items: ItemMode[]): void {
   for (const [scope, path] of scopesNeeded(contact, items)) {
     if (!hasScope(client, scope)) {
-      throw new ForbiddenError(`\`${path}\` needs the \`${scope}\` scope, which this API key lacks.`, { requiredScope: scope, path });
+      throw new ForbiddenError(`\`${path}\` needs the \`${scope}\` scope, which this API key lacks.`, {
+        requiredScope: scope,
+        path,
+      });
     }
   }
 }

@@ -32,7 +32,9 @@ export async function moveOrder(db: Knex, client: Principal, id: number, move: M
     if (!current) throw new NotFoundError("order", id);
     const row = await repo.transition(trx, id, from, to);
     if (!row) {
-      throw new ConflictError(`Order ${current.code} is ${current.status}; it cannot be ${pastTense}.`, { status: current.status });
+      throw new ConflictError(`Order ${current.code} is ${current.status}; it cannot be ${pastTense}.`, {
+        status: current.status,
+      });
     }
     const order = presentOrder(row, (await repo.itemsOf(trx, [id])).get(id) ?? []);
     await appendEvent(trx, "orders", { event, ownerClientId: row.client_id, entityId: row.id, data: order });

@@ -23,26 +23,39 @@ type Errors = { type: string; actual: unknown; message?: string }[];
  * A new rule object for each field: fastest-validator compiles a rule object it meets a second
  * time by reference to the first, and then never runs the second field's `custom`.
  */
-const referenceId = (): Rule & Typed<string> & { optional: true } => optional({
-  type: "any",
-  custom: (value: unknown, errors: Errors) => {
-    if (isId(value)) return String(value);
-    const code = typeof value === "string" ? value.trim() : "";
-    if (code.length >= 1 && code.length <= 100) return code;
-    errors.push({ type: "referenceId", actual: value, message: "The '{field}' field must be a reference code (1 to 100 characters) or a reference id (a whole number)." });
-    return value;
-  },
-  jsonSchema: {
-    anyOf: [
-      { type: "string", minLength: 1, maxLength: 100, pattern: "\\S", description: "The partner's own code of the reference." },
-      { type: "integer", minimum: 1, maximum: INT_ID_MAX, description: "The reference's id." },
-    ],
-  },
-});
+const referenceId = (): Rule & Typed<string> & { optional: true } =>
+  optional({
+    type: "any",
+    custom: (value: unknown, errors: Errors) => {
+      if (isId(value)) return String(value);
+      const code = typeof value === "string" ? value.trim() : "";
+      if (code.length >= 1 && code.length <= 100) return code;
+      errors.push({
+        type: "referenceId",
+        actual: value,
+        message:
+          "The '{field}' field must be a reference code (1 to 100 characters) or a reference id (a whole number).",
+      });
+      return value;
+    },
+    jsonSchema: {
+      anyOf: [
+        {
+          type: "string",
+          minLength: 1,
+          maxLength: 100,
+          pattern: "\\S",
+          description: "The partner's own code of the reference.",
+        },
+        { type: "integer", minimum: 1, maximum: INT_ID_MAX, description: "The reference's id." },
+      ],
+    },
+  });
 
 /** At most three decimals, checked on the decimal text so that 0.1 + 0.2 style floats pass. */
 function threeDecimalsAtMost(value: number, errors: { type: string; actual: unknown }[]): number {
-  if (Number.isFinite(value) && !/^\d+(\.\d{1,3})?$/.test(String(value))) errors.push({ type: "quantityDecimals", actual: value });
+  if (Number.isFinite(value) && !/^\d+(\.\d{1,3})?$/.test(String(value)))
+    errors.push({ type: "quantityDecimals", actual: value });
   return value;
 }
 
@@ -55,7 +68,13 @@ const address = {
     zipCode: text(20),
     city: text(100),
     // Upper-cased before the check: "fr" is FR.
-    country: { type: "string", trim: true, uppercase: true, pattern: /^[A-Za-z]{2}$/, messages: { stringPattern: "The '{field}' field must be a two-letter country code (ISO 3166-1 alpha-2)." } },
+    country: {
+      type: "string",
+      trim: true,
+      uppercase: true,
+      pattern: /^[A-Za-z]{2}$/,
+      messages: { stringPattern: "The '{field}' field must be a two-letter country code (ISO 3166-1 alpha-2)." },
+    },
   },
 } as const;
 
@@ -90,13 +109,19 @@ export const createOrderParams = {
     {
       type: "object",
       strict: true,
-      jsonSchemaAlso: exactlyOneMode([{ requires: ["packaging"] }, { requires: ["externalReferenceId"] }, { requires: ["internalReferenceId"] }]),
+      jsonSchemaAlso: exactlyOneMode([
+        { requires: ["packaging"] },
+        { requires: ["externalReferenceId"] },
+        { requires: ["internalReferenceId"] },
+      ]),
       props: {
         packaging: optional(bodyId()),
         externalReferenceId: referenceId(),
         internalReferenceId: referenceId(),
         orderedQuantity: {
-          type: "number", positive: true, max: 1_000_000_000,
+          type: "number",
+          positive: true,
+          max: 1_000_000_000,
           custom: threeDecimalsAtMost,
           jsonSchemaAlso: { multipleOf: 0.001, description: "At most 3 decimal places." },
           messages: { quantityDecimals: "The '{field}' field must have at most 3 decimals." },

@@ -75,7 +75,12 @@ export class ResolvedReferences {
   private generation = 0;
 
   /** The kept answer when every lookup has one, else `fetch`'s (whose stable parts are kept). */
-  async resolve(clientId: number, contact: Lookup, packagings: Lookup[], fetch: () => Promise<ReferencesAnswer>): Promise<ReferencesAnswer> {
+  async resolve(
+    clientId: number,
+    contact: Lookup,
+    packagings: Lookup[],
+    fetch: () => Promise<ReferencesAnswer>,
+  ): Promise<ReferencesAnswer> {
     const known = this.known(clientId, contact, packagings);
     if (known) return known;
     const generation = this.generation;
@@ -95,7 +100,10 @@ export class ResolvedReferences {
   }
 
   /** Catalogue packagings by id: the kept ones, and the others from one `fetch` of the missing ids. */
-  cataloguePackagingsById(ids: number[], fetch: (missing: number[]) => Promise<PackagingSnapshot[]>): Promise<PackagingSnapshot[]> {
+  cataloguePackagingsById(
+    ids: number[],
+    fetch: (missing: number[]) => Promise<PackagingSnapshot[]>,
+  ): Promise<PackagingSnapshot[]> {
     return this.cataloguePackagings.getMany(ids, fetch, (p) => p.id);
   }
 
@@ -127,7 +135,8 @@ export class ResolvedReferences {
   }
 
   private keep(clientId: number, contact: Lookup, lookups: Lookup[], answer: ReferencesAnswer): void {
-    if (answer.contact && isStable(contact, answer.contact)) this.contacts.set(keyOf(clientId, contact), answer.contact);
+    if (answer.contact && isStable(contact, answer.contact))
+      this.contacts.set(keyOf(clientId, contact), answer.contact);
     lookups.forEach((lookup, i) => {
       const found = answer.packagings[i];
       if (found && isStable(lookup, found)) this.packagings.set(keyOf(clientId, lookup), found);

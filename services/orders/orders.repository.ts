@@ -76,9 +76,20 @@ export async function reserveOrder(db: Db, day: string): Promise<Reservation> {
 /** The row a new order will be, as `returning *` would give it back. */
 export function newOrderRow(o: NewOrder, r: Reservation): OrderRow {
   return {
-    id: r.id, code: o.code, client_id: o.clientId, status: "pending", external_id: o.externalId, external_reference: o.externalReference,
-    contact: o.contact, customer: o.customer, invoicing_address: o.invoicingAddress, delivery_address: o.deliveryAddress,
-    created_at: r.at, updated_at: r.at, validated_at: null, cancelled_at: null,
+    id: r.id,
+    code: o.code,
+    client_id: o.clientId,
+    status: "pending",
+    external_id: o.externalId,
+    external_reference: o.externalReference,
+    contact: o.contact,
+    customer: o.customer,
+    invoicing_address: o.invoicingAddress,
+    delivery_address: o.deliveryAddress,
+    created_at: r.at,
+    updated_at: r.at,
+    validated_at: null,
+    cancelled_at: null,
   };
 }
 
@@ -89,20 +100,35 @@ const JSON_COLUMNS = ["contact", "customer", "invoicing_address", "delivery_addr
  * its own, so one round trip instead of BEGIN, three inserts and COMMIT. A duplicate externalId
  * fails the whole statement on the unique index, as before.
  */
-export async function insertOrder(db: Db, row: OrderRow, items: NewItem[], outboxRow: Record<string, unknown>): Promise<void> {
+export async function insertOrder(
+  db: Db,
+  row: OrderRow,
+  items: NewItem[],
+  outboxRow: Record<string, unknown>,
+): Promise<void> {
   const order: Record<string, unknown> = { ...row };
   for (const column of JSON_COLUMNS) order[column] = JSON.stringify(row[column]);
   await db
-    .with("items", db.withSchema(S).table("order_items").insert(items.map((i) => ({
-      order_id: row.id,
-      position: i.position,
-      ordered_quantity: i.ordered_quantity,
-      packaging_id: i.packaging_id,
-      packaging: JSON.stringify(i.packaging),
-      packaging_reference: i.packaging_reference ? JSON.stringify(i.packaging_reference) : null,
-    }))))
+    .with(
+      "items",
+      db
+        .withSchema(S)
+        .table("order_items")
+        .insert(
+          items.map((i) => ({
+            order_id: row.id,
+            position: i.position,
+            ordered_quantity: i.ordered_quantity,
+            packaging_id: i.packaging_id,
+            packaging: JSON.stringify(i.packaging),
+            packaging_reference: i.packaging_reference ? JSON.stringify(i.packaging_reference) : null,
+          })),
+        ),
+    )
     .with("event", db.withSchema(S).table("outbox").insert(outboxRow))
-    .withSchema(S).table("orders").insert(order);
+    .withSchema(S)
+    .table("orders")
+    .insert(order);
 }
 
 function visible(db: Db, v: Visibility) {
@@ -114,7 +140,11 @@ export async function findOrder(db: Db, id: number, v: Visibility): Promise<Orde
   return visible(db, v).where({ id }).first();
 }
 
-export async function findOrderByExternalId(db: Db, clientId: number, externalId: string): Promise<OrderRow | undefined> {
+export async function findOrderByExternalId(
+  db: Db,
+  clientId: number,
+  externalId: string,
+): Promise<OrderRow | undefined> {
   return db.withSchema(S).table("orders").where({ client_id: clientId, external_id: externalId }).first();
 }
 
@@ -125,17 +155,32 @@ export async function listOrders(db: Db, v: Visibility, page: PageQuery, status?
 }
 
 export async function itemsOf(db: Db, orderIds: number[]): Promise<Map<number, ItemRow[]>> {
-  const rows = (await db.withSchema(S).table("order_items").whereIn("order_id", orderIds).orderBy(["order_id", "position"])) as ItemRow[];
+  const rows = (await db
+    .withSchema(S)
+    .table("order_items")
+    .whereIn("order_id", orderIds)
+    .orderBy(["order_id", "position"])) as ItemRow[];
   const byOrder = new Map<number, ItemRow[]>(orderIds.map((id) => [id, []]));
   for (const r of rows) byOrder.get(r.order_id)?.push(r);
   return byOrder;
 }
 
 /** Moves an order from one of `from` to `to`; undefined when it was in no such state. */
-export async function transition(db: Db, id: number, from: OrderStatus[], to: OrderStatus): Promise<OrderRow | undefined> {
-  const stamp = to === "validated" ? { validated_at: db.fn.now() } : to === "cancelled" ? { cancelled_at: db.fn.now() } : {};
-  const [row] = await db.withSchema(S).table("orders").where({ id }).whereIn("status", from)
-    .update({ status: to, updated_at: db.fn.now(), ...stamp }).returning("*");
+export async function transition(
+  db: Db,
+  id: number,
+  from: OrderStatus[],
+  to: OrderStatus,
+): Promise<OrderRow | undefined> {
+  const stamp =
+    to === "validated" ? { validated_at: db.fn.now() } : to === "cancelled" ? { cancelled_at: db.fn.now() } : {};
+  const [row] = await db
+    .withSchema(S)
+    .table("orders")
+    .where({ id })
+    .whereIn("status", from)
+    .update({ status: to, updated_at: db.fn.now(), ...stamp })
+    .returning("*");
   return row as OrderRow | undefined;
 }
 
@@ -145,23 +190,49 @@ export interface IdempotencyRecord {
   response: unknown;
 }
 
-export async function findIdempotencyKey(db: Db, clientId: number, key: string): Promise<IdempotencyRecord | undefined> {
-  return db.withSchema(S).table("idempotency_keys").where({ client_id: clientId, key }).first("request_hash", "order_id", "response");
+export async function findIdempotencyKey(
+  db: Db,
+  clientId: number,
+  key: string,
+): Promise<IdempotencyRecord | undefined> {
+  return db
+    .withSchema(S)
+    .table("idempotency_keys")
+    .where({ client_id: clientId, key })
+    .first("request_hash", "order_id", "response");
 }
 
 /**
  * Claims a key inside the order's transaction. A concurrent request holding the same key waits
  * here until the first commits; false then means the key was taken and must be replayed.
  */
-export async function claimIdempotencyKey(db: Db, clientId: number, key: string, requestHash: string): Promise<boolean> {
-  const rows = await db.withSchema(S).table("idempotency_keys")
+export async function claimIdempotencyKey(
+  db: Db,
+  clientId: number,
+  key: string,
+  requestHash: string,
+): Promise<boolean> {
+  const rows = await db
+    .withSchema(S)
+    .table("idempotency_keys")
     .insert({ client_id: clientId, key, request_hash: requestHash })
-    .onConflict(["client_id", "key"]).ignore().returning("client_id");
+    .onConflict(["client_id", "key"])
+    .ignore()
+    .returning("client_id");
   return rows.length === 1;
 }
 
-export async function completeIdempotencyKey(db: Db, clientId: number, key: string, orderId: number, response: unknown): Promise<void> {
-  await db.withSchema(S).table("idempotency_keys").where({ client_id: clientId, key })
+export async function completeIdempotencyKey(
+  db: Db,
+  clientId: number,
+  key: string,
+  orderId: number,
+  response: unknown,
+): Promise<void> {
+  await db
+    .withSchema(S)
+    .table("idempotency_keys")
+    .where({ client_id: clientId, key })
     .update({ order_id: orderId, response: JSON.stringify(response) });
 }
 
@@ -190,13 +261,26 @@ const externalIdLockKey = (clientId: number, externalId: string) => `orders.exte
  * session advisory lock, which PostgreSQL drops the moment the session ends, as when its
  * process is killed. False while another session holds it.
  */
-export async function lockExternalId(db: Knex, connection: HeldConnection | null, clientId: number, externalId: string): Promise<boolean> {
-  const query = db.raw<{ rows: { locked: boolean }[] }>("SELECT pg_try_advisory_lock(hashtextextended(?, 0)) AS locked", [externalIdLockKey(clientId, externalId)]);
+export async function lockExternalId(
+  db: Knex,
+  connection: HeldConnection | null,
+  clientId: number,
+  externalId: string,
+): Promise<boolean> {
+  const query = db.raw<{ rows: { locked: boolean }[] }>(
+    "SELECT pg_try_advisory_lock(hashtextextended(?, 0)) AS locked",
+    [externalIdLockKey(clientId, externalId)],
+  );
   const { rows } = await (connection === null ? query : query.connection(connection));
   return rows[0].locked === true;
 }
 
-export async function unlockExternalId(db: Knex, connection: HeldConnection | null, clientId: number, externalId: string): Promise<void> {
+export async function unlockExternalId(
+  db: Knex,
+  connection: HeldConnection | null,
+  clientId: number,
+  externalId: string,
+): Promise<void> {
   const query = db.raw("SELECT pg_advisory_unlock(hashtextextended(?, 0))", [externalIdLockKey(clientId, externalId)]);
   await (connection === null ? query : query.connection(connection));
 }

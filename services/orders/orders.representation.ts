@@ -35,7 +35,12 @@ export function presentOrder(row: OrderRow, items: ItemRow[]): Order {
     items: items
       .slice()
       .sort((a, b) => a.position - b.position)
-      .map((i) => ({ position: i.position, orderedQuantity: i.ordered_quantity, packaging: i.packaging, packagingReference: i.packaging_reference })),
+      .map((i) => ({
+        position: i.position,
+        orderedQuantity: i.ordered_quantity,
+        packaging: i.packaging,
+        packagingReference: i.packaging_reference,
+      })),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     validatedAt: iso(row.validated_at),

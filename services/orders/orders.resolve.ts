@@ -9,7 +9,13 @@
 import { InvalidInputError, unknownReference, unknownReferenceField, type FieldError } from "../../shared/errors";
 import type { ContactMode, ItemMode, ReferenceLookup } from "./orders.identify";
 import type { ItemInput } from "./orders.params";
-import type { ContactReference, CrmContact, PackagingReference, ReferencesAnswer, ResolvedReferences } from "./orders.references-cache";
+import type {
+  ContactReference,
+  CrmContact,
+  PackagingReference,
+  ReferencesAnswer,
+  ResolvedReferences,
+} from "./orders.references-cache";
 import type { NewItem } from "./orders.repository";
 import type { ContactSnapshot, PackagingSnapshot } from "./orders.representation";
 
@@ -25,7 +31,10 @@ type InlineMode = Extract<ContactMode, { kind: "inline" }>;
 
 function fromReference(ref: ContactReference): ResolvedContact {
   const { id, firstName, lastName, email } = ref.contact;
-  return { contact: { id, firstName, lastName, email, reference: { id: ref.id, externalReference: ref.externalReference } }, customer: ref.customer };
+  return {
+    contact: { id, firstName, lastName, email, reference: { id: ref.id, externalReference: ref.externalReference } },
+    customer: ref.customer,
+  };
 }
 
 function fromCrm(found: CrmContact): ResolvedContact {
@@ -34,7 +43,10 @@ function fromCrm(found: CrmContact): ResolvedContact {
 }
 
 async function crmContact(call: Call, kept: ResolvedReferences, id: number): Promise<ResolvedContact> {
-  const found = await kept.crmContact(id, async () => (await call<CrmContact[]>("crm.contactsByIds", { ids: [id] }))[0]);
+  const found = await kept.crmContact(
+    id,
+    async () => (await call<CrmContact[]>("crm.contactsByIds", { ids: [id] }))[0],
+  );
   if (!found) throw unknownReference("contact.id", "contact", id);
   return fromCrm(found);
 }
@@ -47,15 +59,23 @@ function referencedContact(found: ContactReference | null, ref: ReferenceLookup)
 /** The inline mode: the partner's contact is registered (or refreshed) as its reference. */
 export async function registerInlineContact(call: Call, clientId: number, mode: InlineMode): Promise<ResolvedContact> {
   const { reference } = await call<{ reference: ContactReference }>("references.upsertContactReference", {
-    clientId, contact: mode.contact, customer: mode.customer,
+    clientId,
+    contact: mode.contact,
+    customer: mode.customer,
   });
   return fromReference(reference);
 }
 
-async function packagingsById(call: Call, kept: ResolvedReferences, modes: ItemMode[]): Promise<Map<number, PackagingSnapshot>> {
+async function packagingsById(
+  call: Call,
+  kept: ResolvedReferences,
+  modes: ItemMode[],
+): Promise<Map<number, PackagingSnapshot>> {
   const ids = [...new Set(modes.flatMap((m) => (m.kind === "catalogue" ? [m.packagingId] : [])))];
   if (ids.length === 0) return new Map();
-  const found = await kept.cataloguePackagingsById(ids, (missing) => call<PackagingSnapshot[]>("catalogue.packagingsByIds", { ids: missing }));
+  const found = await kept.cataloguePackagingsById(ids, (missing) =>
+    call<PackagingSnapshot[]>("catalogue.packagingsByIds", { ids: missing }),
+  );
   return new Map(found.map((p) => [p.id, p]));
 }
 
@@ -63,7 +83,11 @@ function referenceLookups(modes: ItemMode[]): { by: ReferenceLookup["by"]; value
   return modes.flatMap((m) => (m.kind === "reference" ? [{ by: m.ref.by, value: m.ref.value }] : []));
 }
 
-async function packagingReferences(call: Call, clientId: number, modes: ItemMode[]): Promise<(PackagingReference | null)[]> {
+async function packagingReferences(
+  call: Call,
+  clientId: number,
+  modes: ItemMode[],
+): Promise<(PackagingReference | null)[]> {
   const refs = referenceLookups(modes);
   if (refs.length === 0) return [];
   return call<(PackagingReference | null)[]>("references.resolvePackagings", { clientId, refs });
@@ -78,7 +102,8 @@ export async function allResolved<T extends readonly unknown[]>(work: { [K in ke
   const failures = settled.flatMap((r) => (r.status === "rejected" ? [r.reason as unknown] : []));
   if (failures.length === 0) return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
   const invalid = failures.filter((e): e is InvalidInputError => e instanceof InvalidInputError);
-  if (invalid.length === failures.length && invalid.length > 1) throw new InvalidInputError(invalid.flatMap((e) => e.data.errors as FieldError[]));
+  if (invalid.length === failures.length && invalid.length > 1)
+    throw new InvalidInputError(invalid.flatMap((e) => e.data.errors as FieldError[]));
   throw failures[0];
 }
 
@@ -89,13 +114,22 @@ export interface Resolved {
 }
 
 /** `kept`: what earlier orders resolved (orders.references-cache.ts). */
-export async function resolveOrder(call: Call, kept: ResolvedReferences, clientId: number, items: ItemInput[], contact: ContactMode, modes: ItemMode[]): Promise<Resolved> {
+export async function resolveOrder(
+  call: Call,
+  kept: ResolvedReferences,
+  clientId: number,
+  items: ItemInput[],
+  contact: ContactMode,
+  modes: ItemMode[],
+): Promise<Resolved> {
   let contactWork: Promise<ResolvedContact | null>;
   let referencesWork: Promise<(PackagingReference | null)[]>;
   if (contact.kind === "reference") {
     const lookup = { by: contact.ref.by, value: contact.ref.value };
     const refs = referenceLookups(modes);
-    const both = kept.resolve(clientId, lookup, refs, () => call<ReferencesAnswer>("references.resolveOrder", { clientId, contact: lookup, refs }));
+    const both = kept.resolve(clientId, lookup, refs, () =>
+      call<ReferencesAnswer>("references.resolveOrder", { clientId, contact: lookup, refs }),
+    );
     contactWork = both.then((r) => referencedContact(r.contact, contact.ref));
     referencesWork = both.then((r) => r.packagings);
   } else {
@@ -105,11 +139,19 @@ export async function resolveOrder(call: Call, kept: ResolvedReferences, clientI
   const itemsWork = Promise.all([packagingsById(call, kept, modes), referencesWork]).then(([catalogue, references]) =>
     itemsFrom(items, modes, catalogue, references),
   );
-  const [resolvedItems, resolvedContact] = await allResolved<[NewItem[], ResolvedContact | null]>([itemsWork, contactWork]);
+  const [resolvedItems, resolvedContact] = await allResolved<[NewItem[], ResolvedContact | null]>([
+    itemsWork,
+    contactWork,
+  ]);
   return { contact: resolvedContact, items: resolvedItems };
 }
 
-function itemsFrom(items: ItemInput[], modes: ItemMode[], catalogue: Map<number, PackagingSnapshot>, references: (PackagingReference | null)[]): NewItem[] {
+function itemsFrom(
+  items: ItemInput[],
+  modes: ItemMode[],
+  catalogue: Map<number, PackagingSnapshot>,
+  references: (PackagingReference | null)[],
+): NewItem[] {
   const errors: FieldError[] = [];
   let nextReference = 0;
   const resolved = modes.map((mode, i): NewItem | null => {
@@ -128,7 +170,10 @@ function itemsFrom(items: ItemInput[], modes: ItemMode[], catalogue: Map<number,
       return null;
     }
     if (!ref.active) {
-      errors.push({ path: mode.ref.path, message: `The packaging reference ${JSON.stringify(mode.ref.value)} is inactive and cannot be ordered.` });
+      errors.push({
+        path: mode.ref.path,
+        message: `The packaging reference ${JSON.stringify(mode.ref.value)} is inactive and cannot be ordered.`,
+      });
       return null;
     }
     return {

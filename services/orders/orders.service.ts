@@ -15,14 +15,21 @@ import { placeOrder } from "./orders.intake";
 import { moveOrder, visibilityFor, type Move } from "./orders.lifecycle";
 import { ResolvedReferences } from "./orders.references-cache";
 import {
-  createOrderParams, listOrdersParams, orderIdParams,
-  type CreateOrderParams, type ListOrdersParams, type OrderIdParams,
+  createOrderParams,
+  listOrdersParams,
+  orderIdParams,
+  type CreateOrderParams,
+  type ListOrdersParams,
+  type OrderIdParams,
 } from "./orders.params";
 import * as repo from "./orders.repository";
 import { presentOrder, type Order } from "./orders.representation";
 import { migrations } from "./migrations";
 
-const ordersService: DbServiceSchema<{ move(ctx: RequestContext<OrderIdParams>, move: Move): Promise<Order> }, { references: ResolvedReferences }> = {
+const ordersService: DbServiceSchema<
+  { move(ctx: RequestContext<OrderIdParams>, move: Move): Promise<Order> },
+  { references: ResolvedReferences }
+> = {
   name: "orders",
   mixins: [databaseMixin("orders", migrations), outboxRelayMixin("orders")],
 
@@ -35,7 +42,11 @@ const ordersService: DbServiceSchema<{ move(ctx: RequestContext<OrderIdParams>, 
       async handler(ctx: RequestContext<CreateOrderParams>): Promise<Order> {
         const { order, replayed } = await placeOrder(
           {
-            db: this.db, call: (action, params) => ctx.call(action, params), references: this.references, client: callerOf(ctx), idempotencyKey: ctx.meta.idempotencyKey,
+            db: this.db,
+            call: (action, params) => ctx.call(action, params),
+            references: this.references,
+            client: callerOf(ctx),
+            idempotencyKey: ctx.meta.idempotencyKey,
           },
           ctx.params,
         );
@@ -65,8 +76,17 @@ const ordersService: DbServiceSchema<{ move(ctx: RequestContext<OrderIdParams>, 
       async handler(ctx: RequestContext<ListOrdersParams>) {
         const { status, ...page } = ctx.params;
         const { rows, nextCursor } = await repo.listOrders(this.db, visibilityFor(callerOf(ctx)), page, status);
-        const items = rows.length > 0 ? await repo.itemsOf(this.db, rows.map((r) => r.id)) : new Map();
-        return toPage(rows.map((r) => presentOrder(r, items.get(r.id) ?? [])), nextCursor);
+        const items =
+          rows.length > 0
+            ? await repo.itemsOf(
+                this.db,
+                rows.map((r) => r.id),
+              )
+            : new Map();
+        return toPage(
+          rows.map((r) => presentOrder(r, items.get(r.id) ?? [])),
+          nextCursor,
+        );
       },
     },
 

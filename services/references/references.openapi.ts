@@ -11,7 +11,10 @@ export const ContactReference = {
   required: ["id", "externalReference", "contact", "customer", "createdAt", "updatedAt"],
   properties: {
     id: { type: "integer", description: "Usable as `contact.internalReferenceId` in an order." },
-    externalReference: { type: "string", description: "The partner's own identifier of the contact; usable as `contact.externalReferenceId`." },
+    externalReference: {
+      type: "string",
+      description: "The partner's own identifier of the contact; usable as `contact.externalReferenceId`.",
+    },
     contact: {
       type: "object",
       required: ["id", "firstName", "lastName", "email"],
@@ -35,8 +38,14 @@ export const PackagingReference = {
   description: "A packaging a partner may order, under the partner's own reference (docs/interface.md §2.7).",
   required: ["id", "externalReference", "active", "label", "packaging"],
   properties: {
-    id: { type: "integer", description: "Identifier to use when ordering this packaging reference (`items[].internalReferenceId`)." },
-    externalReference: { type: "string", description: "The partner's own code; usable as `items[].externalReferenceId`." },
+    id: {
+      type: "integer",
+      description: "Identifier to use when ordering this packaging reference (`items[].internalReferenceId`).",
+    },
+    externalReference: {
+      type: "string",
+      description: "The partner's own code; usable as `items[].externalReferenceId`.",
+    },
     active: { type: "boolean", description: "Whether the reference is active; an inactive one cannot be ordered." },
     label: { type: "string", description: "Label of the product." },
     packaging: { $ref: "#/components/schemas/Packaging" },

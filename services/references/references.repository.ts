@@ -41,7 +41,12 @@ async function findOf<Row>(db: Db, table: Table, clientId: number, id: number): 
 }
 
 /** The client's records whose id or external reference is among these: one query. */
-async function findMatchingOf<Row>(db: Db, table: Table, clientId: number, keys: { ids: number[]; externalReferences: string[] }): Promise<Row[]> {
+async function findMatchingOf<Row>(
+  db: Db,
+  table: Table,
+  clientId: number,
+  keys: { ids: number[]; externalReferences: string[] },
+): Promise<Row[]> {
   if (keys.ids.length === 0 && keys.externalReferences.length === 0) return [];
   return ofClient(db, table, clientId).where((q) => {
     if (keys.ids.length > 0) q.orWhereIn("id", keys.ids);
@@ -53,15 +58,21 @@ export const listContactReferences = (db: Db, clientId: number, page: PageQuery)
   listOf<ContactReferenceRow>(db, "contact_references", clientId, page);
 export const findContactReference = (db: Db, clientId: number, id: number) =>
   findOf<ContactReferenceRow>(db, "contact_references", clientId, id);
-export const findMatchingContactReferences = (db: Db, clientId: number, keys: { ids: number[]; externalReferences: string[] }) =>
-  findMatchingOf<ContactReferenceRow>(db, "contact_references", clientId, keys);
+export const findMatchingContactReferences = (
+  db: Db,
+  clientId: number,
+  keys: { ids: number[]; externalReferences: string[] },
+) => findMatchingOf<ContactReferenceRow>(db, "contact_references", clientId, keys);
 
 export const listPackagingReferences = (db: Db, clientId: number, page: PageQuery) =>
   listOf<PackagingReferenceRow>(db, "packaging_references", clientId, page);
 export const findPackagingReference = (db: Db, clientId: number, id: number) =>
   findOf<PackagingReferenceRow>(db, "packaging_references", clientId, id);
-export const findMatchingPackagingReferences = (db: Db, clientId: number, keys: { ids: number[]; externalReferences: string[] }) =>
-  findMatchingOf<PackagingReferenceRow>(db, "packaging_references", clientId, keys);
+export const findMatchingPackagingReferences = (
+  db: Db,
+  clientId: number,
+  keys: { ids: number[]; externalReferences: string[] },
+) => findMatchingOf<PackagingReferenceRow>(db, "packaging_references", clientId, keys);
 
 export interface ContactReferenceKey {
   clientId: number;
@@ -69,17 +80,30 @@ export interface ContactReferenceKey {
 }
 
 /** Inserts the reference unless the partner already has one with this code (then undefined). */
-export async function insertContactReference(db: Db, key: ContactReferenceKey, contactId: number): Promise<ContactReferenceRow | undefined> {
-  const [row] = await db.withSchema(S).table("contact_references")
+export async function insertContactReference(
+  db: Db,
+  key: ContactReferenceKey,
+  contactId: number,
+): Promise<ContactReferenceRow | undefined> {
+  const [row] = await db
+    .withSchema(S)
+    .table("contact_references")
     .insert({ client_id: key.clientId, external_reference: key.externalReference, contact_id: contactId })
-    .onConflict(["client_id", "external_reference"]).ignore()
+    .onConflict(["client_id", "external_reference"])
+    .ignore()
     .returning("*");
   return row as ContactReferenceRow | undefined;
 }
 
 /** Points the partner's existing reference at this contact. */
-export async function repointContactReference(db: Db, key: ContactReferenceKey, contactId: number): Promise<ContactReferenceRow> {
-  const [row] = await db.withSchema(S).table("contact_references")
+export async function repointContactReference(
+  db: Db,
+  key: ContactReferenceKey,
+  contactId: number,
+): Promise<ContactReferenceRow> {
+  const [row] = await db
+    .withSchema(S)
+    .table("contact_references")
     .where({ client_id: key.clientId, external_reference: key.externalReference })
     .update({ contact_id: contactId, updated_at: db.fn.now() })
     .returning("*");
@@ -91,8 +115,16 @@ export async function insertPackagingReference(
   db: Db,
   r: { clientId: number; externalReference: string; packagingId: number; label: string; active: boolean },
 ): Promise<PackagingReferenceRow> {
-  const [row] = await db.withSchema(S).table("packaging_references")
-    .insert({ client_id: r.clientId, external_reference: r.externalReference, packaging_id: r.packagingId, label: r.label, active: r.active })
+  const [row] = await db
+    .withSchema(S)
+    .table("packaging_references")
+    .insert({
+      client_id: r.clientId,
+      external_reference: r.externalReference,
+      packaging_id: r.packagingId,
+      label: r.label,
+      active: r.active,
+    })
     .returning("*");
   return row as PackagingReferenceRow;
 }

@@ -20,7 +20,10 @@ export interface CataloguePackaging {
 }
 
 /** Read off its JSON Schema in references.openapi.ts, so the document and the code agree. */
-export type ContactReference = FromJsonSchema<typeof Schemas.ContactReference, { CustomerSummary: CrmContact["customer"] }>;
+export type ContactReference = FromJsonSchema<
+  typeof Schemas.ContactReference,
+  { CustomerSummary: CrmContact["customer"] }
+>;
 
 /** Interface §2.7, plus the partner's own `externalReference`. */
 export type PackagingReference = FromJsonSchema<typeof Schemas.PackagingReference, { Packaging: CataloguePackaging }>;
@@ -36,6 +39,9 @@ export function presentContactReference(row: ContactReferenceRow, contact: CrmCo
   };
 }
 
-export function presentPackagingReference(row: PackagingReferenceRow, packaging: CataloguePackaging): PackagingReference {
+export function presentPackagingReference(
+  row: PackagingReferenceRow,
+  packaging: CataloguePackaging,
+): PackagingReference {
   return { id: row.id, externalReference: row.external_reference, active: row.active, label: row.label, packaging };
 }

@@ -10,7 +10,13 @@ import { callerOf, type Principal, type RequestContext, type RequestMeta } from 
 import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
 import { conflictOnUnique } from "../../shared/database-errors";
 import { ExpiringCache } from "../../shared/expiring-cache";
-import { ConflictError, InvalidInputError, NotFoundError, unknownReferenceField, type FieldError } from "../../shared/errors";
+import {
+  ConflictError,
+  InvalidInputError,
+  NotFoundError,
+  unknownReferenceField,
+  type FieldError,
+} from "../../shared/errors";
 import { BROADCASTS, type ContactReferencesChangedPayload, type ContactsChangedPayload } from "../../shared/events";
 import { appendEvent } from "../../shared/outbox";
 import { outboxRelayMixin } from "../../shared/outbox-relay.mixin";
@@ -18,16 +24,33 @@ import { toPage } from "../../shared/paging";
 import { respondCreated } from "../../shared/responses";
 import { candidateKeys, indexCandidates, pick } from "./references.lookup";
 import {
-  createContactReferenceParams, createPackagingReferenceParams, idParams, listParams, resolveContactParams,
-  resolveOrderParams, resolvePackagingsParams, upsertContactReferenceParams,
-  type ContactReferenceInput, type CreateContactReferenceParams, type CreatePackagingReferenceParams, type IdParams,
-  type ListParams, type ReferenceLookup, type ResolveContactParams, type ResolveOrderParams, type ResolvePackagingsParams,
+  createContactReferenceParams,
+  createPackagingReferenceParams,
+  idParams,
+  listParams,
+  resolveContactParams,
+  resolveOrderParams,
+  resolvePackagingsParams,
+  upsertContactReferenceParams,
+  type ContactReferenceInput,
+  type CreateContactReferenceParams,
+  type CreatePackagingReferenceParams,
+  type IdParams,
+  type ListParams,
+  type ReferenceLookup,
+  type ResolveContactParams,
+  type ResolveOrderParams,
+  type ResolvePackagingsParams,
   type UpsertContactReferenceParams,
 } from "./references.params";
 import * as repo from "./references.repository";
 import {
-  presentContactReference, presentPackagingReference,
-  type CataloguePackaging, type ContactReference, type CrmContact, type PackagingReference,
+  presentContactReference,
+  presentPackagingReference,
+  type CataloguePackaging,
+  type ContactReference,
+  type CrmContact,
+  type PackagingReference,
 } from "./references.representation";
 import { migrations } from "./migrations";
 
@@ -65,7 +88,11 @@ interface UpstreamCaches {
  * missing is a broken invariant (crm and catalogue delete nothing), hence an internal error.
  */
 function withUpstream<R, U extends { id: number }, O>(
-  rows: R[], upstream: U[], idOf: (row: R) => number, present: (row: R, entity: U) => O, entity: string,
+  rows: R[],
+  upstream: U[],
+  idOf: (row: R) => number,
+  present: (row: R, entity: U) => O,
+  entity: string,
 ): O[] {
   const byId = new Map(upstream.map((u) => [u.id, u]));
   return rows.map((row) => {
@@ -74,7 +101,6 @@ function withUpstream<R, U extends { id: number }, O>(
     return present(row, found);
   });
 }
-
 
 const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
   name: "references",
@@ -108,7 +134,8 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
     createContactReference: {
       visibility: "published",
       scope: "partner",
-      summary: "Register a contact (and its customer) under the partner's own reference; the same reference again updates it.",
+      summary:
+        "Register a contact (and its customer) under the partner's own reference; the same reference again updates it.",
       params: createContactReferenceParams,
       async handler(ctx: RequestContext<CreateContactReferenceParams>) {
         const { reference, created } = await this.upsertContactReference(ctx, callerOf(ctx).clientId, ctx.params);
@@ -154,18 +181,30 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
           ctx.call<CataloguePackaging[], { ids: number[] }>("catalogue.packagingsByIds", { ids: [p.packagingId] }),
         ]);
         const errors: FieldError[] = [];
-        if (!client?.scopes.includes("partner")) errors.push({ path: "clientId", message: `No active partner client (scope \`partner\`) has id ${p.clientId}.` });
+        if (!client?.scopes.includes("partner"))
+          errors.push({
+            path: "clientId",
+            message: `No active partner client (scope \`partner\`) has id ${p.clientId}.`,
+          });
         if (!packaging) errors.push(unknownReferenceField("packagingId", "packaging", p.packagingId));
         if (errors.length > 0 || !packaging) throw new InvalidInputError(errors);
-        const row = await conflictOnUnique(repo.insertPackagingReference(this.db, {
-          clientId: p.clientId,
-          externalReference: p.externalReference,
-          packagingId: packaging.id,
-          label: p.label ?? packaging.product.label,
-          active: p.active ?? true,
-        }), () => new ConflictError(`Client ${p.clientId} already has a packaging reference ${JSON.stringify(p.externalReference)}.`, {
-          clientId: p.clientId, externalReference: p.externalReference,
-        }));
+        const row = await conflictOnUnique(
+          repo.insertPackagingReference(this.db, {
+            clientId: p.clientId,
+            externalReference: p.externalReference,
+            packagingId: packaging.id,
+            label: p.label ?? packaging.product.label,
+            active: p.active ?? true,
+          }),
+          () =>
+            new ConflictError(
+              `Client ${p.clientId} already has a packaging reference ${JSON.stringify(p.externalReference)}.`,
+              {
+                clientId: p.clientId,
+                externalReference: p.externalReference,
+              },
+            ),
+        );
         respondCreated(ctx, "packaging_references", row.id);
         return presentPackagingReference(row, packaging);
       },
@@ -258,7 +297,11 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
       return reference ?? null;
     },
 
-    async resolvePackagings(ctx: Ctx, clientId: number, refs: ReferenceLookup[]): Promise<(PackagingReference | null)[]> {
+    async resolvePackagings(
+      ctx: Ctx,
+      clientId: number,
+      refs: ReferenceLookup[],
+    ): Promise<(PackagingReference | null)[]> {
       const rows = await repo.findMatchingPackagingReferences(this.db, clientId, candidateKeys(refs));
       const index = indexCandidates(rows);
       const picked = refs.map((ref) => pick(index, ref));
@@ -274,11 +317,22 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
      * Both steps are idempotent for one partner and body, so a retry after a failure between
      * them ends in the same records, never in a second contact.
      */
-    async upsertContactReference(ctx: Ctx, clientId: number, input: ContactReferenceInput): Promise<UpsertedContactReference> {
+    async upsertContactReference(
+      ctx: Ctx,
+      clientId: number,
+      input: ContactReferenceInput,
+    ): Promise<UpsertedContactReference> {
       const { externalReference, firstName, lastName, email } = input.contact;
-      const contact = await ctx.call<CrmContact, { ownerClientId: number; firstName: string; lastName: string; email: string; customerName: string }>(
-        "crm.upsertContact", { ownerClientId: clientId, firstName, lastName, email, customerName: input.customer.name },
-      );
+      const contact = await ctx.call<
+        CrmContact,
+        { ownerClientId: number; firstName: string; lastName: string; email: string; customerName: string }
+      >("crm.upsertContact", {
+        ownerClientId: clientId,
+        firstName,
+        lastName,
+        email,
+        customerName: input.customer.name,
+      });
       // The freshest copy there is: later orders naming this contact see the new names at once.
       this.contacts.set(contact.id, contact);
       const key = { clientId, externalReference };
@@ -290,7 +344,10 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
         }
         const reference = presentContactReference(inserted, contact);
         await appendEvent(trx, SCHEMA, {
-          event: "contact_reference_created", ownerClientId: clientId, entityId: reference.id, data: reference,
+          event: "contact_reference_created",
+          ownerClientId: clientId,
+          entityId: reference.id,
+          data: reference,
         });
         return { reference, created: true };
       });

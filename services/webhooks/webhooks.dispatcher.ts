@@ -53,7 +53,12 @@ export function leaseMsFor(timeoutMs: number): number {
 }
 
 /** The delivery's next state after an attempt that ended this way. */
-export function nextState(outcome: AttemptOutcome, attemptsMade: number, schedule: readonly number[], verdict?: Verdict): repo.DeliveryUpdate {
+export function nextState(
+  outcome: AttemptOutcome,
+  attemptsMade: number,
+  schedule: readonly number[],
+  verdict?: Verdict,
+): repo.DeliveryUpdate {
   if (verdict?.kind === "throttled") return { status: "pending", retryInMs: verdict.waitMs, spendsRetry: false };
   if (verdict?.kind === "gone") return { status: "failed", retryInMs: null };
   switch (outcome.kind) {
@@ -165,7 +170,8 @@ export class Dispatcher {
    * other subscriber's fresh deliveries behind `moreDue` until that claim ends.
    */
   queued(endpoints: readonly string[]): void {
-    if (endpoints.some((endpoint) => this.slots.free(endpoint) > 0 && !this.endpointsWithMore.has(endpoint))) this.wake();
+    if (endpoints.some((endpoint) => this.slots.free(endpoint) > 0 && !this.endpointsWithMore.has(endpoint)))
+      this.wake();
   }
 
   /**
@@ -183,10 +189,15 @@ export class Dispatcher {
       if (free > 0) {
         let claimed: repo.ClaimedDelivery[] = [];
         try {
-          const due = await repo.claimDue(this.opts.db, free, this.leaseMs, { perEndpoint: this.opts.endpointConcurrency, limits: this.slots.limits() });
+          const due = await repo.claimDue(this.opts.db, free, this.leaseMs, {
+            perEndpoint: this.opts.endpointConcurrency,
+            limits: this.slots.limits(),
+          });
           claimed = due.length > 0 ? await this.opts.entitledOnly(due) : due;
         } catch (err) {
-          this.opts.logger.warn(`Webhook dispatcher: claiming deliveries failed, will retry: ${(err as Error).message}`);
+          this.opts.logger.warn(
+            `Webhook dispatcher: claiming deliveries failed, will retry: ${(err as Error).message}`,
+          );
         }
         for (const delivery of claimed) this.launch(delivery);
         for (const { endpoint } of claimed) {
@@ -202,10 +213,21 @@ export class Dispatcher {
     if (!slotTaken) this.slots.take(delivery.endpoint);
     // Log lines of the attempt name the request that raised the event; its span (and the
     // request's traceparent header) continues the trace of the fan-out that recorded it.
-    const attempt: Promise<void> = withRequestId(delivery.request_id, () => resumeTrace(delivery.traceparent, `deliver ${delivery.event}`, {
-      kind: SpanKind.CLIENT,
-      attributes: { "webhook.id": delivery.webhook_id, "webhook.attempt": delivery.attempt_count + 1, "webhook.endpoint": delivery.endpoint },
-    }, (span) => this.attempt(delivery).then((outcome) => (span.setAttribute("webhook.outcome", outcome), outcome))))
+    const attempt: Promise<void> = withRequestId(delivery.request_id, () =>
+      resumeTrace(
+        delivery.traceparent,
+        `deliver ${delivery.event}`,
+        {
+          kind: SpanKind.CLIENT,
+          attributes: {
+            "webhook.id": delivery.webhook_id,
+            "webhook.attempt": delivery.attempt_count + 1,
+            "webhook.endpoint": delivery.endpoint,
+          },
+        },
+        (span) => this.attempt(delivery).then((outcome) => (span.setAttribute("webhook.outcome", outcome), outcome)),
+      ),
+    )
       .catch((): AttemptOutcome["kind"] => "error")
       .then((outcome) => this.finished(attempt, delivery.endpoint, outcome));
     this.inFlight.add(attempt);
@@ -230,9 +252,17 @@ export class Dispatcher {
     const attemptedAt = new Date();
     const { previous_key: previousKey, previous_secret: previousSecret } = delivery;
     const outcome = await this.opts.send({
-      url: delivery.url, event: delivery.event, key: delivery.key, secret: delivery.secret, signingKey: delivery.signing_key,
-      previous: previousKey && previousSecret ? { key: previousKey, secret: previousSecret, signingKey: delivery.previous_signing_key } : null,
-      webhookId: delivery.webhook_id, body: delivery.body,
+      url: delivery.url,
+      event: delivery.event,
+      key: delivery.key,
+      secret: delivery.secret,
+      signingKey: delivery.signing_key,
+      previous:
+        previousKey && previousSecret
+          ? { key: previousKey, secret: previousSecret, signingKey: delivery.previous_signing_key }
+          : null,
+      webhookId: delivery.webhook_id,
+      body: delivery.body,
     });
     observeWebhookAttempt(METRIC_OUTCOME[outcome.kind], outcome.durationMs / 1000);
     const verdict = this.opts.health.verdictOf(outcome);
@@ -250,11 +280,23 @@ export class Dispatcher {
     const written = this.recorder.record({ delivery, attempt: record, next, verdict });
     if (verdict.kind !== "healthy") await written;
     // One line per attempt, under the request id that raised the event (never the key or secret).
-    this.opts.logger.info({
-      deliveryId: delivery.id, webhookId: delivery.webhook_id, event: delivery.event, attempt: delivery.attempt_count + 1,
-      outcome: outcome.kind, statusCode: record.statusCode, durationMs: outcome.durationMs, next: next.status,
-    }, "webhook attempt");
-    if (next.status === "failed") this.opts.logger.warn(`Webhook delivery ${delivery.id} (${delivery.webhook_id}) failed for good after ${delivery.attempt_count + 1} attempts.`);
+    this.opts.logger.info(
+      {
+        deliveryId: delivery.id,
+        webhookId: delivery.webhook_id,
+        event: delivery.event,
+        attempt: delivery.attempt_count + 1,
+        outcome: outcome.kind,
+        statusCode: record.statusCode,
+        durationMs: outcome.durationMs,
+        next: next.status,
+      },
+      "webhook attempt",
+    );
+    if (next.status === "failed")
+      this.opts.logger.warn(
+        `Webhook delivery ${delivery.id} (${delivery.webhook_id}) failed for good after ${delivery.attempt_count + 1} attempts.`,
+      );
     return outcome.kind;
   }
 }

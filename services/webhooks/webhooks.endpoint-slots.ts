@@ -36,7 +36,10 @@ const FORGET_PROBATION_AFTER_MS = 24 * 3_600_000;
 export class EndpointSlots {
   private readonly endpoints = new Map<string, EndpointState>();
 
-  constructor(private readonly capacity: number, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly capacity: number,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /** Slots the endpoint has left now. */
   free(endpoint: string): number {
@@ -96,7 +99,8 @@ export class EndpointSlots {
   private forgetStale(): void {
     const cutoff = this.now() - FORGET_PROBATION_AFTER_MS;
     for (const [endpoint, state] of this.endpoints) {
-      if (state.inFlight === 0 && state.probationSince !== null && state.probationSince < cutoff) this.endpoints.delete(endpoint);
+      if (state.inFlight === 0 && state.probationSince !== null && state.probationSince < cutoff)
+        this.endpoints.delete(endpoint);
     }
   }
 }

@@ -6,7 +6,14 @@
  * re-checked after a change, and just before each send — never copied at subscription time.
  */
 import { hasScope, type Principal } from "../../shared/auth";
-import { DOMAIN_EVENTS, EVENTS, eventsAbout, isSubscriptionEvent, type DeliveredEventName, type EventName } from "../../shared/events";
+import {
+  DOMAIN_EVENTS,
+  EVENTS,
+  eventsAbout,
+  isSubscriptionEvent,
+  type DeliveredEventName,
+  type EventName,
+} from "../../shared/events";
 import type { WebhookEvent } from "./webhooks.representation";
 
 /** The catalogue's entry for an event (`GET /webhooks/available`): its meaning from the contract. */
@@ -33,13 +40,21 @@ export interface Audience {
 export function audienceOf(client: Principal | undefined): Audience {
   if (!client || !hasScope(client, "webhooks")) return { events: [], everyClientEvents: [] };
   const events = availableEvents(client);
-  return { events, everyClientEvents: hasScope(client, "orders:manage") ? events.filter((e) => ORDER_EVENTS.has(e)) : [] };
+  return {
+    events,
+    everyClientEvents: hasScope(client, "orders:manage") ? events.filter((e) => ORDER_EVENTS.has(e)) : [],
+  };
 }
 
 /** Whether a subscription of `subscriberId` (whose current principal is `client`) hears this event. */
-export function hears(client: Principal | undefined, subscriberId: number, event: { event: DeliveredEventName; ownerClientId: number }): boolean {
+export function hears(
+  client: Principal | undefined,
+  subscriberId: number,
+  event: { event: DeliveredEventName; ownerClientId: number },
+): boolean {
   // An event about the subscription itself (a test) needs no grant but `webhooks`.
-  if (isSubscriptionEvent(event.event)) return client !== undefined && hasScope(client, "webhooks") && event.ownerClientId === subscriberId;
+  if (isSubscriptionEvent(event.event))
+    return client !== undefined && hasScope(client, "webhooks") && event.ownerClientId === subscriberId;
   const audience = audienceOf(client);
   if (!audience.events.includes(event.event)) return false;
   return event.ownerClientId === subscriberId || audience.everyClientEvents.includes(event.event);

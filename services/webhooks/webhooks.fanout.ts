@@ -32,7 +32,11 @@ export function asDomainEvent(payload: unknown): DomainEvent | null {
 }
 
 /** The subscriptions (among these) whose client, by its current grants, hears this event. */
-async function entitled<T extends { id: number; client_id: number }>(grants: ClientGrants, event: DomainEvent, candidates: T[]): Promise<T[]> {
+async function entitled<T extends { id: number; client_id: number }>(
+  grants: ClientGrants,
+  event: DomainEvent,
+  candidates: T[],
+): Promise<T[]> {
   if (candidates.length === 0) return [];
   const principals = await grants.cached(candidates.map((c) => c.client_id));
   return candidates.filter((c) => hears(principals.get(c.client_id), c.client_id, event));
@@ -46,7 +50,12 @@ export interface FanOutResult {
 }
 
 /** Creates the deliveries of one event; those `direct` has slots for are sent by it at once. */
-export async function fanOut(db: Knex, grants: ClientGrants, event: DomainEvent, direct?: Pick<Dispatcher, "reserve" | "leaseMs">): Promise<FanOutResult> {
+export async function fanOut(
+  db: Knex,
+  grants: ClientGrants,
+  event: DomainEvent,
+  direct?: Pick<Dispatcher, "reserve" | "leaseMs">,
+): Promise<FanOutResult> {
   // Most events concern no subscriber: the read settles them with no write at all.
   const hearing = await entitled(grants, event, await repo.candidateSubscriptions(db, event));
   if (hearing.length === 0) return { created: 0, queued: [] };
@@ -55,9 +64,16 @@ export async function fanOut(db: Knex, grants: ClientGrants, event: DomainEvent,
   try {
     // Stored once, as the exact text every subscriber receives; a subscription deleted or
     // disabled since the read gets nothing.
-    stored = await repo.insertEventDeliveries(db, event, JSON.stringify(event.data), hearing.map((s) => s.id), {
-      subscriptionIds: reservation?.subscriptionIds ?? [], leaseMs: direct?.leaseMs ?? 0,
-    });
+    stored = await repo.insertEventDeliveries(
+      db,
+      event,
+      JSON.stringify(event.data),
+      hearing.map((s) => s.id),
+      {
+        subscriptionIds: reservation?.subscriptionIds ?? [],
+        leaseMs: direct?.leaseMs ?? 0,
+      },
+    );
   } finally {
     reservation?.settle(stored.claimed);
   }

@@ -54,13 +54,20 @@ const REASON_TEXT: Record<DisabledReason, string> = {
  * transaction; resolves to the disabled row, or undefined when it was not active (already
  * disabled, or deleted): a subscription is disabled and announced once.
  */
-export async function disableSubscription(db: Knex, subscriptionId: number, reason: DisabledReason): Promise<repo.SubscriptionRow | undefined> {
+export async function disableSubscription(
+  db: Knex,
+  subscriptionId: number,
+  reason: DisabledReason,
+): Promise<repo.SubscriptionRow | undefined> {
   return db.transaction(async (trx) => {
     const row = await repo.markDisabled(trx, subscriptionId, REASON_TEXT[reason]);
     if (!row) return undefined;
     await repo.failPendingDeliveries(trx, subscriptionId);
     await appendEvent(trx, "webhooks", {
-      event: "webhook_endpoint_disabled", ownerClientId: row.client_id, entityId: row.id, data: presentSubscription(row),
+      event: "webhook_endpoint_disabled",
+      ownerClientId: row.client_id,
+      entityId: row.id,
+      data: presentSubscription(row),
     });
     return row;
   });
@@ -82,7 +89,8 @@ export interface NotedAttempt {
 /** What a batch of attempts says about each subscription: the latest success and failure, and since when it fails. */
 export function summarize(noted: readonly NotedAttempt[]): repo.SubscriptionHealthNote[] {
   const bySubscription = new Map<number, NotedAttempt[]>();
-  for (const n of noted) bySubscription.set(n.delivery.subscription_id, [...(bySubscription.get(n.delivery.subscription_id) ?? []), n]);
+  for (const n of noted)
+    bySubscription.set(n.delivery.subscription_id, [...(bySubscription.get(n.delivery.subscription_id) ?? []), n]);
   return [...bySubscription].map(([subscriptionId, attempts]) => {
     const inOrder = [...attempts].sort((a, b) => a.attempt.attemptedAt.getTime() - b.attempt.attemptedAt.getTime());
     const succeeded = (n: NotedAttempt) => n.verdict.kind === "healthy";
@@ -92,7 +100,13 @@ export function summarize(noted: readonly NotedAttempt[]): repo.SubscriptionHeal
     return {
       subscriptionId,
       lastSuccessAt: lastSuccess?.attempt.attemptedAt ?? null,
-      lastFailure: lastFailure ? { at: lastFailure.attempt.attemptedAt, statusCode: lastFailure.attempt.statusCode, error: lastFailure.attempt.error } : null,
+      lastFailure: lastFailure
+        ? {
+            at: lastFailure.attempt.attemptedAt,
+            statusCode: lastFailure.attempt.statusCode,
+            error: lastFailure.attempt.error,
+          }
+        : null,
       failingFrom: sinceLastSuccess[0]?.attempt.attemptedAt ?? null,
     };
   });
@@ -128,8 +142,12 @@ export class EndpointHealth {
     }
     const figures = await repo.noteAttemptsHealth(db, this.worthNoting(summarize(noted)), this.opts.disableAfterMs);
     const gone = new Set(noted.filter((n) => n.verdict.kind === "gone").map((n) => n.delivery.subscription_id));
-    const toDisable = figures.filter((f) => f.status === "active" && (gone.has(f.subscriptionId) || f.failingTooLong))
-      .map((f) => ({ subscriptionId: f.subscriptionId, reason: (gone.has(f.subscriptionId) ? "gone" : "failing") as DisabledReason }));
+    const toDisable = figures
+      .filter((f) => f.status === "active" && (gone.has(f.subscriptionId) || f.failingTooLong))
+      .map((f) => ({
+        subscriptionId: f.subscriptionId,
+        reason: (gone.has(f.subscriptionId) ? "gone" : "failing") as DisabledReason,
+      }));
     const disabled: { subscriptionId: number; reason: DisabledReason }[] = [];
     for (const d of toDisable) if (await disableSubscription(db, d.subscriptionId, d.reason)) disabled.push(d);
     return disabled;

@@ -20,24 +20,45 @@ export const WebhookEvent = {
 
 const subscriptionProperties = {
   id: { type: "integer" },
-  status: { enum: ["active", "disabled"], description: "`disabled` (after a `410 Gone`, or failing every attempt for WEBHOOK_DISABLE_AFTER): nothing is sent until `POST /webhooks/{id}/enable`." },
+  status: {
+    enum: ["active", "disabled"],
+    description:
+      "`disabled` (after a `410 Gone`, or failing every attempt for WEBHOOK_DISABLE_AFTER): nothing is sent until `POST /webhooks/{id}/enable`.",
+  },
   disabledAt: { ...nullableTimestamp, description: "When it was disabled; null while active." },
   disabledReason: { type: ["string", "null"], description: "Why it was disabled; null while active." },
   event,
   url: { type: "string", description: "Receives a `POST` for each event (`https://`)." },
   createdAt: timestamp,
   rotatedAt: { ...nullableTimestamp, description: "When the key and secret were last rotated." },
-  signature: { enum: [...SIGNATURE_SCHEMES], description: "`ed25519`: every request also carries a `v1a` signature, verified with `publicKey`." },
+  signature: {
+    enum: [...SIGNATURE_SCHEMES],
+    description: "`ed25519`: every request also carries a `v1a` signature, verified with `publicKey`.",
+  },
   publicKey: {
-    type: ["string", "null"], pattern: "^whpk_",
+    type: ["string", "null"],
+    pattern: "^whpk_",
     description: "`whpk_` + base64 of the Ed25519 public key that verifies the `v1a` signatures; null for `hmac`.",
   },
   previousSecretUntil: {
     ...nullableTimestamp,
-    description: "Until when the key and secret replaced by the last rotation still sign beside the current ones (`X-WEBHOOK-PREVIOUS-KEY`, a second signature); null once they no longer do.",
+    description:
+      "Until when the key and secret replaced by the last rotation still sign beside the current ones (`X-WEBHOOK-PREVIOUS-KEY`, a second signature); null once they no longer do.",
   },
 } as const;
-const subscriptionRequired = ["id", "status", "disabledAt", "disabledReason", "event", "url", "createdAt", "rotatedAt", "signature", "publicKey", "previousSecretUntil"] as const;
+const subscriptionRequired = [
+  "id",
+  "status",
+  "disabledAt",
+  "disabledReason",
+  "event",
+  "url",
+  "createdAt",
+  "rotatedAt",
+  "signature",
+  "publicKey",
+  "previousSecretUntil",
+] as const;
 
 export const Subscription = {
   type: "object",
@@ -54,7 +75,10 @@ export const SubscriptionWithSecrets = {
   properties: {
     ...subscriptionProperties,
     key: { type: "string", description: "Sent as `X-WEBHOOK-KEY` with every request." },
-    secret: { type: "string", description: "Signs every request (Standard Webhooks `webhook-signature`, `whsec_` form)." },
+    secret: {
+      type: "string",
+      description: "Signs every request (Standard Webhooks `webhook-signature`, `whsec_` form).",
+    },
   },
   additionalProperties: false,
 } as const;
@@ -67,9 +91,15 @@ export const Delivery = {
     id: { type: "integer" },
     webhookId: { type: "string", description: "The `webhook-id` header of every attempt: deduplicate on it." },
     eventId: { type: "string" },
-    event: { enum: [...EVENTS, ...SUBSCRIPTION_EVENT_NAMES], description: "The event; `webhook_test` for a test asked with `POST /webhooks/{id}/test`." },
+    event: {
+      enum: [...EVENTS, ...SUBSCRIPTION_EVENT_NAMES],
+      description: "The event; `webhook_test` for a test asked with `POST /webhooks/{id}/test`.",
+    },
     status: { enum: [...DELIVERY_STATUSES] },
-    nextAttemptAt: { ...nullableTimestamp, description: "When it is tried next; null once it succeeded, failed or was refused." },
+    nextAttemptAt: {
+      ...nullableTimestamp,
+      description: "When it is tried next; null once it succeeded, failed or was refused.",
+    },
     createdAt: timestamp,
     payload: { description: "The request body, as sent." },
     attempts: {
@@ -79,7 +109,10 @@ export const Delivery = {
         required: ["attemptedAt", "statusCode", "error", "durationMs"],
         properties: {
           attemptedAt: timestamp,
-          statusCode: { type: ["integer", "null"], description: "The receiver's HTTP status; null when it gave none (see `error`)." },
+          statusCode: {
+            type: ["integer", "null"],
+            description: "The receiver's HTTP status; null when it gave none (see `error`).",
+          },
           error: { type: ["string", "null"] },
           durationMs: { type: "number", minimum: 0 },
         },
@@ -92,17 +125,36 @@ export const Delivery = {
 
 export const Recovery = {
   type: "object",
-  description: "A recovery: the subscription's deliveries of a window queued again in the background, and how far it got.",
-  required: ["id", "subscriptionId", "status", "since", "until", "all", "examined", "queued", "createdAt", "finishedAt"],
+  description:
+    "A recovery: the subscription's deliveries of a window queued again in the background, and how far it got.",
+  required: [
+    "id",
+    "subscriptionId",
+    "status",
+    "since",
+    "until",
+    "all",
+    "examined",
+    "queued",
+    "createdAt",
+    "finishedAt",
+  ],
   properties: {
     id: { type: "integer" },
     subscriptionId: { type: "integer" },
-    status: { enum: ["queued", "running", "done"], description: "`queued` until a webhooks process takes it, `running`, then `done`." },
+    status: {
+      enum: ["queued", "running", "done"],
+      description: "`queued` until a webhooks process takes it, `running`, then `done`.",
+    },
     since: timestamp,
     until: { ...timestamp, description: "The window's end: as asked, or when the recovery was asked for." },
     all: { type: "boolean", description: "Every delivery of the window is queued again, the successful ones too." },
     examined: { type: "integer", minimum: 0, description: "Deliveries of the window looked at so far." },
-    queued: { type: "integer", minimum: 0, description: "Of those, how many were queued again (those already pending are on their way)." },
+    queued: {
+      type: "integer",
+      minimum: 0,
+      description: "Of those, how many were queued again (those already pending are on their way).",
+    },
     createdAt: timestamp,
     finishedAt: nullableTimestamp,
   },
@@ -113,7 +165,8 @@ const nullableNumber = { type: ["number", "null"], minimum: 0 } as const;
 
 export const SubscriptionStats = {
   type: "object",
-  description: "A subscription's health: its attempts over the last 24 hours, its backlog, its latest success and failure.",
+  description:
+    "A subscription's health: its attempts over the last 24 hours, its backlog, its latest success and failure.",
   required: ["id", "status", "window", "backlog", "lastSuccessAt", "lastFailure", "failingSince"],
   properties: {
     id: { type: "integer" },
@@ -137,13 +190,20 @@ export const SubscriptionStats = {
       additionalProperties: false,
     },
     backlog: { type: "integer", minimum: 0, description: "Deliveries waiting to be sent." },
-    lastSuccessAt: { ...nullableTimestamp, description: "The latest success, to the second: while a subscription keeps succeeding, each webhooks process notes its successes at most once a second." },
+    lastSuccessAt: {
+      ...nullableTimestamp,
+      description:
+        "The latest success, to the second: while a subscription keeps succeeding, each webhooks process notes its successes at most once a second.",
+    },
     lastFailure: {
       type: ["object", "null"],
       required: ["at", "statusCode", "error"],
       properties: {
         at: timestamp,
-        statusCode: { type: ["integer", "null"], description: "The receiver's HTTP status; null when it gave none (see `error`)." },
+        statusCode: {
+          type: ["integer", "null"],
+          description: "The receiver's HTTP status; null when it gave none (see `error`).",
+        },
         error: { type: ["string", "null"] },
       },
       additionalProperties: false,

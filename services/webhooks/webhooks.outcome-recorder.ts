@@ -104,10 +104,15 @@ export class OutcomeRecorder {
   private async write(batch: Queued[]): Promise<void> {
     if (batch.length === 0) return;
     try {
-      await repo.recordAttempts(this.opts.db, batch.map((f) => ({ claim: f.delivery, attempt: f.attempt, next: f.next })));
+      await repo.recordAttempts(
+        this.opts.db,
+        batch.map((f) => ({ claim: f.delivery, attempt: f.attempt, next: f.next })),
+      );
     } catch (err) {
       // The leases run out and these deliveries are sent again: at least once, never lost.
-      this.opts.logger.warn(`Webhook dispatcher: recording ${batch.length} attempts (deliveries ${batch.map((f) => f.delivery.id).join(", ")}) failed: ${(err as Error).message}`);
+      this.opts.logger.warn(
+        `Webhook dispatcher: recording ${batch.length} attempts (deliveries ${batch.map((f) => f.delivery.id).join(", ")}) failed: ${(err as Error).message}`,
+      );
       return;
     }
     await this.noteHealth(batch);
@@ -118,10 +123,14 @@ export class OutcomeRecorder {
     try {
       const disabled = await this.opts.health.afterAttempts(batch);
       for (const { subscriptionId, reason } of disabled) {
-        this.opts.logger.warn(`Webhook subscription ${subscriptionId} disabled (${reason}); its owner is told by webhook_endpoint_disabled.`);
+        this.opts.logger.warn(
+          `Webhook subscription ${subscriptionId} disabled (${reason}); its owner is told by webhook_endpoint_disabled.`,
+        );
       }
     } catch (err) {
-      this.opts.logger.warn(`Webhook dispatcher: noting the health of ${batch.length} attempts failed: ${(err as Error).message}`);
+      this.opts.logger.warn(
+        `Webhook dispatcher: noting the health of ${batch.length} attempts failed: ${(err as Error).message}`,
+      );
     }
   }
 }

@@ -13,7 +13,8 @@ const id = pathId("webhook");
 
 function signatureRule(description: string) {
   return optional({
-    type: "enum", values: [...SIGNATURE_SCHEMES],
+    type: "enum",
+    values: [...SIGNATURE_SCHEMES],
     messages: { enumValue: `Must be one of ${SIGNATURE_SCHEMES.join(", ")}.` },
     jsonSchemaAlso: { description },
   });
@@ -24,17 +25,27 @@ export const availableParams = { $$strict: true } as const;
 export const subscribeParams = {
   $$strict: true,
   // A name that is no event at all is a typo (422); a known event the client may not use is 403.
-  event: { type: "enum", values: [...EVENTS], messages: { enumValue: "Unknown event: GET /api/v1/webhooks/available lists the events you may subscribe to." } },
+  event: {
+    type: "enum",
+    values: [...EVENTS],
+    messages: { enumValue: "Unknown event: GET /api/v1/webhooks/available lists the events you may subscribe to." },
+  },
   url: {
-    type: "string", trim: true, min: 1, max: 2048,
+    type: "string",
+    trim: true,
+    min: 1,
+    max: 2048,
     // Checked with the address it resolves to (webhooks.url-policy.ts); written here so that the document says it.
     jsonSchemaAlso: {
       format: "uri",
       pattern: "^https://",
-      description: "An `https://` URL whose host resolves to a public address (an operator may allow `http://` and private addresses for development).",
+      description:
+        "An `https://` URL whose host resolves to a public address (an operator may allow `http://` and private addresses for development).",
     },
   },
-  signature: signatureRule("How requests are signed: `hmac` (the default) or `ed25519`, which adds a `v1a` signature verified with the subscription's `publicKey`."),
+  signature: signatureRule(
+    "How requests are signed: `hmac` (the default) or `ed25519`, which adds a `v1a` signature verified with the subscription's `publicKey`.",
+  ),
 } as const;
 export interface SubscribeParams {
   event: EventName;
@@ -53,7 +64,11 @@ export interface IdParams {
 export const deliveriesParams = {
   $$strict: true,
   id,
-  status: optional({ type: "enum", values: [...DELIVERY_STATUSES], messages: { enumValue: `Must be one of ${DELIVERY_STATUSES.join(", ")}.` } }),
+  status: optional({
+    type: "enum",
+    values: [...DELIVERY_STATUSES],
+    messages: { enumValue: `Must be one of ${DELIVERY_STATUSES.join(", ")}.` },
+  }),
   ...pageParams,
 } as const;
 export interface DeliveriesParams extends PageQuery {
@@ -71,7 +86,9 @@ export interface RedeliverParams {
 export const rotateParams = {
   $$strict: true,
   id,
-  signature: signatureRule("Switch the signature scheme with this rotation; left out, the subscription keeps its scheme (an `ed25519` one gets a new key pair)."),
+  signature: signatureRule(
+    "Switch the signature scheme with this rotation; left out, the subscription keeps its scheme (an `ed25519` one gets a new key pair).",
+  ),
 } as const;
 export interface RotateParams {
   id: number;
@@ -79,19 +96,29 @@ export interface RotateParams {
 }
 
 /** RFC 3339 with a time zone, e.g. `2026-05-01T00:00:00Z`. */
-const timestamp = (description: string) => ({
-  type: "string",
-  pattern: /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,6})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/,
-  messages: { stringPattern: "Must be an RFC 3339 date-time with a time zone, e.g. 2026-05-01T00:00:00Z." },
-  jsonSchemaAlso: { format: "date-time", description },
-}) as const;
+const timestamp = (description: string) =>
+  ({
+    type: "string",
+    pattern:
+      /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,6})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/,
+    messages: { stringPattern: "Must be an RFC 3339 date-time with a time zone, e.g. 2026-05-01T00:00:00Z." },
+    jsonSchemaAlso: { format: "date-time", description },
+  }) as const;
 
 export const recoverParams = {
   $$strict: true,
   id,
   since: timestamp("Deliveries created at or after this time are recovered."),
-  until: optional(timestamp("Deliveries created before this time are recovered; left out, up to when the recovery is asked for.")),
-  all: optional({ type: "boolean", jsonSchemaAlso: { description: "`true`: every delivery of the window, the successful ones too; by default only those that did not succeed." } }),
+  until: optional(
+    timestamp("Deliveries created before this time are recovered; left out, up to when the recovery is asked for."),
+  ),
+  all: optional({
+    type: "boolean",
+    jsonSchemaAlso: {
+      description:
+        "`true`: every delivery of the window, the successful ones too; by default only those that did not succeed.",
+    },
+  }),
 } as const;
 export interface RecoverParams {
   id: number;

@@ -70,7 +70,10 @@ export class Recoverer {
       if (!step) return;
       if (step.queued > 0) this.opts.queued();
       if (step.done) {
-        this.opts.logger.info({ recoveryId: recovery.id, subscriptionId: recovery.subscription_id }, "webhook recovery done");
+        this.opts.logger.info(
+          { recoveryId: recovery.id, subscriptionId: recovery.subscription_id },
+          "webhook recovery done",
+        );
         return;
       }
     }
@@ -79,7 +82,9 @@ export class Recoverer {
 
 /** Whether an unfinished recovery is the one this request asks for (then it is answered again). */
 export function sameRecoveryRequest(row: repo.RecoveryRow, asked: repo.RecoveryRequest): boolean {
-  return row.since.getTime() === asked.since.getTime()
-    && (row.requested_until?.getTime() ?? null) === (asked.until?.getTime() ?? null)
-    && row.all_deliveries === asked.all;
+  return (
+    row.since.getTime() === asked.since.getTime() &&
+    (row.requested_until?.getTime() ?? null) === (asked.until?.getTime() ?? null) &&
+    row.all_deliveries === asked.all
+  );
 }

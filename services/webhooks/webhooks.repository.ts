@@ -105,17 +105,30 @@ export async function insertSubscription(
   s: { clientId: number; event: EventName; url: string; key: string; secret: string; signing: SigningKeys },
   box: SecretBox,
 ): Promise<SubscriptionRow | null> {
-  const rows = (await db.withSchema(S).table("subscriptions")
+  const rows = (await db
+    .withSchema(S)
+    .table("subscriptions")
     .insert({
-      client_id: s.clientId, event: s.event, url: s.url, key: box.seal(s.key), secret: box.seal(s.secret),
-      signing_key: s.signing && box.seal(s.signing.privateKey), public_key: s.signing?.publicKey ?? null,
+      client_id: s.clientId,
+      event: s.event,
+      url: s.url,
+      key: box.seal(s.key),
+      secret: box.seal(s.secret),
+      signing_key: s.signing && box.seal(s.signing.privateKey),
+      public_key: s.signing?.publicKey ?? null,
     })
-    .onConflict(["client_id", "event", "url"]).ignore()
+    .onConflict(["client_id", "event", "url"])
+    .ignore()
     .returning("*")) as SubscriptionRow[];
   return rows[0] ? { ...rows[0], key: s.key, secret: s.secret } : null;
 }
 
-export async function findSubscriptionByTarget(db: Db, clientId: number, event: EventName, url: string): Promise<SubscriptionRow | undefined> {
+export async function findSubscriptionByTarget(
+  db: Db,
+  clientId: number,
+  event: EventName,
+  url: string,
+): Promise<SubscriptionRow | undefined> {
   return db.withSchema(S).table("subscriptions").where({ client_id: clientId, event, url }).first();
 }
 
@@ -131,7 +144,11 @@ export async function listSubscriptions(db: Db, clientId: number, page: PageQuer
 /** Deletes the subscription with its deliveries and their attempts; false when there was none. */
 export async function deleteSubscription(db: Db, clientId: number, id: number): Promise<boolean> {
   // Raw: knex-pglite answers `.delete()` with its whole response instead of the row count.
-  const result = await db.raw(`DELETE FROM ??.subscriptions WHERE id = ? AND client_id = ? RETURNING id`, [S, id, clientId]);
+  const result = await db.raw(`DELETE FROM ??.subscriptions WHERE id = ? AND client_id = ? RETURNING id`, [
+    S,
+    id,
+    clientId,
+  ]);
   return (result as { rows: unknown[] }).rows.length > 0;
 }
 
@@ -140,17 +157,29 @@ export async function deleteSubscription(db: Db, clientId: number, id: number): 
  * `overlapMs` (a second rotation within that time drops the oldest).
  */
 export async function rotateSecrets(
-  db: Db, clientId: number, id: number, next: { key: string; secret: string; signing: SigningKeys; overlapMs: number }, box: SecretBox,
+  db: Db,
+  clientId: number,
+  id: number,
+  next: { key: string; secret: string; signing: SigningKeys; overlapMs: number },
+  box: SecretBox,
 ): Promise<SubscriptionRow | undefined> {
   // The right-hand sides read the row as it was before this update.
-  const [row] = (await db.withSchema(S).table("subscriptions").where({ id, client_id: clientId })
+  const [row] = (await db
+    .withSchema(S)
+    .table("subscriptions")
+    .where({ id, client_id: clientId })
     .update({
-      previous_key: db.raw("??", ["key"]), previous_secret: db.raw("??", ["secret"]), previous_signing_key: db.raw("??", ["signing_key"]),
+      previous_key: db.raw("??", ["key"]),
+      previous_secret: db.raw("??", ["secret"]),
+      previous_signing_key: db.raw("??", ["signing_key"]),
       previous_until: db.raw("now() + ? * interval '1 millisecond'", [next.overlapMs]),
-      key: box.seal(next.key), secret: box.seal(next.secret),
-      signing_key: next.signing && box.seal(next.signing.privateKey), public_key: next.signing?.publicKey ?? null,
+      key: box.seal(next.key),
+      secret: box.seal(next.secret),
+      signing_key: next.signing && box.seal(next.signing.privateKey),
+      public_key: next.signing?.publicKey ?? null,
       rotated_at: db.fn.now(),
-    }).returning("*")) as SubscriptionRow[];
+    })
+    .returning("*")) as SubscriptionRow[];
   return row && { ...row, key: next.key, secret: next.secret };
 }
 
@@ -180,7 +209,9 @@ export interface CandidateSubscription {
  * at the millisecond, the precision of `occurredAt`.
  */
 export async function candidateSubscriptions(db: Db, e: DomainEvent): Promise<CandidateSubscription[]> {
-  return (await db.withSchema(S).from("subscriptions as s")
+  return (await db
+    .withSchema(S)
+    .from("subscriptions as s")
     .where({ event: e.event, status: "active" })
     .andWhereRaw("date_trunc('milliseconds', created_at) <= ?", [e.occurredAt])
     .select("id", "client_id", db.raw(`${ENDPOINT_OF_URL} AS endpoint`))) as CandidateSubscription[];
@@ -211,7 +242,11 @@ export interface StoredDeliveries {
  * sends them. The others are due now, for whichever dispatcher claims them.
  */
 export async function insertEventDeliveries(
-  db: Db, e: DomainEvent, body: string, subscriptionIds: number[], direct: DirectClaims = { subscriptionIds: [], leaseMs: 0 },
+  db: Db,
+  e: DomainEvent,
+  body: string,
+  subscriptionIds: number[],
+  direct: DirectClaims = { subscriptionIds: [], leaseMs: 0 },
 ): Promise<StoredDeliveries> {
   if (subscriptionIds.length === 0) return { created: 0, claimed: [] };
   const traceparent = currentTraceparent() ?? null;
@@ -239,17 +274,36 @@ export async function insertEventDeliveries(
             t.previous_key, t.previous_secret, t.previous_signing_key, t.endpoint
        FROM inserted i JOIN targets t ON t.id = i.subscription_id`,
     [
-      [...direct.subscriptionIds], S, S, subscriptionIds,
-      S, e.id, e.event, e.ownerClientId, e.entity, e.entityId, e.occurredAt, body, e.requestId ?? null, traceparent,
-      S, e.id, direct.leaseMs,
+      [...direct.subscriptionIds],
+      S,
+      S,
+      subscriptionIds,
+      S,
+      e.id,
+      e.event,
+      e.ownerClientId,
+      e.entity,
+      e.entityId,
+      e.occurredAt,
+      body,
+      e.requestId ?? null,
+      traceparent,
+      S,
+      e.id,
+      direct.leaseMs,
     ],
   );
   const claimed: ClaimedDelivery[] = [];
   for (const row of rows) {
     if (row.claim_token === null) continue;
     claimed.push({
-      ...row, claim_token: row.claim_token, event: e.event as DeliveredEventName, body,
-      request_id: e.requestId ?? null, traceparent, owner_client_id: e.ownerClientId,
+      ...row,
+      claim_token: row.claim_token,
+      event: e.event as DeliveredEventName,
+      body,
+      request_id: e.requestId ?? null,
+      traceparent,
+      owner_client_id: e.ownerClientId,
     });
   }
   return { created: rows.length, claimed };
@@ -258,7 +312,10 @@ export async function insertEventDeliveries(
 // ---- deliveries as subscribers see them ----------------------------------------------------
 
 function deliveriesQuery(db: Db) {
-  return db.withSchema(S).table("deliveries as d").join("events as e", "e.id", "d.event_id")
+  return db
+    .withSchema(S)
+    .table("deliveries as d")
+    .join("events as e", "e.id", "d.event_id")
     .select("d.*", "e.event", "e.body");
 }
 
@@ -276,7 +333,11 @@ export async function findDelivery(db: Db, subscriptionId: number, id: number): 
 export async function attemptsOf(db: Db, deliveryIds: number[]): Promise<Map<number, AttemptRow[]>> {
   const byDelivery = new Map<number, AttemptRow[]>(deliveryIds.map((id) => [id, []]));
   if (deliveryIds.length === 0) return byDelivery;
-  const rows = (await db.withSchema(S).table("attempts").whereIn("delivery_id", deliveryIds).orderBy("id")) as AttemptRow[];
+  const rows = (await db
+    .withSchema(S)
+    .table("attempts")
+    .whereIn("delivery_id", deliveryIds)
+    .orderBy("id")) as AttemptRow[];
   for (const row of rows) byDelivery.get(row.delivery_id)?.push(row);
   return byDelivery;
 }
@@ -287,13 +348,19 @@ export async function attemptsOf(db: Db, deliveryIds: number[]): Promise<Map<num
  * once; the running attempt is still recorded but no longer decides the delivery's status.
  */
 export async function scheduleAgain(db: Db, subscriptionId: number, id: number): Promise<boolean> {
-  const updated = await db.withSchema(S).table("deliveries").where({ id, subscription_id: subscriptionId }).update({
-    status: "pending",
-    attempt_count: 0,
-    next_attempt_at: db.raw("CASE WHEN claim_token IS NOT NULL AND next_attempt_at > now() THEN next_attempt_at ELSE now() END"),
-    claim_token: null,
-    updated_at: db.fn.now(),
-  });
+  const updated = await db
+    .withSchema(S)
+    .table("deliveries")
+    .where({ id, subscription_id: subscriptionId })
+    .update({
+      status: "pending",
+      attempt_count: 0,
+      next_attempt_at: db.raw(
+        "CASE WHEN claim_token IS NOT NULL AND next_attempt_at > now() THEN next_attempt_at ELSE now() END",
+      ),
+      claim_token: null,
+      updated_at: db.fn.now(),
+    });
   return updated > 0;
 }
 
@@ -307,24 +374,46 @@ const CANCELLED = { status: "cancelled", next_attempt_at: null, claim_token: nul
  * longer hears (webhooks.events.ts `Audience`, the same rule as fan-out). Returns how many.
  * One already being sent is cancelled too; its attempt is still recorded.
  */
-export async function cancelQueuedDeliveries(db: Db, clientId: number, audience: { events: string[]; everyClientEvents: string[] }): Promise<number> {
-  const unheard = db.withSchema(S).table("deliveries as d")
+export async function cancelQueuedDeliveries(
+  db: Db,
+  clientId: number,
+  audience: { events: string[]; everyClientEvents: string[] },
+): Promise<number> {
+  const unheard = db
+    .withSchema(S)
+    .table("deliveries as d")
     .join("subscriptions as s", "s.id", "d.subscription_id")
     .join("events as e", "e.id", "d.event_id")
-    .where("s.client_id", clientId).andWhere("d.status", "pending")
+    .where("s.client_id", clientId)
+    .andWhere("d.status", "pending")
     // Subscription events (a test) depend on no grant but `webhooks`, which the dispatcher checks.
     .whereIn("e.event", EVENTS)
-    .whereNot((q) => q.whereIn("e.event", audience.events)
-      .andWhere((who) => who.whereRaw("e.owner_client_id = s.client_id").orWhereIn("e.event", audience.everyClientEvents)))
+    .whereNot((q) =>
+      q
+        .whereIn("e.event", audience.events)
+        .andWhere((who) =>
+          who.whereRaw("e.owner_client_id = s.client_id").orWhereIn("e.event", audience.everyClientEvents),
+        ),
+    )
     .select("d.id");
-  return db.withSchema(S).table("deliveries").whereIn("id", unheard).andWhere("status", "pending")
+  return db
+    .withSchema(S)
+    .table("deliveries")
+    .whereIn("id", unheard)
+    .andWhere("status", "pending")
     .update({ ...CANCELLED, updated_at: db.fn.now() });
 }
 
 /** Cancels deliveries this dispatcher claimed and must not send; a claim that moved on is left alone. */
 export async function cancelClaims(db: Db, claims: { id: number; claim_token: string }[]): Promise<void> {
   if (claims.length === 0) return;
-  await db.withSchema(S).table("deliveries").whereIn("claim_token", claims.map((c) => c.claim_token))
+  await db
+    .withSchema(S)
+    .table("deliveries")
+    .whereIn(
+      "claim_token",
+      claims.map((c) => c.claim_token),
+    )
     .update({ ...CANCELLED, updated_at: db.fn.now() });
 }
 
@@ -350,7 +439,12 @@ export interface EndpointAllowance {
  * it reads them (SKIP LOCKED), so the cost grows with the free slots, never with the backlog;
  * endpoints with no free slot are not read at all.
  */
-export async function claimDue(db: Knex, limit: number, leaseMs: number, allowance: EndpointAllowance): Promise<ClaimedDelivery[]> {
+export async function claimDue(
+  db: Knex,
+  limit: number,
+  leaseMs: number,
+  allowance: EndpointAllowance,
+): Promise<ClaimedDelivery[]> {
   const result = await db.raw(
     `WITH endpoints AS (
        SELECT s.id AS subscription_id, ${ENDPOINT_OF_URL} AS endpoint, coalesce(l.free, ?) AS free
@@ -425,9 +519,15 @@ export interface RecordedAttempt {
 export async function recordAttempts(db: Knex, recorded: readonly RecordedAttempt[]): Promise<void> {
   if (recorded.length === 0) return;
   const rows = recorded.map(({ claim, attempt, next }) => ({
-    id: claim.id, claim_token: claim.claim_token, status: next.status,
-    attempt_count: claim.attempt_count + (next.spendsRetry === false ? 0 : 1), retry_in_ms: next.retryInMs,
-    attempted_at: attempt.attemptedAt.toISOString(), status_code: attempt.statusCode, error: attempt.error, duration_ms: attempt.durationMs,
+    id: claim.id,
+    claim_token: claim.claim_token,
+    status: next.status,
+    attempt_count: claim.attempt_count + (next.spendsRetry === false ? 0 : 1),
+    retry_in_ms: next.retryInMs,
+    attempted_at: attempt.attemptedAt.toISOString(),
+    status_code: attempt.statusCode,
+    error: attempt.error,
+    duration_ms: attempt.durationMs,
   }));
   await db.raw(
     `WITH input AS (
@@ -452,17 +552,37 @@ export async function recordAttempts(db: Knex, recorded: readonly RecordedAttemp
 /** Records an event for one subscription only, with its pending delivery due now; returns the delivery's id. */
 export async function insertSubscriptionEvent(
   db: Knex,
-  e: { id: string; event: DeliveredEventName; subscription: { id: number; client_id: number }; body: string; requestId: string | null; traceparent: string | null },
+  e: {
+    id: string;
+    event: DeliveredEventName;
+    subscription: { id: number; client_id: number };
+    body: string;
+    requestId: string | null;
+    traceparent: string | null;
+  },
 ): Promise<number> {
   return db.transaction(async (trx) => {
     await trx.withSchema(S).table("events").insert({
-      id: e.id, event: e.event, owner_client_id: e.subscription.client_id, entity: "subscription", entity_id: e.subscription.id,
-      occurred_at: trx.fn.now(), body: e.body, request_id: e.requestId, traceparent: e.traceparent,
+      id: e.id,
+      event: e.event,
+      owner_client_id: e.subscription.client_id,
+      entity: "subscription",
+      entity_id: e.subscription.id,
+      occurred_at: trx.fn.now(),
+      body: e.body,
+      request_id: e.requestId,
+      traceparent: e.traceparent,
     });
-    const [row] = (await trx.withSchema(S).table("deliveries").insert({
-      subscription_id: e.subscription.id, event_id: e.id,
-      webhook_id: trx.raw("'msg_' || replace(gen_random_uuid()::text, '-', '')"), next_attempt_at: trx.fn.now(),
-    }).returning("id")) as { id: number | string }[];
+    const [row] = (await trx
+      .withSchema(S)
+      .table("deliveries")
+      .insert({
+        subscription_id: e.subscription.id,
+        event_id: e.id,
+        webhook_id: trx.raw("'msg_' || replace(gen_random_uuid()::text, '-', '')"),
+        next_attempt_at: trx.fn.now(),
+      })
+      .returning("id")) as { id: number | string }[];
     return Number(row.id);
   });
 }
@@ -497,7 +617,11 @@ export interface RecoveryRequest {
  * A new recovery, or the subscription's unfinished one (at most one: recoveries_one_active),
  * which the caller compares with what it asked.
  */
-export async function createRecovery(db: Db, subscriptionId: number, r: RecoveryRequest): Promise<{ row: RecoveryRow; created: boolean }> {
+export async function createRecovery(
+  db: Db,
+  subscriptionId: number,
+  r: RecoveryRequest,
+): Promise<{ row: RecoveryRow; created: boolean }> {
   for (;;) {
     const inserted = await db.raw(
       `INSERT INTO ??.recoveries (subscription_id, since, requested_until, until, all_deliveries)
@@ -508,14 +632,20 @@ export async function createRecovery(db: Db, subscriptionId: number, r: Recovery
     );
     const [row] = (inserted as { rows: RecoveryRow[] }).rows;
     if (row) return { row: normalRecovery(row), created: true };
-    const active = await db.withSchema(S).table("recoveries").where({ subscription_id: subscriptionId }).whereNot("status", "done").first();
+    const active = await db
+      .withSchema(S)
+      .table("recoveries")
+      .where({ subscription_id: subscriptionId })
+      .whereNot("status", "done")
+      .first();
     // It finished between the two statements: ask again.
     if (active) return { row: normalRecovery(active as RecoveryRow), created: false };
   }
 }
 
 export async function findRecovery(db: Db, subscriptionId: number, id: number): Promise<RecoveryRow | undefined> {
-  const row = (await db.withSchema(S).table("recoveries").where({ id, subscription_id: subscriptionId }).first()) as RecoveryRow | undefined;
+  const row = (await db.withSchema(S).table("recoveries").where({ id, subscription_id: subscriptionId }).first()) as
+    RecoveryRow | undefined;
   return row && normalRecovery(row);
 }
 
@@ -548,28 +678,61 @@ export async function claimRecovery(db: Knex, leaseMs: number): Promise<Recovery
  * lease, in one short transaction; marks the recovery done after the last. Returns how many were
  * queued, or null when the claim was lost (another replica took it over).
  */
-export async function recoverNextBatch(db: Knex, claim: RecoveryRow, batch: number, leaseMs: number): Promise<{ queued: number; done: boolean } | null> {
+export async function recoverNextBatch(
+  db: Knex,
+  claim: RecoveryRow,
+  batch: number,
+  leaseMs: number,
+): Promise<{ queued: number; done: boolean } | null> {
   return db.transaction(async (trx) => {
-    const held = (await trx.withSchema(S).table("recoveries").where({ id: claim.id, claim_token: claim.claim_token }).forUpdate().first()) as RecoveryRow | undefined;
+    const held = (await trx
+      .withSchema(S)
+      .table("recoveries")
+      .where({ id: claim.id, claim_token: claim.claim_token })
+      .forUpdate()
+      .first()) as RecoveryRow | undefined;
     if (!held) return null;
-    const ids = ((await trx.withSchema(S).table("deliveries")
-      .where("subscription_id", held.subscription_id).andWhere("id", ">", held.after_delivery_id)
-      .andWhere("created_at", ">=", held.since).andWhere("created_at", "<", held.until)
-      .orderBy("id").limit(batch).select("id")) as { id: number | string }[]).map((r) => Number(r.id));
+    const ids = (
+      (await trx
+        .withSchema(S)
+        .table("deliveries")
+        .where("subscription_id", held.subscription_id)
+        .andWhere("id", ">", held.after_delivery_id)
+        .andWhere("created_at", ">=", held.since)
+        .andWhere("created_at", "<", held.until)
+        .orderBy("id")
+        .limit(batch)
+        .select("id")) as { id: number | string }[]
+    ).map((r) => Number(r.id));
     const again = trx.withSchema(S).table("deliveries").whereIn("id", ids).whereNot("status", "pending");
     if (!held.all_deliveries) again.whereNot("status", "succeeded");
-    const queued = ids.length === 0 ? 0 : (await again.update({
-      status: "pending", attempt_count: 0, next_attempt_at: trx.fn.now(), claim_token: null, updated_at: trx.fn.now(),
-    }).returning("id")).length;
+    const queued =
+      ids.length === 0
+        ? 0
+        : (
+            await again
+              .update({
+                status: "pending",
+                attempt_count: 0,
+                next_attempt_at: trx.fn.now(),
+                claim_token: null,
+                updated_at: trx.fn.now(),
+              })
+              .returning("id")
+          ).length;
     const done = ids.length < batch;
-    await trx.withSchema(S).table("recoveries").where({ id: held.id }).update({
-      after_delivery_id: ids.length > 0 ? ids[ids.length - 1] : held.after_delivery_id,
-      examined: trx.raw("examined + ?", [ids.length]),
-      queued: trx.raw("queued + ?", [queued]),
-      ...(done
-        ? { status: "done", finished_at: trx.fn.now(), claim_token: null, claimed_until: null }
-        : { claimed_until: trx.raw("now() + ? * interval '1 millisecond'", [leaseMs]) }),
-    });
+    await trx
+      .withSchema(S)
+      .table("recoveries")
+      .where({ id: held.id })
+      .update({
+        after_delivery_id: ids.length > 0 ? ids[ids.length - 1] : held.after_delivery_id,
+        examined: trx.raw("examined + ?", [ids.length]),
+        queued: trx.raw("queued + ?", [queued]),
+        ...(done
+          ? { status: "done", finished_at: trx.fn.now(), claim_token: null, claimed_until: null }
+          : { claimed_until: trx.raw("now() + ? * interval '1 millisecond'", [leaseMs]) }),
+      });
     return { queued, done };
   });
 }
@@ -578,21 +741,32 @@ export async function recoverNextBatch(db: Knex, claim: RecoveryRow, batch: numb
 
 /** Disables an active subscription; undefined when it was not active. */
 export async function markDisabled(db: Db, id: number, reason: string): Promise<SubscriptionRow | undefined> {
-  const [row] = (await db.withSchema(S).table("subscriptions").where({ id, status: "active" })
-    .update({ status: "disabled", disabled_at: db.fn.now(), disabled_reason: reason }).returning("*")) as SubscriptionRow[];
+  const [row] = (await db
+    .withSchema(S)
+    .table("subscriptions")
+    .where({ id, status: "active" })
+    .update({ status: "disabled", disabled_at: db.fn.now(), disabled_reason: reason })
+    .returning("*")) as SubscriptionRow[];
   return row;
 }
 
 /** Enables a subscription of this client again, with a clean slate; undefined when it has none with this id. */
 export async function markEnabled(db: Db, clientId: number, id: number): Promise<SubscriptionRow | undefined> {
-  const [row] = (await db.withSchema(S).table("subscriptions").where({ id, client_id: clientId })
-    .update({ status: "active", disabled_at: null, disabled_reason: null, failing_since: null }).returning("*")) as SubscriptionRow[];
+  const [row] = (await db
+    .withSchema(S)
+    .table("subscriptions")
+    .where({ id, client_id: clientId })
+    .update({ status: "active", disabled_at: null, disabled_reason: null, failing_since: null })
+    .returning("*")) as SubscriptionRow[];
   return row;
 }
 
 /** A disabled subscription's queued deliveries fail (a claim being sent no longer decides them). */
 export async function failPendingDeliveries(db: Db, subscriptionId: number): Promise<void> {
-  await db.withSchema(S).table("deliveries").where({ subscription_id: subscriptionId, status: "pending" })
+  await db
+    .withSchema(S)
+    .table("deliveries")
+    .where({ subscription_id: subscriptionId, status: "pending" })
     .update({ status: "failed", next_attempt_at: null, claim_token: null, updated_at: db.fn.now() });
 }
 
@@ -626,15 +800,22 @@ export interface SubscriptionHealthNote {
  * and the bench saw both deadlock.
  */
 export async function noteAttemptsHealth(
-  db: Db, notes: readonly SubscriptionHealthNote[], disableAfterMs: number,
+  db: Db,
+  notes: readonly SubscriptionHealthNote[],
+  disableAfterMs: number,
 ): Promise<{ subscriptionId: number; status: SubscriptionStatus; failingTooLong: boolean }[]> {
   if (notes.length === 0) return [];
   const rows = notes.map((n) => ({
-    id: n.subscriptionId, last_success_at: n.lastSuccessAt?.toISOString() ?? null,
-    last_failure_at: n.lastFailure?.at.toISOString() ?? null, status_code: n.lastFailure?.statusCode ?? null, error: n.lastFailure?.error ?? null,
+    id: n.subscriptionId,
+    last_success_at: n.lastSuccessAt?.toISOString() ?? null,
+    last_failure_at: n.lastFailure?.at.toISOString() ?? null,
+    status_code: n.lastFailure?.statusCode ?? null,
+    error: n.lastFailure?.error ?? null,
     failing_from: n.failingFrom?.toISOString() ?? null,
   }));
-  const { rows: noted } = await db.raw<{ rows: { id: number; status: SubscriptionStatus; failing_too_long: boolean }[] }>(
+  const { rows: noted } = await db.raw<{
+    rows: { id: number; status: SubscriptionStatus; failing_too_long: boolean }[];
+  }>(
     `WITH input AS (
        SELECT * FROM jsonb_to_recordset(?::jsonb)
          AS i(id int, last_success_at timestamptz, last_failure_at timestamptz, status_code int, error text, failing_from timestamptz)
@@ -671,7 +852,11 @@ export interface SubscriptionStatsRow {
  * and its backlog. Only deliveries touched within the window can have attempts in it
  * (`updated_at` moves with every attempt), which bounds what is read.
  */
-export async function subscriptionStats(db: Db, subscriptionId: number, windowMs: number): Promise<SubscriptionStatsRow> {
+export async function subscriptionStats(
+  db: Db,
+  subscriptionId: number,
+  windowMs: number,
+): Promise<SubscriptionStatsRow> {
   const { rows } = await db.raw<{ rows: SubscriptionStatsRow[] }>(
     `WITH recent AS (
        SELECT a.status_code, a.duration_ms FROM ??.deliveries d JOIN ??.attempts a ON a.delivery_id = d.id
@@ -692,14 +877,18 @@ export async function subscriptionStats(db: Db, subscriptionId: number, windowMs
 
 /** Every subscription's state, the backlog, and how long the `worst` longest-failing ones have failed. */
 export async function healthFigures(db: Db, worst: number) {
-  const { rows: [states] } = await db.raw<{ rows: { healthy: number; failing: number; disabled: number }[] }>(
+  const {
+    rows: [states],
+  } = await db.raw<{ rows: { healthy: number; failing: number; disabled: number }[] }>(
     `SELECT count(*) FILTER (WHERE status = 'active' AND failing_since IS NULL)::int AS healthy,
             count(*) FILTER (WHERE status = 'active' AND failing_since IS NOT NULL)::int AS failing,
             count(*) FILTER (WHERE status = 'disabled')::int AS disabled
        FROM ??.subscriptions`,
     [S],
   );
-  const { rows: [backlog] } = await db.raw<{ rows: { pending: number; oldest_seconds: number | null }[] }>(
+  const {
+    rows: [backlog],
+  } = await db.raw<{ rows: { pending: number; oldest_seconds: number | null }[] }>(
     `SELECT count(*)::int AS pending, extract(epoch FROM now() - min(created_at))::float8 AS oldest_seconds
        FROM ??.deliveries WHERE status = 'pending'`,
     [S],

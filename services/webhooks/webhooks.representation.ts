@@ -1,7 +1,14 @@
 /** The JSON shapes of the webhooks service, as its endpoints return them. */
 import type { DeliveredEventName, EventName } from "../../shared/events";
 import type { DeliveryStatus } from "./webhooks.params";
-import type { AttemptRow, DeliveryRow, RecoveryRow, RecoveryStatus, SubscriptionRow, SubscriptionStatus } from "./webhooks.repository";
+import type {
+  AttemptRow,
+  DeliveryRow,
+  RecoveryRow,
+  RecoveryStatus,
+  SubscriptionRow,
+  SubscriptionStatus,
+} from "./webhooks.repository";
 import type { SignatureScheme } from "./webhooks.signing";
 
 export interface WebhookEvent {
@@ -59,11 +66,18 @@ export interface Delivery {
 
 export function presentSubscription(row: SubscriptionRow): Subscription {
   return {
-    id: row.id, event: row.event, url: row.url, createdAt: row.created_at.toISOString(), rotatedAt: row.rotated_at?.toISOString() ?? null,
-    status: row.status, disabledAt: row.disabled_at?.toISOString() ?? null, disabledReason: row.disabled_reason,
+    id: row.id,
+    event: row.event,
+    url: row.url,
+    createdAt: row.created_at.toISOString(),
+    rotatedAt: row.rotated_at?.toISOString() ?? null,
+    status: row.status,
+    disabledAt: row.disabled_at?.toISOString() ?? null,
+    disabledReason: row.disabled_reason,
     signature: row.public_key ? "ed25519" : "hmac",
     publicKey: row.public_key,
-    previousSecretUntil: row.previous_until && row.previous_until.getTime() > Date.now() ? row.previous_until.toISOString() : null,
+    previousSecretUntil:
+      row.previous_until && row.previous_until.getTime() > Date.now() ? row.previous_until.toISOString() : null,
   };
 }
 
@@ -72,7 +86,12 @@ export function presentWithSecrets(row: SubscriptionRow): SubscriptionWithSecret
 }
 
 function presentAttempt(row: AttemptRow): Attempt {
-  return { attemptedAt: row.attempted_at.toISOString(), statusCode: row.status_code, error: row.error, durationMs: row.duration_ms };
+  return {
+    attemptedAt: row.attempted_at.toISOString(),
+    statusCode: row.status_code,
+    error: row.error,
+    durationMs: row.duration_ms,
+  };
 }
 
 export function presentDelivery(row: DeliveryRow, attempts: AttemptRow[]): Delivery {
@@ -108,7 +127,15 @@ export interface Recovery {
 
 export function presentRecovery(row: RecoveryRow): Recovery {
   return {
-    id: row.id, subscriptionId: row.subscription_id, status: row.status, since: row.since.toISOString(), until: row.until.toISOString(),
-    all: row.all_deliveries, examined: row.examined, queued: row.queued, createdAt: row.created_at.toISOString(), finishedAt: row.finished_at?.toISOString() ?? null,
+    id: row.id,
+    subscriptionId: row.subscription_id,
+    status: row.status,
+    since: row.since.toISOString(),
+    until: row.until.toISOString(),
+    all: row.all_deliveries,
+    examined: row.examined,
+    queued: row.queued,
+    createdAt: row.created_at.toISOString(),
+    finishedAt: row.finished_at?.toISOString() ?? null,
   };
 }

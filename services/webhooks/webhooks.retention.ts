@@ -30,7 +30,11 @@ export interface Pruned {
 }
 
 /** One pass over everything due; resolves to the rows removed. */
-export async function pruneWebhooks(db: Knex, retentionMs: number, keepGoing: () => boolean = () => true): Promise<Pruned> {
+export async function pruneWebhooks(
+  db: Knex,
+  retentionMs: number,
+  keepGoing: () => boolean = () => true,
+): Promise<Pruned> {
   let attempts = 0;
   const deliveries = await pruneInBatches(async (limit) => {
     const pruned = await repo.pruneSettledDeliveries(db, retentionMs, limit);
@@ -38,7 +42,9 @@ export async function pruneWebhooks(db: Knex, retentionMs: number, keepGoing: ()
     return pruned.deliveries;
   }, keepGoing);
   // After the deliveries: only then are their events free to go.
-  const events = keepGoing() ? await pruneInBatches((limit) => repo.pruneUnusedEvents(db, retentionMs, limit), keepGoing) : 0;
+  const events = keepGoing()
+    ? await pruneInBatches((limit) => repo.pruneUnusedEvents(db, retentionMs, limit), keepGoing)
+    : 0;
   return { deliveries, attempts, events };
 }
 
@@ -54,7 +60,9 @@ export function webhooksRetentionJob(opts: RetentionOptions): PeriodicJob {
       const pruned = await pruneWebhooks(opts.db, opts.retentionMs, keepGoing);
       for (const [table, rows] of Object.entries(pruned)) countPrunedRows(`webhooks.${table}`, rows);
       if (pruned.deliveries + pruned.events > 0) {
-        opts.logger.info(`Webhooks retention: pruned ${pruned.deliveries} deliveries, ${pruned.attempts} attempts and ${pruned.events} events.`);
+        opts.logger.info(
+          `Webhooks retention: pruned ${pruned.deliveries} deliveries, ${pruned.attempts} attempts and ${pruned.events} events.`,
+        );
       }
     },
   });

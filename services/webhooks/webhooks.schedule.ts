@@ -7,7 +7,11 @@
 export const MAX_JITTER = 0.2;
 
 /** Milliseconds to wait after the `attemptsMade`-th failed attempt, or null when none is left. */
-export function retryDelayMs(attemptsMade: number, scheduleSeconds: readonly number[], random: () => number = Math.random): number | null {
+export function retryDelayMs(
+  attemptsMade: number,
+  scheduleSeconds: readonly number[],
+  random: () => number = Math.random,
+): number | null {
   const seconds = scheduleSeconds[attemptsMade - 1];
   if (seconds === undefined) return null;
   return Math.round(seconds * 1000 * (1 + MAX_JITTER * random()));
@@ -21,7 +25,11 @@ export function retryAfterMs(header: unknown, maxMs: number, now: number = Date.
   if (typeof header !== "string" || header.trim() === "") return null;
   const text = header.trim();
   // Every HTTP-date form starts with the day's name; Date.parse alone would take "-5" or "1.5" as dates.
-  const asked = /^\d+$/.test(text) ? Number(text) * 1000 : /^[A-Za-z]{3}/.test(text) ? Date.parse(text) - now : Number.NaN;
+  const asked = /^\d+$/.test(text)
+    ? Number(text) * 1000
+    : /^[A-Za-z]{3}/.test(text)
+      ? Date.parse(text) - now
+      : Number.NaN;
   if (!Number.isFinite(asked)) return null;
   return Math.min(Math.max(0, asked), maxMs);
 }

@@ -73,7 +73,8 @@ const TIMEOUT_CODES = new Set(["ECONNABORTED", "ETIMEDOUT", "ERR_CANCELED"]);
 function failureOf(err: unknown, timeoutMs: number, durationMs: number): AttemptOutcome {
   const e = err as AxiosError & { cause?: { code?: string } };
   const code = e.code ?? e.cause?.code;
-  if (code && TIMEOUT_CODES.has(code)) return { kind: "timeout", error: `No answer within ${timeoutMs} ms.`, durationMs };
+  if (code && TIMEOUT_CODES.has(code))
+    return { kind: "timeout", error: `No answer within ${timeoutMs} ms.`, durationMs };
   return { kind: "error", error: code ? `${code}: ${e.message}` : (e.message ?? String(err)), durationMs };
 }
 
@@ -99,8 +100,15 @@ function opened(w: OutgoingWebhook, secrets: SenderOptions["secrets"]): Outgoing
   const open = (sealed: string | null | undefined) => (sealed ? secrets.open(sealed) : null);
   try {
     return {
-      ...w, key: secrets.open(w.key), secret: secrets.open(w.secret), signingKey: open(w.signingKey),
-      previous: w.previous && { key: secrets.open(w.previous.key), secret: secrets.open(w.previous.secret), signingKey: open(w.previous.signingKey) },
+      ...w,
+      key: secrets.open(w.key),
+      secret: secrets.open(w.secret),
+      signingKey: open(w.signingKey),
+      previous: w.previous && {
+        key: secrets.open(w.previous.key),
+        secret: secrets.open(w.previous.secret),
+        signingKey: open(w.previous.signingKey),
+      },
     };
   } catch (err) {
     return { error: (err as Error).message };
@@ -114,7 +122,8 @@ export async function sendWebhook(stored: OutgoingWebhook, opts: SenderOptions):
   if ("error" in w) return { kind: "error", error: w.error, durationMs: elapsed() };
   const deadline = AbortSignal.timeout(opts.timeoutMs);
   const target = await beforeDeadline(checkTarget(w.url, { allowInsecure: opts.allowInsecure }), deadline);
-  if (target === TIMED_OUT) return { kind: "timeout", error: `The host did not resolve within ${opts.timeoutMs} ms.`, durationMs: elapsed() };
+  if (target === TIMED_OUT)
+    return { kind: "timeout", error: `The host did not resolve within ${opts.timeoutMs} ms.`, durationMs: elapsed() };
   if (!target.ok) {
     return target.kind === "unresolved"
       ? { kind: "error", error: target.reason, durationMs: elapsed() }

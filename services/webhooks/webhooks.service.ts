@@ -25,14 +25,35 @@ import { audienceOf, availableEvents, describeEvent, hears } from "./webhooks.ev
 import { asDomainEvent, fanOut } from "./webhooks.fanout";
 import { ClientGrants } from "./webhooks.grants";
 import {
-  availableParams, deliveriesParams, idParams, listParams, recoverParams, recoveryParams, redeliverParams, rotateParams, subscribeParams,
-  type DeliveriesParams, type IdParams, type ListParams, type RecoverParams, type RecoveryParams, type RedeliverParams, type RotateParams,
+  availableParams,
+  deliveriesParams,
+  idParams,
+  listParams,
+  recoverParams,
+  recoveryParams,
+  redeliverParams,
+  rotateParams,
+  subscribeParams,
+  type DeliveriesParams,
+  type IdParams,
+  type ListParams,
+  type RecoverParams,
+  type RecoveryParams,
+  type RedeliverParams,
+  type RotateParams,
   type SubscribeParams,
 } from "./webhooks.params";
 import * as repo from "./webhooks.repository";
 import {
-  presentDelivery, presentRecovery, presentSubscription, presentWithSecrets,
-  type Delivery, type Recovery, type Subscription, type SubscriptionWithSecrets, type WebhookEvent,
+  presentDelivery,
+  presentRecovery,
+  presentSubscription,
+  presentWithSecrets,
+  type Delivery,
+  type Recovery,
+  type Subscription,
+  type SubscriptionWithSecrets,
+  type WebhookEvent,
 } from "./webhooks.representation";
 import { Recoverer, sameRecoveryRequest } from "./webhooks.recovery";
 import { queueTestEvent } from "./webhooks.test-event";
@@ -58,7 +79,8 @@ interface Methods {
 }
 
 /** An Ed25519 key pair for `ed25519`, none for `hmac`. */
-const signingKeysFor = (scheme: SignatureScheme): repo.SigningKeys => (scheme === "ed25519" ? generateSigningKeyPair() : null);
+const signingKeysFor = (scheme: SignatureScheme): repo.SigningKeys =>
+  scheme === "ed25519" ? generateSigningKeyPair() : null;
 
 /** One consumer per event channel, all in the `webhooks` group: replicas share the messages. */
 function channelConsumers(): Record<string, ChannelSchema<Pick<Methods, "ingest">>> {
@@ -79,10 +101,17 @@ export interface WebhooksSettings extends StorageSettings {
   secrets: KeyConfig;
 }
 
-const webhooksService: DbServiceSchema<Methods, {
-  dispatcher?: Dispatcher; recoverer?: Recoverer; grants: ClientGrants; retention?: PeriodicJob; stopReportingHealth?: () => void;
-  secrets: SecretBox;
-}> = {
+const webhooksService: DbServiceSchema<
+  Methods,
+  {
+    dispatcher?: Dispatcher;
+    recoverer?: Recoverer;
+    grants: ClientGrants;
+    retention?: PeriodicJob;
+    stopReportingHealth?: () => void;
+    secrets: SecretBox;
+  }
+> = {
   name: "webhooks",
   // Its own outbox carries webhook_endpoint_disabled (webhooks.health.ts).
   mixins: [databaseMixin("webhooks", migrations), outboxRelayMixin("webhooks")],
@@ -121,17 +150,31 @@ const webhooksService: DbServiceSchema<Methods, {
         const client = callerOf(ctx);
         const { event } = ctx.params;
         if (!client.webhookEvents.includes(event)) {
-          throw new ForbiddenError(`This API key may not subscribe to \`${event}\`; GET /api/v1/webhooks/available lists the events it may use.`, { event });
+          throw new ForbiddenError(
+            `This API key may not subscribe to \`${event}\`; GET /api/v1/webhooks/available lists the events it may use.`,
+            { event },
+          );
         }
-        const target = await checkTarget(ctx.params.url, { allowInsecure: (this.settings as WebhooksSettings).webhooks.allowInsecureTargets });
+        const target = await checkTarget(ctx.params.url, {
+          allowInsecure: (this.settings as WebhooksSettings).webhooks.allowInsecureTargets,
+        });
         if (!target.ok) throw InvalidInputError.field("url", target.reason);
         const url = target.url.href;
 
         // Insert, or find the one that exists; a concurrent DELETE between the two means: insert again.
         for (;;) {
-          const created = await repo.insertSubscription(this.db, {
-            clientId: client.clientId, event, url, key: generateKey(), secret: generateSecret(), signing: signingKeysFor(ctx.params.signature ?? "hmac"),
-          }, this.secrets);
+          const created = await repo.insertSubscription(
+            this.db,
+            {
+              clientId: client.clientId,
+              event,
+              url,
+              key: generateKey(),
+              secret: generateSecret(),
+              signing: signingKeysFor(ctx.params.signature ?? "hmac"),
+            },
+            this.secrets,
+          );
           if (created) {
             ctx.meta.$statusCode = 201;
             ctx.meta.$location = `/api/v1/webhooks/${created.id}`;
@@ -187,14 +230,24 @@ const webhooksService: DbServiceSchema<Methods, {
     rotate: {
       visibility: "published",
       scope: "webhooks",
-      summary: "Replace a subscription's key and secret (shown once), and its Ed25519 key pair if it has one; the replaced ones keep signing beside them for the overlap (24 h by default).",
+      summary:
+        "Replace a subscription's key and secret (shown once), and its Ed25519 key pair if it has one; the replaced ones keep signing beside them for the overlap (24 h by default).",
       params: rotateParams,
       async handler(ctx: RequestContext<RotateParams>): Promise<SubscriptionWithSecrets> {
         const current = await this.ownSubscription(ctx, ctx.params.id);
         const scheme = ctx.params.signature ?? presentSubscription(current).signature;
-        const row = await repo.rotateSecrets(this.db, callerOf(ctx).clientId, ctx.params.id, {
-          key: generateKey(), secret: generateSecret(), signing: signingKeysFor(scheme), overlapMs: (this.settings as WebhooksSettings).webhooks.secretOverlapMs,
-        }, this.secrets);
+        const row = await repo.rotateSecrets(
+          this.db,
+          callerOf(ctx).clientId,
+          ctx.params.id,
+          {
+            key: generateKey(),
+            secret: generateSecret(),
+            signing: signingKeysFor(scheme),
+            overlapMs: (this.settings as WebhooksSettings).webhooks.secretOverlapMs,
+          },
+          this.secrets,
+        );
         if (!row) throw new NotFoundError("webhook subscription", ctx.params.id);
         return presentWithSecrets(row);
       },
@@ -203,7 +256,8 @@ const webhooksService: DbServiceSchema<Methods, {
     sendTest: {
       visibility: "published",
       scope: "webhooks",
-      summary: "Send a `webhook_test` event to this subscription, the way every event goes: signed, logged, retried, listed in its deliveries.",
+      summary:
+        "Send a `webhook_test` event to this subscription, the way every event goes: signed, logged, retried, listed in its deliveries.",
       params: idParams,
       async handler(ctx: RequestContext<IdParams>): Promise<Delivery> {
         const subscription = await this.ownSubscription(ctx, ctx.params.id);
@@ -217,14 +271,18 @@ const webhooksService: DbServiceSchema<Methods, {
     recover: {
       visibility: "published",
       scope: "webhooks",
-      summary: "Queue again, in the background, every delivery of a time window that did not succeed (or all of them); the same request while it runs answers the same recovery.",
+      summary:
+        "Queue again, in the background, every delivery of a time window that did not succeed (or all of them); the same request while it runs answers the same recovery.",
       params: recoverParams,
       async handler(ctx: RequestContext<RecoverParams>): Promise<Recovery> {
         const subscription = await this.ownSubscription(ctx, ctx.params.id);
         const asked: repo.RecoveryRequest = {
-          since: new Date(ctx.params.since), until: ctx.params.until === undefined ? null : new Date(ctx.params.until), all: ctx.params.all ?? false,
+          since: new Date(ctx.params.since),
+          until: ctx.params.until === undefined ? null : new Date(ctx.params.until),
+          all: ctx.params.all ?? false,
         };
-        if (asked.until && asked.until <= asked.since) throw InvalidInputError.field("until", "Must be later than `since`.");
+        if (asked.until && asked.until <= asked.since)
+          throw InvalidInputError.field("until", "Must be later than `since`.");
         const { row, created } = await repo.createRecovery(this.db, subscription.id, asked);
         if (!created && !sameRecoveryRequest(row, asked)) {
           throw new ConflictError(
@@ -267,7 +325,8 @@ const webhooksService: DbServiceSchema<Methods, {
     stats: {
       visibility: "published",
       scope: "webhooks",
-      summary: "A subscription's health: success rate and latency over the last 24 hours, backlog, last success, last failure.",
+      summary:
+        "A subscription's health: success rate and latency over the last 24 hours, backlog, last success, last failure.",
       params: idParams,
       async handler(ctx: RequestContext<IdParams>): Promise<SubscriptionStats> {
         const subscription = await this.ownSubscription(ctx, ctx.params.id);
@@ -284,7 +343,10 @@ const webhooksService: DbServiceSchema<Methods, {
         const { id, status, ...page } = ctx.params;
         const subscription = await this.ownSubscription(ctx, id);
         const { rows, nextCursor } = await repo.listDeliveries(this.db, subscription.id, page, status);
-        const attempts = await repo.attemptsOf(this.db, rows.map((r) => r.id));
+        const attempts = await repo.attemptsOf(
+          this.db,
+          rows.map((r) => r.id),
+        );
         // Each delivery carries its body: a page also stops at MAX_PAGE_BYTES (docs/webhooks.md).
         const deliveries = rows.map((r) => presentDelivery(r, attempts.get(r.id) ?? []));
         return toSizeBoundedPage(deliveries, nextCursor, (d) => d.id, MAX_PAGE_BYTES);
@@ -314,20 +376,28 @@ const webhooksService: DbServiceSchema<Methods, {
       try {
         const client = (await this.grants.fresh([clientId])).get(clientId);
         const cancelled = await repo.cancelQueuedDeliveries(this.db, clientId, audienceOf(client));
-        if (cancelled > 0) this.logger.info(`Webhooks: cancelled ${cancelled} queued deliveries client ${clientId} may no longer receive.`);
+        if (cancelled > 0)
+          this.logger.info(
+            `Webhooks: cancelled ${cancelled} queued deliveries client ${clientId} may no longer receive.`,
+          );
       } catch (err) {
-        this.logger.warn(`Webhooks: could not re-check client ${clientId}'s queued deliveries now; the dispatcher checks each before sending: ${(err as Error).message}`);
+        this.logger.warn(
+          `Webhooks: could not re-check client ${clientId}'s queued deliveries now; the dispatcher checks each before sending: ${(err as Error).message}`,
+        );
       }
     },
 
     /** Just before sending: the grants asked afresh, so nothing depends on a broadcast arriving. */
     async entitledOnly(claimed: repo.ClaimedDelivery[]): Promise<repo.ClaimedDelivery[]> {
       const principals = await this.grants.fresh(claimed.map((d) => d.client_id));
-      const allowed = (d: repo.ClaimedDelivery) => hears(principals.get(d.client_id), d.client_id, { event: d.event, ownerClientId: d.owner_client_id });
+      const allowed = (d: repo.ClaimedDelivery) =>
+        hears(principals.get(d.client_id), d.client_id, { event: d.event, ownerClientId: d.owner_client_id });
       const refused = claimed.filter((d) => !allowed(d));
       if (refused.length > 0) {
         await repo.cancelClaims(this.db, refused);
-        this.logger.info(`Webhooks: cancelled ${refused.length} deliveries whose client is no longer entitled to them.`);
+        this.logger.info(
+          `Webhooks: cancelled ${refused.length} deliveries whose client is no longer entitled to them.`,
+        );
       }
       return claimed.filter(allowed);
     },
@@ -355,21 +425,27 @@ const webhooksService: DbServiceSchema<Methods, {
         return;
       }
       // In a span under the publisher's trace; the events it records remember this span.
-      await withRequestId(event.requestId, () => resumeTrace(event.traceparent, `fan-out ${event.event}`, { kind: SpanKind.CONSUMER }, async () => {
-        try {
-          const { queued } = await fanOut(this.db, this.grants, event, this.dispatcher);
-          if (queued.length > 0) this.dispatcher?.queued(queued);
-        } catch (err) {
-          this.logger.warn(`Webhooks: could not record the deliveries of ${event.id}, it will be offered again: ${(err as Error).message}`);
-          await new Promise((resolve) => setTimeout(resolve, CHANNEL_RETRY_PAUSE_MS));
-          throw err;
-        }
-      }));
+      await withRequestId(event.requestId, () =>
+        resumeTrace(event.traceparent, `fan-out ${event.event}`, { kind: SpanKind.CONSUMER }, async () => {
+          try {
+            const { queued } = await fanOut(this.db, this.grants, event, this.dispatcher);
+            if (queued.length > 0) this.dispatcher?.queued(queued);
+          } catch (err) {
+            this.logger.warn(
+              `Webhooks: could not record the deliveries of ${event.id}, it will be offered again: ${(err as Error).message}`,
+            );
+            await new Promise((resolve) => setTimeout(resolve, CHANNEL_RETRY_PAUSE_MS));
+            throw err;
+          }
+        }),
+      );
     },
   },
 
   created() {
-    this.grants = new ClientGrants((ids) => this.broker.call<Principal[], { ids: number[] }>("clients.principals", { ids }));
+    this.grants = new ClientGrants((ids) =>
+      this.broker.call<Principal[], { ids: number[] }>("clients.principals", { ids }),
+    );
   },
 
   started() {
@@ -383,21 +459,41 @@ const webhooksService: DbServiceSchema<Methods, {
       db: this.db,
       logger: this.logger,
       entitledOnly: (claimed) => this.entitledOnly(claimed),
-      send: (webhook) => sendWebhook(webhook, { timeoutMs: cfg.timeoutMs, allowInsecure: cfg.allowInsecureTargets, secrets: openedSecrets }),
+      send: (webhook) =>
+        sendWebhook(webhook, {
+          timeoutMs: cfg.timeoutMs,
+          allowInsecure: cfg.allowInsecureTargets,
+          secrets: openedSecrets,
+        }),
       batch: cfg.dispatchBatch,
       endpointConcurrency: cfg.endpointConcurrency,
       intervalMs: cfg.dispatchIntervalMs,
       timeoutMs: cfg.timeoutMs,
       retryScheduleSeconds: cfg.retryScheduleSeconds,
-      health: new EndpointHealth({ db: this.db, retryAfterMaxMs: cfg.retryAfterMaxMs, disableAfterMs: cfg.disableAfterMs }),
+      health: new EndpointHealth({
+        db: this.db,
+        retryAfterMaxMs: cfg.retryAfterMaxMs,
+        disableAfterMs: cfg.disableAfterMs,
+      }),
     });
-    this.retention = webhooksRetentionJob({ ready: () => this.broker.started, db: this.db, logger: this.logger, retentionMs: cfg.retentionMs, everyMs: settings.outbox.retentionIntervalMs });
+    this.retention = webhooksRetentionJob({
+      ready: () => this.broker.started,
+      db: this.db,
+      logger: this.logger,
+      retentionMs: cfg.retentionMs,
+      everyMs: settings.outbox.retentionIntervalMs,
+    });
     this.retention.start();
     const db = this.db;
     this.stopReportingHealth = reportWebhookHealthFrom(() => healthFigures(db));
     this.dispatcher.start();
     const dispatcherToWake = this.dispatcher;
-    this.recoverer = new Recoverer({ db: this.db, logger: this.logger, intervalMs: cfg.dispatchIntervalMs, queued: () => dispatcherToWake.wake() });
+    this.recoverer = new Recoverer({
+      db: this.db,
+      logger: this.logger,
+      intervalMs: cfg.dispatchIntervalMs,
+      queued: () => dispatcherToWake.wake(),
+    });
     this.recoverer.start();
     // At SIGTERM, finish the attempts under way alongside the gateway's drain, not after it.
     const dispatcher = this.dispatcher;

@@ -49,7 +49,9 @@ const signedContent = (webhookId: string, timestamp: number, body: string) => `$
 /** `v1,<signature>` of one request. `timestamp` is in whole seconds since the epoch. */
 export function sign(secret: string, webhookId: string, timestamp: number, body: string): string {
   const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, "base64");
-  const digest = createHmac("sha256", key).update(signedContent(webhookId, timestamp, body), "utf8").digest("base64");
+  const digest = createHmac("sha256", key)
+    .update(signedContent(webhookId, timestamp, body), "utf8")
+    .digest("base64");
   return `v1,${digest}`;
 }
 

@@ -31,7 +31,10 @@ export interface SubscriptionStats {
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
 export function presentStats(row: SubscriptionRow, s: SubscriptionStatsRow): SubscriptionStats {
-  const latencyMs = s.attempts > 0 ? { p50: Math.round(Number(s.p50_ms)), p95: Math.round(Number(s.p95_ms)), max: Number(s.max_ms) } : null;
+  const latencyMs =
+    s.attempts > 0
+      ? { p50: Math.round(Number(s.p50_ms)), p95: Math.round(Number(s.p95_ms)), max: Number(s.max_ms) }
+      : null;
   return {
     id: row.id,
     status: row.status,
@@ -45,7 +48,11 @@ export function presentStats(row: SubscriptionRow, s: SubscriptionStatsRow): Sub
     backlog: s.pending,
     lastSuccessAt: iso(row.last_success_at),
     lastFailure: row.last_failure_at
-      ? { at: row.last_failure_at.toISOString(), statusCode: row.last_failure_status_code, error: row.last_failure_error }
+      ? {
+          at: row.last_failure_at.toISOString(),
+          statusCode: row.last_failure_status_code,
+          error: row.last_failure_error,
+        }
       : null,
     failingSince: iso(row.failing_since),
   };

@@ -21,7 +21,13 @@ export interface TestEventBody {
 }
 
 export function testEventBody(subscription: repo.SubscriptionRow, requestedAt: Date): TestEventBody {
-  return { test: true, subscriptionId: subscription.id, event: subscription.event, url: subscription.url, requestedAt: requestedAt.toISOString() };
+  return {
+    test: true,
+    subscriptionId: subscription.id,
+    event: subscription.event,
+    url: subscription.url,
+    requestedAt: requestedAt.toISOString(),
+  };
 }
 
 /** Queues a test delivery to this subscription; returns the delivery's id. */

@@ -23,7 +23,10 @@ export interface ResolvedAddress {
 export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
 const systemResolver: Resolver = async (hostname) =>
-  (await dns.lookup(hostname, { all: true, verbatim: true })).map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+  (await dns.lookup(hostname, { all: true, verbatim: true })).map((a) => ({
+    address: a.address,
+    family: a.family === 6 ? 6 : 4,
+  }));
 
 let resolver: Resolver = systemResolver;
 
@@ -101,7 +104,10 @@ export interface UrlPolicyOptions {
 }
 
 /** Checks a URL's form only (no DNS): the normalized URL, or why it is not acceptable. */
-export function parseTarget(text: string, opts: UrlPolicyOptions): { ok: true; url: URL } | { ok: false; reason: string } {
+export function parseTarget(
+  text: string,
+  opts: UrlPolicyOptions,
+): { ok: true; url: URL } | { ok: false; reason: string } {
   let url: URL;
   try {
     url = new URL(text);
@@ -110,7 +116,8 @@ export function parseTarget(text: string, opts: UrlPolicyOptions): { ok: true; u
   }
   const schemes = opts.allowInsecure ? ["https:", "http:"] : ["https:"];
   if (!schemes.includes(url.protocol)) return { ok: false, reason: "Must be an https:// URL." };
-  if (url.username || url.password) return { ok: false, reason: "Must not contain credentials; check X-WEBHOOK-KEY instead." };
+  if (url.username || url.password)
+    return { ok: false, reason: "Must not contain credentials; check X-WEBHOOK-KEY instead." };
   url.hash = "";
   return { ok: true, url };
 }
@@ -135,13 +142,22 @@ export async function checkTarget(text: string, opts: UrlPolicyOptions): Promise
     try {
       addresses = await resolver(host);
     } catch (err) {
-      return { ok: false, kind: "unresolved", reason: `The host ${host} does not resolve (${(err as { code?: string }).code ?? "error"}).` };
+      return {
+        ok: false,
+        kind: "unresolved",
+        reason: `The host ${host} does not resolve (${(err as { code?: string }).code ?? "error"}).`,
+      };
     }
     if (addresses.length === 0) return { ok: false, kind: "unresolved", reason: `The host ${host} does not resolve.` };
   }
   if (!opts.allowInsecure) {
     const bad = addresses.find((a) => isForbiddenAddress(a.address));
-    if (bad) return { ok: false, kind: "refused", reason: `The host ${host} resolves to ${bad.address}, a private, local or reserved address.` };
+    if (bad)
+      return {
+        ok: false,
+        kind: "refused",
+        reason: `The host ${host} resolves to ${bad.address}, a private, local or reserved address.`,
+      };
   }
   return { ok: true, url: parsed.url, addresses };
 }

@@ -15,7 +15,12 @@ beforeAll(async () => {
   anonymous = api(cluster.baseUrl);
   const admin = anonymous.as(cluster.adminKey);
   // A client with no scope and no webhook event: every route must refuse it.
-  const { status, body } = await admin.post<{ apiKey: string }>("/api/v1/clients", { name: "Nobody", kind: "partner", scopes: [], webhookEvents: [] });
+  const { status, body } = await admin.post<{ apiKey: string }>("/api/v1/clients", {
+    name: "Nobody",
+    kind: "partner",
+    scopes: [],
+    webhookEvents: [],
+  });
   expect(status).toBe(201);
   powerless = anonymous.as(body.apiKey);
 }, 120_000);
@@ -47,7 +52,10 @@ describe.each(ROUTES.map((r) => [`${r.method} ${r.path}`, r] as const))("%s", (_
 describe("a revoked client", () => {
   it("when its key is revoked, then the next call is 401 at once", async () => {
     const admin = anonymous.as(cluster.adminKey);
-    const { body } = await admin.post<{ id: number; apiKey: string }>("/api/v1/clients", { name: "Short-lived", kind: "backoffice" });
+    const { body } = await admin.post<{ id: number; apiKey: string }>("/api/v1/clients", {
+      name: "Short-lived",
+      kind: "backoffice",
+    });
     const client = anonymous.as(body.apiKey);
     expect((await client.get("/api/v1/contacts")).status).toBe(200);
     expect((await admin.delete(`/api/v1/clients/${body.id}`)).status).toBe(200);

@@ -11,7 +11,12 @@ import type { Packaging, Product } from "../../services/catalogue/catalogue.repr
 import type { Contact, Customer } from "../../services/crm/crm.representation";
 import type { Order } from "../../services/orders/orders.representation";
 import type { ContactReference, PackagingReference } from "../../services/references/references.representation";
-import type { Delivery, Subscription, SubscriptionWithSecrets, WebhookEvent } from "../../services/webhooks/webhooks.representation";
+import type {
+  Delivery,
+  Subscription,
+  SubscriptionWithSecrets,
+  WebhookEvent,
+} from "../../services/webhooks/webhooks.representation";
 import { startEmbedded, type EmbeddedProcess } from "../helpers/embedded-process";
 import { ADDRESS } from "../helpers/fixtures";
 import { api, type ApiClient } from "../helpers/http";
@@ -49,7 +54,12 @@ async function startReceiver(): Promise<{ url: string; received: ReceivedWebhook
   };
 }
 
-async function eventually<T>(what: string, probe: () => T | undefined, context: () => string, timeoutMs = 20_000): Promise<T> {
+async function eventually<T>(
+  what: string,
+  probe: () => T | undefined,
+  context: () => string,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = probe();
@@ -88,7 +98,16 @@ describe("the API keeps its OpenAPI contract", () => {
   });
 
   it("when the probes, the browser reference and the portal are fetched without a key, then each answers as the operations tag documents", async () => {
-    for (const path of ["/healthz", "/readyz", "/docs", "/docs/init.js", "/docs/swagger-ui.css", "/portal", "/portal/portal.js", "/portal/portal.css"]) {
+    for (const path of [
+      "/healthz",
+      "/readyz",
+      "/docs",
+      "/docs/init.js",
+      "/docs/swagger-ui.css",
+      "/portal",
+      "/portal/portal.js",
+      "/portal/portal.css",
+    ]) {
       expect({ path, status: (await anonymous.get(path)).status }).toEqual({ path, status: 200 });
     }
     // /metrics is on the probe port (HEALTH_PORT), not on the public one, unless METRICS_ON_PUBLIC_PORT says so;
@@ -99,12 +118,18 @@ describe("the API keeps its OpenAPI contract", () => {
   });
 
   it("when the admin creates a back-office and a partner client, then each answers 201 with its key, and clients can be read", async () => {
-    const created = await admin.post<ClientWithKey>("/api/v1/clients", { name: `backoffice ${tag}`, kind: "backoffice" });
+    const created = await admin.post<ClientWithKey>("/api/v1/clients", {
+      name: `backoffice ${tag}`,
+      kind: "backoffice",
+    });
     expect(created.status).toBe(201);
     expect(created.headers.location).toMatch(new RegExp(`/api/v1/clients/${created.body.id}$`));
     backoffice = anonymous.as(created.body.apiKey);
 
-    const partnerClient = await admin.post<ClientWithKey>("/api/v1/clients", { name: `partner ${tag}`, kind: "partner" });
+    const partnerClient = await admin.post<ClientWithKey>("/api/v1/clients", {
+      name: `partner ${tag}`,
+      kind: "partner",
+    });
     expect(partnerClient.status).toBe(201);
     partner = anonymous.as(partnerClient.body.apiKey);
     ids.partner = partnerClient.body.id;
@@ -115,20 +140,30 @@ describe("the API keeps its OpenAPI contract", () => {
 
   it("when a client's key is rotated, it is changed and then revoked, then the answers keep the contract", async () => {
     const spare = await admin.post<ClientWithKey>("/api/v1/clients", { name: `spare ${tag}`, kind: "partner" });
-    const changed = await admin.request<{ scopes: string[] }>({ method: "PATCH", path: `/api/v1/clients/${spare.body.id}`, body: { scopes: ["partner"] } });
+    const changed = await admin.request<{ scopes: string[] }>({
+      method: "PATCH",
+      path: `/api/v1/clients/${spare.body.id}`,
+      body: { scopes: ["partner"] },
+    });
     expect([changed.status, changed.body.scopes]).toEqual([200, ["partner"]]);
     const rotated = await admin.post<ClientWithKey>(`/api/v1/clients/${spare.body.id}/rotate_key`);
     expect(rotated.status).toBe(200);
     expect(rotated.body.apiKey).not.toBe(spare.body.apiKey);
     expect((await admin.delete(`/api/v1/clients/${spare.body.id}`)).status).toBe(200);
-    expect((await admin.request({ method: "PATCH", path: `/api/v1/clients/${spare.body.id}`, body: { name: "too late" } })).status).toBe(409);
+    expect(
+      (await admin.request({ method: "PATCH", path: `/api/v1/clients/${spare.body.id}`, body: { name: "too late" } }))
+        .status,
+    ).toBe(409);
   });
 
   it("when the admin fills the CRM and the back office reads it, then customers and contacts keep the contract", async () => {
     const customer = await admin.post<Customer>("/api/v1/customers", { name: `Acme ${tag}` });
     expect(customer.status).toBe(201);
     const contact = await admin.post<Contact>("/api/v1/contacts", {
-      customerId: customer.body.id, firstName: "Ada", lastName: "Lovelace", email: `ada-${tag}@acme.test`,
+      customerId: customer.body.id,
+      firstName: "Ada",
+      lastName: "Lovelace",
+      email: `ada-${tag}@acme.test`,
     });
     expect(contact.status).toBe(201);
     ids.contact = contact.body.id;
@@ -141,15 +176,27 @@ describe("the API keeps its OpenAPI contract", () => {
 
   it("when the admin fills the catalogue and the back office reads it, then products and packagings keep the contract", async () => {
     const product = await admin.post<Product>("/api/v1/products", {
-      code: `OIL-${tag}`, label: "Olive oil", taxes: [{ name: "VAT", rate: 20, vat: true }],
+      code: `OIL-${tag}`,
+      label: "Olive oil",
+      taxes: [{ name: "VAT", rate: 20, vat: true }],
     });
     expect(product.status).toBe(201);
-    const packaging = await admin.post<Packaging>("/api/v1/packagings", { productId: product.body.id, name: "Bottle 1 L", unit: "L", unit_factor: 1 });
+    const packaging = await admin.post<Packaging>("/api/v1/packagings", {
+      productId: product.body.id,
+      name: "Bottle 1 L",
+      unit: "L",
+      unit_factor: 1,
+    });
     expect(packaging.status).toBe(201);
     ids.packaging = packaging.body.id;
 
     // Two pages of one: the first carries a Link to the next.
-    await admin.post<Packaging>("/api/v1/packagings", { productId: product.body.id, name: "Case of 6", unit: "L", unit_factor: 6 });
+    await admin.post<Packaging>("/api/v1/packagings", {
+      productId: product.body.id,
+      name: "Case of 6",
+      unit: "L",
+      unit_factor: 6,
+    });
     const firstPage = await backoffice.get<Packaging[]>("/api/v1/packagings?limit=1");
     expect(firstPage.body).toHaveLength(1);
     expect(firstPage.headers.link).toMatch(/rel="next"/);
@@ -164,34 +211,63 @@ describe("the API keeps its OpenAPI contract", () => {
     expect(available.body.map((e) => e.event)).toContain("sales_order_validated");
 
     for (const event of ["sales_order_created", "sales_order_validated", "sales_order_cancelled"]) {
-      const subscribed = await backoffice.put<SubscriptionWithSecrets>("/api/v1/webhooks", { event, url: receiver.url });
+      const subscribed = await backoffice.put<SubscriptionWithSecrets>("/api/v1/webhooks", {
+        event,
+        url: receiver.url,
+      });
       expect(subscribed.status).toBe(201);
       if (event === "sales_order_validated") ids.subscription = subscribed.body.id;
     }
-    expect((await partner.put("/api/v1/webhooks", { event: "contact_reference_created", url: receiver.url })).status).toBe(201);
-    expect((await backoffice.put("/api/v1/webhooks", { event: "webhook_endpoint_disabled", url: receiver.url })).status).toBe(201);
-    ids.gone = (await backoffice.put<SubscriptionWithSecrets>("/api/v1/webhooks", { event: "sales_order_created", url: `${receiver.url}/gone` })).body.id;
-    expect((await backoffice.put<Subscription>("/api/v1/webhooks", { event: "sales_order_validated", url: receiver.url })).status).toBe(200);
+    expect(
+      (await partner.put("/api/v1/webhooks", { event: "contact_reference_created", url: receiver.url })).status,
+    ).toBe(201);
+    expect(
+      (await backoffice.put("/api/v1/webhooks", { event: "webhook_endpoint_disabled", url: receiver.url })).status,
+    ).toBe(201);
+    ids.gone = (
+      await backoffice.put<SubscriptionWithSecrets>("/api/v1/webhooks", {
+        event: "sales_order_created",
+        url: `${receiver.url}/gone`,
+      })
+    ).body.id;
+    expect(
+      (await backoffice.put<Subscription>("/api/v1/webhooks", { event: "sales_order_validated", url: receiver.url }))
+        .status,
+    ).toBe(200);
 
-    expect((await backoffice.get<Subscription[]>("/api/v1/webhooks")).body.map((s) => s.id)).toContain(ids.subscription);
+    expect((await backoffice.get<Subscription[]>("/api/v1/webhooks")).body.map((s) => s.id)).toContain(
+      ids.subscription,
+    );
     expect((await backoffice.get(`/api/v1/webhooks/${ids.subscription}`)).status).toBe(200);
     expect((await backoffice.post(`/api/v1/webhooks/${ids.subscription}/rotate`)).status).toBe(200);
 
-    const spare = await backoffice.put<SubscriptionWithSecrets>("/api/v1/webhooks", { event: "sales_order_created", url: `${receiver.url}/spare` });
+    const spare = await backoffice.put<SubscriptionWithSecrets>("/api/v1/webhooks", {
+      event: "sales_order_created",
+      url: `${receiver.url}/spare`,
+    });
     const deleted = await backoffice.delete(`/api/v1/webhooks/${spare.body.id}`);
     expect(deleted).toMatchObject({ status: 204, body: "" });
   });
 
   it("when a partner's references are made and read, then they keep the contract, a repeated contact reference being 200", async () => {
     const packagingRef = await admin.post<PackagingReference>("/api/v1/packaging_references", {
-      clientId: ids.partner, externalReference: `BOTTLE-${tag}`, packagingId: ids.packaging,
+      clientId: ids.partner,
+      externalReference: `BOTTLE-${tag}`,
+      packagingId: ids.packaging,
     });
     expect(packagingRef.status).toBe(201);
-    expect((await partner.get<PackagingReference[]>("/api/v1/packaging_references")).body.map((r) => r.id)).toContain(packagingRef.body.id);
+    expect((await partner.get<PackagingReference[]>("/api/v1/packaging_references")).body.map((r) => r.id)).toContain(
+      packagingRef.body.id,
+    );
     expect((await partner.get(`/api/v1/packaging_references/${packagingRef.body.id}`)).status).toBe(200);
 
     const payload = {
-      contact: { externalReference: `CUST-${tag}`, firstName: "Grace", lastName: "Hopper", email: `grace-${tag}@navy.test` },
+      contact: {
+        externalReference: `CUST-${tag}`,
+        firstName: "Grace",
+        lastName: "Hopper",
+        email: `grace-${tag}@navy.test`,
+      },
       customer: { name: `Navy ${tag}` },
     };
     const created = await partner.post<ContactReference>("/api/v1/contact_references", payload);
@@ -203,7 +279,12 @@ describe("the API keeps its OpenAPI contract", () => {
   });
 
   it("when orders are created (twice with one Idempotency-Key), read, validated and cancelled, then every answer keeps the contract", async () => {
-    const order = { contact: { id: ids.contact }, invoicingAddress: ADDRESS, deliveryAddress: ADDRESS, items: [{ packaging: ids.packaging, orderedQuantity: 2 }] };
+    const order = {
+      contact: { id: ids.contact },
+      invoicingAddress: ADDRESS,
+      deliveryAddress: ADDRESS,
+      items: [{ packaging: ids.packaging, orderedQuantity: 2 }],
+    };
     const created = await backoffice.post<Order>("/api/v1/orders", order, { "Idempotency-Key": `order-${tag}` });
     expect(created.status).toBe(201);
     expect(created.headers.location).toMatch(new RegExp(`/api/v1/orders/${created.body.id}$`));
@@ -211,7 +292,9 @@ describe("the API keeps its OpenAPI contract", () => {
     expect(replayed.body.id).toBe(created.body.id);
 
     const byPartner = await partner.post<Order>("/api/v1/orders", {
-      contact: { externalReferenceId: `CUST-${tag}` }, invoicingAddress: ADDRESS, deliveryAddress: ADDRESS,
+      contact: { externalReferenceId: `CUST-${tag}` },
+      invoicingAddress: ADDRESS,
+      deliveryAddress: ADDRESS,
       items: [{ externalReferenceId: `BOTTLE-${tag}`, orderedQuantity: 1.5 }],
     });
     expect(byPartner.status).toBe(201);
@@ -228,23 +311,37 @@ describe("the API keeps its OpenAPI contract", () => {
 
   it("when events happen, then every webhook request keeps the contract, and deliveries can be listed and redelivered", async () => {
     const contract = await backoffice.contract();
-    for (const event of ["sales_order_created", "sales_order_validated", "sales_order_cancelled", "contact_reference_created", "webhook_endpoint_disabled"]) {
+    for (const event of [
+      "sales_order_created",
+      "sales_order_validated",
+      "sales_order_cancelled",
+      "contact_reference_created",
+      "webhook_endpoint_disabled",
+    ]) {
       const delivered = await eventually(
         `the ${event} webhook`,
         () => receiver.received.find((w) => w.headers["x-webhook-event"] === event),
-        () => `Received: ${receiver.received.map((w) => w.headers["x-webhook-event"]).join(", ") || "nothing"}. Server output:\n${server.output().slice(-4000)}`,
+        () =>
+          `Received: ${receiver.received.map((w) => w.headers["x-webhook-event"]).join(", ") || "nothing"}. Server output:\n${server.output().slice(-4000)}`,
       );
-      expect({ event, problems: contract.checkWebhook(delivered.headers, delivered.body) }).toEqual({ event, problems: [] });
+      expect({ event, problems: contract.checkWebhook(delivered.headers, delivered.body) }).toEqual({
+        event,
+        problems: [],
+      });
     }
     const validated = receiver.received.find((w) => w.headers["x-webhook-event"] === "sales_order_validated");
     expect((validated?.body as Order).id).toBe(ids.validatedOrder);
 
     const deliveries = await backoffice.get<Delivery[]>(`/api/v1/webhooks/${ids.subscription}/deliveries`);
     expect(deliveries.body.length).toBeGreaterThan(0);
-    const redelivered = await backoffice.post<Delivery>(`/api/v1/webhooks/${ids.subscription}/deliveries/${deliveries.body[0].id}/redeliver`);
+    const redelivered = await backoffice.post<Delivery>(
+      `/api/v1/webhooks/${ids.subscription}/deliveries/${deliveries.body[0].id}/redeliver`,
+    );
     expect(redelivered.status).toBe(202);
 
-    const stats = await backoffice.get<{ id: number; status: string; lastFailure: { statusCode: number } }>(`/api/v1/webhooks/${ids.gone}/stats`);
+    const stats = await backoffice.get<{ id: number; status: string; lastFailure: { statusCode: number } }>(
+      `/api/v1/webhooks/${ids.gone}/stats`,
+    );
     expect(stats.status).toBe(200);
     expect(stats.body).toMatchObject({ id: ids.gone, status: "disabled", lastFailure: { statusCode: 410 } });
     const enabled = await backoffice.post<Subscription>(`/api/v1/webhooks/${ids.gone}/enable`);
@@ -254,10 +351,13 @@ describe("the API keeps its OpenAPI contract", () => {
     const tested = await backoffice.post<Delivery>(`/api/v1/webhooks/${ids.subscription}/test`);
     expect(tested.status).toBe(202);
     expect(tested.body.event).toBe("webhook_test");
-    const recovery = await backoffice.post<{ id: number }>(`/api/v1/webhooks/${ids.subscription}/recover`, { since: new Date(Date.now() - 3600_000).toISOString() });
+    const recovery = await backoffice.post<{ id: number }>(`/api/v1/webhooks/${ids.subscription}/recover`, {
+      since: new Date(Date.now() - 3600_000).toISOString(),
+    });
     expect(recovery.status).toBe(202);
-    expect((await backoffice.get(`/api/v1/webhooks/${ids.subscription}/recoveries/${recovery.body.id}`)).status).toBe(200);
-
+    expect((await backoffice.get(`/api/v1/webhooks/${ids.subscription}/recoveries/${recovery.body.id}`)).status).toBe(
+      200,
+    );
   });
 
   describe("when requests go wrong, then each problem keeps the contract", () => {
@@ -279,13 +379,20 @@ describe("the API keeps its OpenAPI contract", () => {
     });
 
     it("422 naming each bad field", async () => {
-      const { status, body } = await admin.post<ProblemDocument>("/api/v1/contacts", { customerId: "x", firstName: "", email: "nope", extra: 1 });
+      const { status, body } = await admin.post<ProblemDocument>("/api/v1/contacts", {
+        customerId: "x",
+        firstName: "",
+        email: "nope",
+        extra: 1,
+      });
       expect(status).toBe(422);
       expect(body.errors?.map((e) => e.path)).toEqual(expect.arrayContaining(["customerId", "email", "extra"]));
     });
 
     it("400 for a body that is not JSON", async () => {
-      expect((await backoffice.request({ method: "POST", path: "/api/v1/orders", rawBody: "{not json" })).status).toBe(400);
+      expect((await backoffice.request({ method: "POST", path: "/api/v1/orders", rawBody: "{not json" })).status).toBe(
+        400,
+      );
     });
 
     it("413 for a body over 1 MiB", async () => {

@@ -24,7 +24,16 @@ beforeAll(async () => {
   server = await startEmbedded();
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
   });
 }, 90_000);
 
@@ -33,35 +42,46 @@ afterAll(async () => {
   await server?.stop();
 }, 30_000);
 
-itWithBrowser("when /docs is opened in a browser, then Swagger UI lists the endpoints from our own server only, and a screenshot is saved", async () => {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
-  const origins = new Set<string>();
-  const failed: string[] = [];
-  page.on("request", (req: Request) => origins.add(new URL(req.url()).origin));
-  page.on("requestfailed", (req: Request) => failed.push(req.url()));
-  page.on("pageerror", (err) => failed.push(`page error: ${err.message}`));
+itWithBrowser(
+  "when /docs is opened in a browser, then Swagger UI lists the endpoints from our own server only, and a screenshot is saved",
+  async () => {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 1600 } });
+    const origins = new Set<string>();
+    const failed: string[] = [];
+    page.on("request", (req: Request) => origins.add(new URL(req.url()).origin));
+    page.on("requestfailed", (req: Request) => failed.push(req.url()));
+    page.on("pageerror", (err) => failed.push(`page error: ${err.message}`));
 
-  const response = await page.goto(`${server.baseUrl}/docs`);
-  expect(response?.status()).toBe(200);
-  await page.locator(".opblock").first().waitFor({ timeout: 30_000 });
+    const response = await page.goto(`${server.baseUrl}/docs`);
+    expect(response?.status()).toBe(200);
+    await page.locator(".opblock").first().waitFor({ timeout: 30_000 });
 
-  const paths = await page.locator(".opblock-summary-path").allTextContents();
-  const listed = paths.map((p) => p.replace(/\u200b/g, "").trim());
-  expect(listed).toEqual(expect.arrayContaining(["/api/v1/orders", "/api/v1/packaging_references", "/api/v1/webhooks/available", "/api/v1/contact_references"]));
-  await expect(page.locator(".info .title").textContent()).resolves.toContain("Order intake API");
+    const paths = await page.locator(".opblock-summary-path").allTextContents();
+    const listed = paths.map((p) => p.replace(/\u200b/g, "").trim());
+    expect(listed).toEqual(
+      expect.arrayContaining([
+        "/api/v1/orders",
+        "/api/v1/packaging_references",
+        "/api/v1/webhooks/available",
+        "/api/v1/contact_references",
+      ]),
+    );
+    await expect(page.locator(".info .title").textContent()).resolves.toContain("Order intake API");
 
-  mkdirSync(ARTIFACTS, { recursive: true });
-  await page.screenshot({ path: path.join(ARTIFACTS, "docs.png"), fullPage: false });
+    mkdirSync(ARTIFACTS, { recursive: true });
+    await page.screenshot({ path: path.join(ARTIFACTS, "docs.png"), fullPage: false });
 
-  // An operation opens with its parameters and the request body schema converted from the action's params.
-  const createOrder = page.locator("#operations-Orders-ordersCreate");
-  await createOrder.locator(".opblock-summary").click();
-  await createOrder.locator(".opblock-body").waitFor();
-  await expect(createOrder.locator(".parameters").textContent()).resolves.toContain("Idempotency-Key");
-  await expect(createOrder.locator(".opblock-section-request-body").textContent()).resolves.toContain("Request body");
-  await expect(createOrder.locator(".responses-table").textContent()).resolves.toMatch(/201[\s\S]*422/);
-  await createOrder.screenshot({ path: path.join(ARTIFACTS, "docs-create-order.png") });
+    // An operation opens with its parameters and the request body schema converted from the action's params.
+    const createOrder = page.locator("#operations-Orders-ordersCreate");
+    await createOrder.locator(".opblock-summary").click();
+    await createOrder.locator(".opblock-body").waitFor();
+    await expect(createOrder.locator(".parameters").textContent()).resolves.toContain("Idempotency-Key");
+    await expect(createOrder.locator(".opblock-section-request-body").textContent()).resolves.toContain("Request body");
+    await expect(createOrder.locator(".responses-table").textContent()).resolves.toMatch(/201[\s\S]*422/);
+    await createOrder.screenshot({ path: path.join(ARTIFACTS, "docs-create-order.png") });
 
-  expect(failed).toEqual([]);
-  expect([...origins]).toEqual([server.baseUrl]);
-}, 60_000);
+    expect(failed).toEqual([]);
+    expect([...origins]).toEqual([server.baseUrl]);
+  },
+  60_000,
+);

@@ -9,7 +9,16 @@
  */
 import type { ServiceName } from "../../shared/config";
 import type { LoadOutcome } from "../helpers/steady-load";
-import { databaseDrill, natsDrill, REPLICATED_SERVICES, replicaDrill, startFaultCluster, undeliveredEvents, type DrillResult, type FaultCluster } from "../helpers/fault-drills";
+import {
+  databaseDrill,
+  natsDrill,
+  REPLICATED_SERVICES,
+  replicaDrill,
+  startFaultCluster,
+  undeliveredEvents,
+  type DrillResult,
+  type FaultCluster,
+} from "../helpers/fault-drills";
 import { lastFailureAfterFault } from "../helpers/failover";
 import { requires } from "../helpers/prerequisites";
 import { ServiceProcess, statusOnce } from "../helpers/processes";
@@ -40,14 +49,16 @@ function expectNoLoss(r: DrillResult): void {
   expect(r.losses.duplicated).toEqual([]);
 }
 
-const unavailable = (o: LoadOutcome) => o.status === 503 && /^application\/problem\+json/.test(o.contentType ?? "") && Number(o.retryAfter) >= 1;
+const unavailable = (o: LoadOutcome) =>
+  o.status === 503 && /^application\/problem\+json/.test(o.contentType ?? "") && Number(o.retryAfter) >= 1;
 
 /** Outcomes of the requests sent while the outage lasted (a margin either side for in-flight ones). */
 const sentDuringOutage = (r: DrillResult) =>
   r.run.outcomes.filter((o) => o.sentAt > r.run.faultAt + 500 && o.sentAt < r.run.faultAt + OUTAGE_MS - 500);
 
 /** A GET with no kept-alive connection left behind, so that "idle" means idle (0: no answer). */
-const getOnce = (url: string, key: string) => statusOnce(url, { headers: { authorization: `Bearer ${key}` }, timeoutMs: 30_000 });
+const getOnce = (url: string, key: string) =>
+  statusOnce(url, { headers: { authorization: `Bearer ${key}` }, timeoutMs: 30_000 });
 
 describeWithServers("failover under load (real processes, private NATS, PostgreSQL)", () => {
   let fc: FaultCluster;
@@ -60,26 +71,32 @@ describeWithServers("failover under load (real processes, private NATS, PostgreS
     await fc?.stop();
   });
 
-  describe.each(REPLICATED_SERVICES)("when one of the two %s processes is killed (SIGKILL) under 100 requests/s", (service) => {
-    it(`then requests fail for at most ${ERROR_WINDOW_BOUND_MS} ms, and no accepted order is lost or doubled`, async () => {
-      const r = await replicaDrill(fc, service as ServiceName, "SIGKILL", RATE, REPLICA_TIMING);
-      results.push(r);
-      console.log(r.line);
-      expect(r.run.summary.errorWindowMs).toBeLessThanOrEqual(ERROR_WINDOW_BOUND_MS);
-      expect(r.run.summary.badUnavailableAnswers).toBe(0);
-      expectNoLoss(r);
-    });
-  });
+  describe.each(REPLICATED_SERVICES)(
+    "when one of the two %s processes is killed (SIGKILL) under 100 requests/s",
+    (service) => {
+      it(`then requests fail for at most ${ERROR_WINDOW_BOUND_MS} ms, and no accepted order is lost or doubled`, async () => {
+        const r = await replicaDrill(fc, service as ServiceName, "SIGKILL", RATE, REPLICA_TIMING);
+        results.push(r);
+        console.log(r.line);
+        expect(r.run.summary.errorWindowMs).toBeLessThanOrEqual(ERROR_WINDOW_BOUND_MS);
+        expect(r.run.summary.badUnavailableAnswers).toBe(0);
+        expectNoLoss(r);
+      });
+    },
+  );
 
-  describe.each(REPLICATED_SERVICES)("when one of the two %s processes is stopped (SIGTERM, a rolling update) under load", (service) => {
-    it("then no request fails", async () => {
-      const r = await replicaDrill(fc, service as ServiceName, "SIGTERM", RATE, REPLICA_TIMING);
-      results.push(r);
-      console.log(r.line);
-      expect(r.run.summary.failuresByStatus).toEqual({});
-      expectNoLoss(r);
-    });
-  });
+  describe.each(REPLICATED_SERVICES)(
+    "when one of the two %s processes is stopped (SIGTERM, a rolling update) under load",
+    (service) => {
+      it("then no request fails", async () => {
+        const r = await replicaDrill(fc, service as ServiceName, "SIGTERM", RATE, REPLICA_TIMING);
+        results.push(r);
+        console.log(r.line);
+        expect(r.run.summary.failuresByStatus).toEqual({});
+        expectNoLoss(r);
+      });
+    },
+  );
 
   it(`when NATS is down for ${OUTAGE_MS / 1000} s under load, then requests are 503 problems with Retry-After at once, /readyz goes false and true, and all comes back by itself`, async () => {
     const r = await natsDrill(fc, OUTAGE_MS, RATE, RECOVERY_BOUND_MS + 3_000);
@@ -111,12 +128,19 @@ describeWithServers("failover under load (real processes, private NATS, PostgreS
 
   it("then every accepted partner order's sales_order_created webhook is delivered afterwards", async () => {
     expect(results.length).toBeGreaterThan(0);
-    for (const r of results) expect({ drill: r.name, undelivered: await undeliveredEvents(fc, r, 60_000) }).toEqual({ drill: r.name, undelivered: [] });
+    for (const r of results)
+      expect({ drill: r.name, undelivered: await undeliveredEvents(fc, r, 60_000) }).toEqual({
+        drill: r.name,
+        undelivered: [],
+      });
   });
 
   it("when calls have timed out, then an idle gateway drains and exits within 1 s of SIGTERM", async () => {
     const gateway = await ServiceProcess.create({
-      name: "gateway-drain", services: ["gateway"], transporter: fc.nats.url, databaseUrl: fc.relay.rewrite(fc.cluster.databaseUrl),
+      name: "gateway-drain",
+      services: ["gateway"],
+      transporter: fc.nats.url,
+      databaseUrl: fc.relay.rewrite(fc.cluster.databaseUrl),
       env: { ADMIN_API_KEY: fc.cluster.adminKey, MIGRATE_ON_START: "false", REQUEST_TIMEOUT_MS: "500" },
     });
     await gateway.start();
@@ -125,7 +149,9 @@ describeWithServers("failover under load (real processes, private NATS, PostgreS
       expect(await getOnce(`${gateway.baseUrl}/api/v1/contacts?limit=1`, fc.world.backofficeKey)).toBe(200);
       // Frozen crm processes: the calls to them time out (and their retries too).
       for (const p of crm) p.pause();
-      const statuses = await Promise.all(Array.from({ length: 5 }, () => getOnce(`${gateway.baseUrl}/api/v1/contacts?limit=1`, fc.world.backofficeKey)));
+      const statuses = await Promise.all(
+        Array.from({ length: 5 }, () => getOnce(`${gateway.baseUrl}/api/v1/contacts?limit=1`, fc.world.backofficeKey)),
+      );
       expect(statuses).toEqual(Array(5).fill(503));
     } finally {
       for (const p of crm) p.resume();

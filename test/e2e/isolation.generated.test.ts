@@ -12,7 +12,14 @@ import { startCluster, type Cluster } from "../helpers/cluster";
 import { api, ContractViolation, type ApiClient } from "../helpers/http";
 import { operationsOf, collectionOf, type Operation } from "../helpers/openapi-operations";
 import { COLLECTIONS, planIsolationProbes, type Plan } from "../helpers/isolation-probes";
-import { createTenantWorld, differences, readsOfAll, type Tenant, type TenantName, type TenantWorld } from "../helpers/tenant-world";
+import {
+  createTenantWorld,
+  differences,
+  readsOfAll,
+  type Tenant,
+  type TenantName,
+  type TenantWorld,
+} from "../helpers/tenant-world";
 import { alwaysOk, startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";
 import { ADDRESS } from "../helpers/fixtures";
 import { clusterEnv } from "../helpers/cluster-env";
@@ -36,7 +43,9 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
-  console.log(`[isolation.generated] cases run: ${tally.cases}, 5xx seen: ${tally.serverErrors}, refusals with changes: ${tally.refusalsWithChanges}`);
+  console.log(
+    `[isolation.generated] cases run: ${tally.cases}, 5xx seen: ${tally.serverErrors}, refusals with changes: ${tally.refusalsWithChanges}`,
+  );
   await cluster?.stop();
   await receiver?.close();
 });
@@ -48,7 +57,13 @@ interface Outcome {
   violation?: string;
 }
 
-async function send(client: ApiClient, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Outcome> {
+async function send(
+  client: ApiClient,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers?: Record<string, string>,
+): Promise<Outcome> {
   tally.cases += 1;
   try {
     const r = await client.request({ method, path, body, headers });
@@ -69,10 +84,15 @@ function describeOutcome(o: Outcome): string {
 it("when the document is read, then every route is covered by a generator of cross-tenant requests", () => {
   expect(plan.uncovered).toEqual([]);
   // A stale table would probe nothing: each operation on another tenant's records, and each one outside some tenant's scopes, has its requests.
-  const probedBy = (op: Operation) => plan.probes.some((p) => p.method === op.method && new RegExp(`^${op.template.replace(/\{[^}]+\}/g, "[^/]+")}$`).test(p.path));
-  const mustBeProbed = operations.filter((op) =>
-    (op.parameters.some((p) => p.in === "path") && COLLECTIONS[collectionOf(op.template)]?.owned) ||
-    (op.scope !== null && Object.values(world.tenants).some((t) => !t.scopes.includes(op.scope!))));
+  const probedBy = (op: Operation) =>
+    plan.probes.some(
+      (p) => p.method === op.method && new RegExp(`^${op.template.replace(/\{[^}]+\}/g, "[^/]+")}$`).test(p.path),
+    );
+  const mustBeProbed = operations.filter(
+    (op) =>
+      (op.parameters.some((p) => p.in === "path") && COLLECTIONS[collectionOf(op.template)]?.owned) ||
+      (op.scope !== null && Object.values(world.tenants).some((t) => !t.scopes.includes(op.scope!))),
+  );
   expect(mustBeProbed.filter((op) => !probedBy(op)).map((op) => op.key)).toEqual([]);
 });
 
@@ -82,19 +102,29 @@ it("when a tenant names another tenant's records or calls outside its scopes, th
   for (const probe of plan.probes) {
     const outcome = await send(probe.actor.client, probe.method, probe.path, probe.body);
     if (outcome.violation || !probe.expected.includes(outcome.status)) {
-      wrong.push(`${probe.method} ${probe.path} (${probe.label}${probe.body ? `, body ${JSON.stringify(probe.body).slice(0, 200)}` : ""}): expected ${probe.expected.join("/")}, got ${describeOutcome(outcome)}`);
+      wrong.push(
+        `${probe.method} ${probe.path} (${probe.label}${probe.body ? `, body ${JSON.stringify(probe.body).slice(0, 200)}` : ""}): expected ${probe.expected.join("/")}, got ${describeOutcome(outcome)}`,
+      );
     }
   }
   const changed = differences(before, await readsOfAll(world));
   if (changed.length > 0) tally.refusalsWithChanges += 1;
-  console.log(`[isolation.generated] ${plan.probes.length} cross-tenant requests, ${wrong.length} answered wrongly, ${changed.length} reads changed`);
+  console.log(
+    `[isolation.generated] ${plan.probes.length} cross-tenant requests, ${wrong.length} answered wrongly, ${changed.length} reads changed`,
+  );
   expect(wrong).toEqual([]);
   expect(changed).toEqual([]);
 }, 300_000);
 
 it("when each tenant reads a list, then it holds only its own records", async () => {
   const leaks: string[] = [];
-  const lists = operations.filter((o) => o.method === "GET" && !o.template.includes("{") && o.parameters.some((p) => p.name === "limit") && COLLECTIONS[collectionOf(o.template)]?.owned);
+  const lists = operations.filter(
+    (o) =>
+      o.method === "GET" &&
+      !o.template.includes("{") &&
+      o.parameters.some((p) => p.name === "limit") &&
+      COLLECTIONS[collectionOf(o.template)]?.owned,
+  );
   expect(lists.length).toBeGreaterThan(0);
   for (const op of lists) {
     const collection = collectionOf(op.template) as keyof Tenant["records"];
@@ -108,8 +138,13 @@ it("when each tenant reads a list, then it holds only its own records", async ()
         continue;
       }
       const own = new Set(t.records[collection]?.map((r) => r.id) ?? []);
-      const foreign = (outcome.body as { id?: unknown }[]).filter((item) => typeof item.id === "number" && !own.has(item.id));
-      if (foreign.length > 0) leaks.push(`${t.name} GET ${op.template} shows records it does not own: ${foreign.map((f) => f.id).join(", ")}`);
+      const foreign = (outcome.body as { id?: unknown }[]).filter(
+        (item) => typeof item.id === "number" && !own.has(item.id),
+      );
+      if (foreign.length > 0)
+        leaks.push(
+          `${t.name} GET ${op.template} shows records it does not own: ${foreign.map((f) => f.id).join(", ")}`,
+        );
     }
   }
   expect(leaks).toEqual([]);
@@ -130,7 +165,12 @@ interface MatchingProbe {
 }
 
 function valueAt(body: unknown, at: string): unknown {
-  return at.split(".").reduce<unknown>((v, k) => (typeof v === "object" && v !== null ? (v as Record<string, unknown>)[k] : undefined), body);
+  return at
+    .split(".")
+    .reduce<unknown>(
+      (v, k) => (typeof v === "object" && v !== null ? (v as Record<string, unknown>)[k] : undefined),
+      body,
+    );
 }
 
 /** Requests by `actor` carrying data that matches the records of `victim` (another partner, or the admin's CRM contact). */
@@ -140,32 +180,84 @@ function matchingProbes(w: TenantWorld, actorName: "A" | "B", victimName: "A" | 
   const other = victimName === "admin" ? null : w.tenants[victimName];
   const tag = `${actorName}-${victimName}-${Date.now().toString(36)}`;
   const inlineContact = {
-    contact: { externalReference: crm.externalReference ?? `REF-${tag}`, firstName: "Mallory", lastName: `Renamed ${tag}`, email: crm.email },
+    contact: {
+      externalReference: crm.externalReference ?? `REF-${tag}`,
+      firstName: "Mallory",
+      lastName: `Renamed ${tag}`,
+      email: crm.email,
+    },
     customer: { name: crm.customerName },
   };
-  const crmIds = [{ at: "contact.id", ids: [crm.contactId] }, { at: "customer.id", ids: [crm.customerId] }];
+  const crmIds = [
+    { at: "contact.id", ids: [crm.contactId] },
+    { at: "customer.id", ids: [crm.customerId] },
+  ];
   const probes: MatchingProbe[] = [
-    { label: "inline contact with the victim's e-mail, reference and customer name", actor: actorName, victim: victimName, method: "POST", path: "/api/v1/orders",
-      body: { ...inlineContact, invoicingAddress: ADDRESS, deliveryAddress: ADDRESS, items: (actor.orderBody as { items: unknown[] }).items },
-      expected: [201, 422], notVictims: crmIds },
-    { label: "contact reference with the victim's e-mail, reference and customer name", actor: actorName, victim: victimName, method: "POST", path: "/api/v1/contact_references",
+    {
+      label: "inline contact with the victim's e-mail, reference and customer name",
+      actor: actorName,
+      victim: victimName,
+      method: "POST",
+      path: "/api/v1/orders",
+      body: {
+        ...inlineContact,
+        invoicingAddress: ADDRESS,
+        deliveryAddress: ADDRESS,
+        items: (actor.orderBody as { items: unknown[] }).items,
+      },
+      expected: [201, 422],
+      notVictims: crmIds,
+    },
+    {
+      label: "contact reference with the victim's e-mail, reference and customer name",
+      actor: actorName,
+      victim: victimName,
+      method: "POST",
+      path: "/api/v1/contact_references",
       // 200 too: the inline-contact order above already registered this reference for the actor,
       // so sending it again updates the actor's own record; notVictims proves it is not the victim's.
-      body: inlineContact, expected: [200, 201, 422],
-      notVictims: [{ at: "id", ids: other?.records.contact_references.map((r) => r.id) ?? [] }, ...crmIds] },
+      body: inlineContact,
+      expected: [200, 201, 422],
+      notVictims: [{ at: "id", ids: other?.records.contact_references.map((r) => r.id) ?? [] }, ...crmIds],
+    },
   ];
   if (other) {
     const order = other.records.orders[0];
     probes.push(
-      { label: "order with the victim's externalId", actor: actorName, victim: victimName, method: "POST", path: "/api/v1/orders",
-        body: { ...actor.orderBody, externalId: order.code }, expected: [201], notVictims: [{ at: "id", ids: [order.id] }] },
-      { label: "order with the victim's Idempotency-Key", actor: actorName, victim: victimName, method: "POST", path: "/api/v1/orders",
-        body: { ...actor.orderBody, externalId: `${order.code}-${tag}` }, headers: { "Idempotency-Key": other.idempotencyKey }, expected: [201], notVictims: [{ at: "id", ids: [order.id] }] },
+      {
+        label: "order with the victim's externalId",
+        actor: actorName,
+        victim: victimName,
+        method: "POST",
+        path: "/api/v1/orders",
+        body: { ...actor.orderBody, externalId: order.code },
+        expected: [201],
+        notVictims: [{ at: "id", ids: [order.id] }],
+      },
+      {
+        label: "order with the victim's Idempotency-Key",
+        actor: actorName,
+        victim: victimName,
+        method: "POST",
+        path: "/api/v1/orders",
+        body: { ...actor.orderBody, externalId: `${order.code}-${tag}` },
+        headers: { "Idempotency-Key": other.idempotencyKey },
+        expected: [201],
+        notVictims: [{ at: "id", ids: [order.id] }],
+      },
     );
     for (const s of other.records.webhooks) {
       const [event, url] = s.code!.split(" ");
-      probes.push({ label: `webhook subscription with the victim's event and url (${event})`, actor: actorName, victim: victimName, method: "PUT", path: "/api/v1/webhooks",
-        body: { event, url }, expected: [201], notVictims: [{ at: "id", ids: [s.id] }] });
+      probes.push({
+        label: `webhook subscription with the victim's event and url (${event})`,
+        actor: actorName,
+        victim: victimName,
+        method: "PUT",
+        path: "/api/v1/webhooks",
+        body: { event, url },
+        expected: [201],
+        notVictims: [{ at: "id", ids: [s.id] }],
+      });
     }
   }
   return probes;
@@ -174,16 +266,22 @@ function matchingProbes(w: TenantWorld, actorName: "A" | "B", victimName: "A" | 
 it("when a tenant sends data matching another tenant's records, then it only ever reaches its own, and the other's reads do not change", async () => {
   const wrong: string[] = [];
   let count = 0;
-  for (const [actor, victim] of [["B", "A"], ["A", "B"], ["B", "admin"]] as const) {
+  for (const [actor, victim] of [
+    ["B", "A"],
+    ["A", "B"],
+    ["B", "admin"],
+  ] as const) {
     const before = await readsOfAll(world, actor);
     for (const probe of matchingProbes(world, actor, victim)) {
       count += 1;
       const outcome = await send(world.tenants[actor].client, probe.method, probe.path, probe.body, probe.headers);
       const where = `${actor} → ${victim}: ${probe.label} (${probe.method} ${probe.path} ${JSON.stringify(probe.body).slice(0, 200)})`;
-      if (outcome.violation || !probe.expected.includes(outcome.status)) wrong.push(`${where}: expected ${probe.expected.join("/")}, got ${describeOutcome(outcome)}`);
+      if (outcome.violation || !probe.expected.includes(outcome.status))
+        wrong.push(`${where}: expected ${probe.expected.join("/")}, got ${describeOutcome(outcome)}`);
       for (const { at, ids } of probe.notVictims) {
         const value = valueAt(outcome.body, at);
-        if (typeof value === "number" && ids.includes(value)) wrong.push(`${where}: the answer's ${at} is the victim's ${value}`);
+        if (typeof value === "number" && ids.includes(value))
+          wrong.push(`${where}: the answer's ${at} is the victim's ${value}`);
       }
     }
     const changed = differences(before, await readsOfAll(world, actor));

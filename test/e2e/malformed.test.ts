@@ -19,7 +19,8 @@ beforeAll(async () => {
   admin = api(cluster.baseUrl).as(cluster.adminKey);
   world = await createApiWorld(admin);
   partner = admin.as(world.partnerKey);
-  if (cluster.distributed) db = knexFactory({ client: "pg", connection: cluster.databaseUrl, pool: { min: 0, max: 1 } });
+  if (cluster.distributed)
+    db = knexFactory({ client: "pg", connection: cluster.databaseUrl, pool: { min: 0, max: 1 } });
 }, 180_000);
 afterAll(async () => {
   await db?.destroy();
@@ -45,18 +46,42 @@ const breakOrder: fc.Arbitrary<(b: Body) => Body> = fc.oneof(
     const { [k]: _dropped, ...rest } = b;
     return rest;
   }),
-  fc.tuple(fc.constantFrom("contact", "invoicingAddress", "deliveryAddress", "items", "externalId", "customer"), junk)
+  fc
+    .tuple(fc.constantFrom("contact", "invoicingAddress", "deliveryAddress", "items", "externalId", "customer"), junk)
     // contact must stay a non-object to be wrong; optional fields accept null (absent).
     .filter(([k, v]) => !(k === "contact" && typeof v === "object" && v !== null && !Array.isArray(v)))
     .filter(([k, v]) => !((k === "customer" || k === "externalId") && v === null))
     .map(([k, v]) => (b: Body) => ({ ...b, [k]: v })),
-  fc.string({ minLength: 1, maxLength: 12 }).filter((k) => !["externalId", "externalReference", "contact", "customer", "invoicingAddress", "deliveryAddress", "items"].includes(k) && !k.startsWith("__"))
+  fc
+    .string({ minLength: 1, maxLength: 12 })
+    .filter(
+      (k) =>
+        ![
+          "externalId",
+          "externalReference",
+          "contact",
+          "customer",
+          "invoicingAddress",
+          "deliveryAddress",
+          "items",
+        ].includes(k) && !k.startsWith("__"),
+    )
     .map((k) => (b: Body) => ({ ...b, [k]: 1 })),
   fc.tuple(fc.constantFrom("recipient", "street", "zipCode", "city", "country"), junk).map(([k, v]) => (b: Body) => ({
-    ...b, deliveryAddress: { ...(b.deliveryAddress as Body), [k]: v },
+    ...b,
+    deliveryAddress: { ...(b.deliveryAddress as Body), [k]: v },
   })),
-  fc.constantFrom("FRA", "f", "12", "").map((country) => (b: Body) => ({ ...b, invoicingAddress: { ...(b.invoicingAddress as Body), country } })),
-  fc.oneof(fc.double({ noNaN: true, max: 0 }), fc.constant(1.2345), fc.constant(1e12), fc.constant("3"), fc.constant(null))
+  fc
+    .constantFrom("FRA", "f", "12", "")
+    .map((country) => (b: Body) => ({ ...b, invoicingAddress: { ...(b.invoicingAddress as Body), country } })),
+  fc
+    .oneof(
+      fc.double({ noNaN: true, max: 0 }),
+      fc.constant(1.2345),
+      fc.constant(1e12),
+      fc.constant("3"),
+      fc.constant(null),
+    )
     .map((q) => (b: Body) => ({ ...b, items: [{ externalReferenceId: world.packagingRefs[0], orderedQuantity: q }] })),
   fc.constant((b: Body) => ({ ...b, items: [] })),
   fc.constant((b: Body) => ({ ...b, items: [{ orderedQuantity: 1 }] })),
@@ -64,22 +89,52 @@ const breakOrder: fc.Arbitrary<(b: Body) => Body> = fc.oneof(
   fc.constant((b: Body) => ({ ...b, contact: {} })),
   fc.constant((b: Body) => ({ ...b, contact: { externalReferenceId: "x", internalReferenceId: "1" } })),
   fc.constant((b: Body) => ({ ...b, contact: { externalReference: "INLINE-ONLY" } })),
-  fc.string({ minLength: 1, maxLength: 20 }).map((ref) => (b: Body) => ({ ...b, contact: { externalReferenceId: `missing-${ref}` } })),
-  fc.string({ minLength: 1, maxLength: 20 }).map((ref) => (b: Body) => ({ ...b, items: [{ externalReferenceId: `missing-${ref}`, orderedQuantity: 1 }] })),
+  fc
+    .string({ minLength: 1, maxLength: 20 })
+    .map((ref) => (b: Body) => ({ ...b, contact: { externalReferenceId: `missing-${ref}` } })),
+  fc
+    .string({ minLength: 1, maxLength: 20 })
+    .map((ref) => (b: Body) => ({ ...b, items: [{ externalReferenceId: `missing-${ref}`, orderedQuantity: 1 }] })),
   fc.integer({ min: 1_000_000 }).map((id) => (b: Body) => ({ ...b, contact: { internalReferenceId: String(id) } })),
 );
 
 /** A malformed request: a valid order broken one to three ways, or a body that is no order at all. */
 const malformedRequest: fc.Arbitrary<{ raw?: string; body?: unknown }> = fc.oneof(
-  { weight: 8, arbitrary: fc.array(breakOrder, { minLength: 1, maxLength: 3 }).map((breaks) => ({ body: breaks.reduce((b, f) => f(b), partnerOrderBody(world) as Body) })) },
-  { weight: 1, arbitrary: fc.oneof(fc.anything().filter((v) => typeof v !== "object" || v === null || Array.isArray(v)), fc.array(fc.object())).map((body) => ({ body })) },
-  { weight: 1, arbitrary: fc.string({ maxLength: 50 }).filter((s) => { try { JSON.parse(s); return false; } catch { return true; } }).map((raw) => ({ raw })) },
+  {
+    weight: 8,
+    arbitrary: fc
+      .array(breakOrder, { minLength: 1, maxLength: 3 })
+      .map((breaks) => ({ body: breaks.reduce((b, f) => f(b), partnerOrderBody(world) as Body) })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .oneof(
+        fc.anything().filter((v) => typeof v !== "object" || v === null || Array.isArray(v)),
+        fc.array(fc.object()),
+      )
+      .map((body) => ({ body })),
+  },
+  {
+    weight: 1,
+    arbitrary: fc
+      .string({ maxLength: 50 })
+      .filter((s) => {
+        try {
+          JSON.parse(s);
+          return false;
+        } catch {
+          return true;
+        }
+      })
+      .map((raw) => ({ raw })),
+  },
 );
 
 /** How many records a list holds, following its Link headers. */
 async function countThrough(client: ApiClient, path: string): Promise<number> {
   let count = 0;
-  for (let next: string | null = `${path}?limit=500`; next; ) {
+  for (let next: string | null = `${path}?limit=500`; next;) {
     const page: { body: unknown[]; headers: Record<string, string> } = await client.get<unknown[]>(next);
     count += page.body.length;
     next = page.headers.link ? /^<([^>]+)>/.exec(page.headers.link)![1] : null;
@@ -101,7 +156,15 @@ async function rowCounts(): Promise<Record<string, number>> {
       customers: await countThrough(admin, "/api/v1/customers"),
     };
   }
-  const tables = ["orders.orders", "orders.order_items", "orders.outbox", "orders.idempotency_keys", "references.contact_references", "crm.contacts", "crm.customers"];
+  const tables = [
+    "orders.orders",
+    "orders.order_items",
+    "orders.outbox",
+    "orders.idempotency_keys",
+    "references.contact_references",
+    "crm.contacts",
+    "crm.customers",
+  ];
   const counts: Record<string, number> = {};
   for (const t of tables) counts[t] = Number((await db(t).count({ n: "*" }))[0].n);
   return counts;
@@ -112,12 +175,26 @@ it("when 1,000 malformed payloads are sent, then each is a 4xx problem document 
   const samples = fc.sample(malformedRequest, { numRuns: 1000, seed: 20261121 });
   const outcomes: { status: number; type: string; sample: unknown }[] = [];
   for (let i = 0; i < samples.length; i += 20) {
-    outcomes.push(...(await Promise.all(samples.slice(i, i + 20).map(async (s) => {
-      const r = s.raw !== undefined
-        ? await partner.request({ method: "POST", path: "/api/v1/orders", rawBody: s.raw, headers: { "Content-Type": "application/json" } })
-        : await partner.post<{ type?: string }>("/api/v1/orders", s.body);
-      return { status: r.status, type: String((r.body as { type?: string }).type ?? r.headers["content-type"]), sample: s };
-    }))));
+    outcomes.push(
+      ...(await Promise.all(
+        samples.slice(i, i + 20).map(async (s) => {
+          const r =
+            s.raw !== undefined
+              ? await partner.request({
+                  method: "POST",
+                  path: "/api/v1/orders",
+                  rawBody: s.raw,
+                  headers: { "Content-Type": "application/json" },
+                })
+              : await partner.post<{ type?: string }>("/api/v1/orders", s.body);
+          return {
+            status: r.status,
+            type: String((r.body as { type?: string }).type ?? r.headers["content-type"]),
+            sample: s,
+          };
+        }),
+      )),
+    );
   }
   const wrong = outcomes.filter((o) => o.status < 400 || o.status >= 500 || !o.type.startsWith("/problems/"));
   expect(wrong.slice(0, 5)).toEqual([]);

@@ -26,7 +26,9 @@ afterAll(() => cluster?.stop());
 async function inBatches<T>(count: number, size: number, run: (i: number) => Promise<T>): Promise<T[]> {
   const results: T[] = [];
   for (let start = 0; start < count; start += size) {
-    results.push(...(await Promise.all(Array.from({ length: Math.min(size, count - start) }, (_, k) => run(start + k)))));
+    results.push(
+      ...(await Promise.all(Array.from({ length: Math.min(size, count - start) }, (_, k) => run(start + k)))),
+    );
   }
   return results;
 }
@@ -35,13 +37,20 @@ async function inBatches<T>(count: number, size: number, run: (i: number) => Pro
 function ordersCreatedByEachProcess(): Promise<Record<string, number>> {
   // The embedded fallback (no NATS) has one process, "gateway", running every service.
   const ordersProcesses = cluster.processes.get(cluster.distributed ? "orders" : "gateway")!;
-  return sampleTotalsByProcess(ordersProcesses, "action_duration_seconds_count", { action: "orders.create", outcome: "ok" });
+  return sampleTotalsByProcess(ordersProcesses, "action_duration_seconds_count", {
+    action: "orders.create",
+    outcome: "ok",
+  });
 }
 
 describe("when 200 orders are created at once, two orders processes sharing them (distributed mode)", () => {
   it("then every one is 201 with its own code, and each orders process created some of them", async () => {
     const before = await ordersCreatedByEachProcess();
-    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => partner.post<Order>("/api/v1/orders", partnerOrderBody(world, { externalId: `burst-${i}` }))));
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        partner.post<Order>("/api/v1/orders", partnerOrderBody(world, { externalId: `burst-${i}` })),
+      ),
+    );
     expect(answers.map((a) => a.status)).toEqual(Array(200).fill(201));
     const codes = answers.map((a) => a.body.code);
     expect(new Set(codes).size).toBe(200);
@@ -57,7 +66,9 @@ describe("when 200 orders are created at once, two orders processes sharing them
 
 describe("when a partner creates an order over HTTP", () => {
   it("then it is 201 with Location, readable there, and validated by the back office", async () => {
-    const created = await partner.post<Order>("/api/v1/orders", partnerOrderBody(world), { "X-Request-Id": "e2e-order-1" });
+    const created = await partner.post<Order>("/api/v1/orders", partnerOrderBody(world), {
+      "X-Request-Id": "e2e-order-1",
+    });
     expect(created.status).toBe(201);
     expect(created.headers["x-request-id"]).toBe("e2e-order-1");
     expect(created.headers.location).toBe(`/api/v1/orders/${created.body.id}`);
@@ -77,24 +88,42 @@ describe("when a partner creates an order over HTTP", () => {
     expect(replay.body).toEqual(first.body);
     expect(replay.headers.location).toBe(first.headers.location);
     expect([first.headers["idempotent-replayed"], replay.headers["idempotent-replayed"]]).toEqual([undefined, "true"]);
-    const other = await partner.post<{ type: string }>("/api/v1/orders", { ...body, externalReference: "X" }, { "Idempotency-Key": "e2e-key-1" });
+    const other = await partner.post<{ type: string }>(
+      "/api/v1/orders",
+      { ...body, externalReference: "X" },
+      { "Idempotency-Key": "e2e-key-1" },
+    );
     expect([other.status, other.body.type]).toEqual([422, "/problems/idempotency-key-reused"]);
   });
 
   it("then a duplicate externalId is 409 naming the first order", async () => {
     const first = await partner.post<Order>("/api/v1/orders", partnerOrderBody(world, { externalId: "DUP-E2E" }));
-    const second = await partner.post<{ existingOrderId: number }>("/api/v1/orders", partnerOrderBody(world, { externalId: "DUP-E2E" }));
+    const second = await partner.post<{ existingOrderId: number }>(
+      "/api/v1/orders",
+      partnerOrderBody(world, { externalId: "DUP-E2E" }),
+    );
     expect(second.status).toBe(409);
     expect(second.body.existingOrderId).toBe(first.body.id);
   });
 
   it("then bad input gets the right problem: malformed JSON 400, over 1 MiB 413, unknown field 422 by path", async () => {
-    const malformed = await partner.request({ method: "POST", path: "/api/v1/orders", rawBody: '{"contact": {', headers: { "Content-Type": "application/json" } });
+    const malformed = await partner.request({
+      method: "POST",
+      path: "/api/v1/orders",
+      rawBody: '{"contact": {',
+      headers: { "Content-Type": "application/json" },
+    });
     expect(malformed.status).toBe(400);
-    const huge = await partner.request({ method: "POST", path: "/api/v1/orders", rawBody: JSON.stringify({ pad: "x".repeat(1_100_000) }), headers: { "Content-Type": "application/json" } });
+    const huge = await partner.request({
+      method: "POST",
+      path: "/api/v1/orders",
+      rawBody: JSON.stringify({ pad: "x".repeat(1_100_000) }),
+      headers: { "Content-Type": "application/json" },
+    });
     expect(huge.status).toBe(413);
     const unknown = await partner.post<{ errors: { path: string }[] }>("/api/v1/orders", {
-      ...partnerOrderBody(world), items: [{ externalReferenceId: world.packagingRefs[0], orderedQuantity: 1, colour: "red" }],
+      ...partnerOrderBody(world),
+      items: [{ externalReferenceId: world.packagingRefs[0], orderedQuantity: 1, colour: "red" }],
     });
     expect(unknown.status).toBe(422);
     expect(unknown.body.errors.map((e) => e.path)).toEqual(["items[0].colour"]);
@@ -108,12 +137,17 @@ describe("when a partner creates an order over HTTP", () => {
 
 describe("when a list holds 1,000 records", () => {
   it("then following the Link headers visits each exactly once, in order", async () => {
-    const ids = await inBatches(1000, 25, async (i) => (await admin.post<{ id: number }>("/api/v1/customers", { name: `Paging customer ${i}` })).body.id);
+    const ids = await inBatches(
+      1000,
+      25,
+      async (i) => (await admin.post<{ id: number }>("/api/v1/customers", { name: `Paging customer ${i}` })).body.id,
+    );
     const seen: number[] = [];
     let next: string | null = "/api/v1/customers?limit=37";
     let pages = 0;
     while (next) {
-      const page: { status: number; headers: Record<string, string>; body: { id: number }[] } = await backoffice.get<{ id: number }[]>(next);
+      const page: { status: number; headers: Record<string, string>; body: { id: number }[] } =
+        await backoffice.get<{ id: number }[]>(next);
       expect(page.status).toBe(200);
       expect(page.body.length).toBeLessThanOrEqual(37);
       seen.push(...page.body.map((c) => c.id));

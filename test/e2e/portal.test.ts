@@ -52,13 +52,25 @@ describeWithBrowser("the subscriber portal in a browser", () => {
     server = await startEmbedded({ WEBHOOK_ALLOW_INSECURE_TARGETS: "true" });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
     });
     const admin = api(server.baseUrl).as(server.adminKey);
     world = await createApiWorld(admin);
     backoffice = admin.as(world.backofficeKey);
 
-    const subscribed = await backoffice.put<Subscription>("/api/v1/webhooks", { event: "sales_order_validated", url: `${receiver.url}/orders` });
+    const subscribed = await backoffice.put<Subscription>("/api/v1/webhooks", {
+      event: "sales_order_validated",
+      url: `${receiver.url}/orders`,
+    });
     expect(subscribed.status).toBe(201);
     subscriptionId = subscribed.body.id;
     const order = await createOrder();
@@ -74,7 +86,8 @@ describeWithBrowser("the subscriber portal in a browser", () => {
     });
     // A Content-Security-Policy violation is reported here (a failed load is counted above).
     page.on("console", (msg) => {
-      if (msg.type() === "error" && !msg.text().startsWith("Failed to load resource")) failures.push(`console: ${msg.text()}`);
+      if (msg.type() === "error" && !msg.text().startsWith("Failed to load resource"))
+        failures.push(`console: ${msg.text()}`);
     });
   }, 120_000);
 
@@ -123,7 +136,9 @@ describeWithBrowser("the subscriber portal in a browser", () => {
     await delivery.waitFor({ timeout: 15_000 });
     await expect(delivery.locator(".status").textContent()).resolves.toBe("succeeded");
     await expect(delivery.locator(".attempts li").count()).resolves.toBe(1);
-    await expect(delivery.locator(".last-attempt").textContent()).resolves.toMatch(/1 attempt, last: HTTP 200 in \d+ ms/);
+    await expect(delivery.locator(".last-attempt").textContent()).resolves.toMatch(
+      /1 attempt, last: HTTP 200 in \d+ ms/,
+    );
     await expect(delivery.locator(".body").textContent()).resolves.toContain(HOSTILE);
     await expect(page.locator(".delivery img").count()).resolves.toBe(0);
     await expect(page.title()).resolves.not.toBe("pwned");
@@ -137,7 +152,14 @@ describeWithBrowser("the subscriber portal in a browser", () => {
       html: document.documentElement.outerHTML,
       input: document.getElementById("api-key").value,
     })`);
-    expect(kept).toEqual({ local: 0, session: 0, cookie: "", url: `${server.baseUrl}/portal`, html: expect.not.stringContaining(world.backofficeKey), input: "" });
+    expect(kept).toEqual({
+      local: 0,
+      session: 0,
+      cookie: "",
+      url: `${server.baseUrl}/portal`,
+      html: expect.not.stringContaining(world.backofficeKey),
+      input: "",
+    });
 
     // Usable at 375 px: nothing wider than the screen.
     await expect(page.evaluate("document.documentElement.scrollWidth")).resolves.toBeLessThanOrEqual(PHONE.width);
@@ -181,10 +203,16 @@ describeWithBrowser("the subscriber portal in a browser", () => {
 
   it("when a subscription's endpoint answered 410 Gone, then the page shows it disabled, and Re-enable makes it active again", async () => {
     receiver.answerWith((request) => (request.path === "/gone" ? 410 : 200));
-    const gone = await backoffice.put<Subscription>("/api/v1/webhooks", { event: "sales_order_created", url: `${receiver.url}/gone` });
+    const gone = await backoffice.put<Subscription>("/api/v1/webhooks", {
+      event: "sales_order_created",
+      url: `${receiver.url}/gone`,
+    });
     expect(gone.status).toBe(201);
     await createOrder();
-    await eventually(async () => (await backoffice.get<Subscription>(`/api/v1/webhooks/${gone.body.id}`)).body.status === "disabled", "the 410 to disable the subscription");
+    await eventually(
+      async () => (await backoffice.get<Subscription>(`/api/v1/webhooks/${gone.body.id}`)).body.status === "disabled",
+      "the 410 to disable the subscription",
+    );
 
     await page.locator("#refresh").click();
     const item = page.locator(`button.subscription[data-subscription-id="${gone.body.id}"]`);

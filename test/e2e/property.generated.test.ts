@@ -14,7 +14,12 @@ import { api, ContractViolation, type ApiClient } from "../helpers/http";
 import { createApiWorld, partnerOrderBody, type ApiWorld } from "../helpers/api-fixtures";
 import { DocumentSchemas } from "../helpers/openapi-schemas";
 import { collectionOf, operationsOf, type Operation } from "../helpers/openapi-operations";
-import { requestsFor, type ActorName, type GeneratedRequest, type GeneratorContext } from "../helpers/request-generator";
+import {
+  requestsFor,
+  type ActorName,
+  type GeneratedRequest,
+  type GeneratorContext,
+} from "../helpers/request-generator";
 import { changedTables, RowCounts, settledCounts, type Counts, type RowCounter } from "../helpers/row-counts";
 import { alwaysOk, startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";
 
@@ -33,8 +38,13 @@ const tally = { cases: 0, serverErrors: 0, refusalsWithChanges: 0, forbidden: 0,
 
 /** Who calls an operation: partner P1 takes orders, partner P2 owns every webhook (so no generated order ever fans out to a generated subscription). */
 const CALLERS: Record<string, ActorName[]> = {
-  admin: ["admin"], partner: ["partner"], crm: ["backoffice"], catalogue: ["backoffice"],
-  "orders:write": ["partner", "backoffice"], "orders:read": ["partner", "backoffice"], "orders:manage": ["backoffice"],
+  admin: ["admin"],
+  partner: ["partner"],
+  crm: ["backoffice"],
+  catalogue: ["backoffice"],
+  "orders:write": ["partner", "backoffice"],
+  "orders:read": ["partner", "backoffice"],
+  "orders:manage": ["backoffice"],
   webhooks: ["webhooks"],
 };
 
@@ -45,25 +55,35 @@ beforeAll(async () => {
   const admin = anonymous.as(cluster.adminKey);
   world = await createApiWorld(admin);
   clients = {
-    anonymous, admin,
-    partner: anonymous.as(world.partnerKey), webhooks: anonymous.as(world.otherPartnerKey), backoffice: anonymous.as(world.backofficeKey),
+    anonymous,
+    admin,
+    partner: anonymous.as(world.partnerKey),
+    webhooks: anonymous.as(world.otherPartnerKey),
+    backoffice: anonymous.as(world.backofficeKey),
   };
   const document = (await admin.contract()).document;
   operations = operationsOf(document);
   await seedRecords();
   scopesOf = await scopesOfActors(admin);
   ctx = {
-    document, schemas: new DocumentSchemas(document),
-    actorFor: (scope) => fc.constantFrom(...(scope === null ? (["anonymous"] as ActorName[]) : (CALLERS[scope] ?? ["admin"]))),
-    actorLacking: (scope) => (["partner", "backoffice", "webhooks", "admin"] as ActorName[]).find((a) => !scopesOf[a].includes(scope)) ?? null,
+    document,
+    schemas: new DocumentSchemas(document),
+    actorFor: (scope) =>
+      fc.constantFrom(...(scope === null ? (["anonymous"] as ActorName[]) : (CALLERS[scope] ?? ["admin"]))),
+    actorLacking: (scope) =>
+      (["partner", "backoffice", "webhooks", "admin"] as ActorName[]).find((a) => !scopesOf[a].includes(scope)) ?? null,
     knownIds: await knownIds(),
   };
   counter = await rowCounter();
-  console.log(`[property.generated] seed ${SEED}, ${CASES_PER_OPERATION} cases per operation, ${operations.length} operations; counting with ${counter.describe}`);
+  console.log(
+    `[property.generated] seed ${SEED}, ${CASES_PER_OPERATION} cases per operation, ${operations.length} operations; counting with ${counter.describe}`,
+  );
 }, 240_000);
 
 afterAll(async () => {
-  console.log(`[property.generated] cases run: ${tally.cases} (${tally.forbidden} forbidden by the document, ${tally.accepted} accepted), 5xx seen: ${tally.serverErrors}, refusals with row changes: ${tally.refusalsWithChanges}`);
+  console.log(
+    `[property.generated] cases run: ${tally.cases} (${tally.forbidden} forbidden by the document, ${tally.accepted} accepted), 5xx seen: ${tally.serverErrors}, refusals with row changes: ${tally.refusalsWithChanges}`,
+  );
   await counter?.close();
   await cluster?.stop();
   await receiver?.close();
@@ -71,31 +91,57 @@ afterAll(async () => {
 
 /** A few records of each kind, so that valid requests also reach real ones: an order, a subscription of P2's with one delivery. */
 async function seedRecords(): Promise<void> {
-  const ok = (r: { status: number; body: unknown }, what: string) => { if (r.status >= 300) throw new Error(`setup: ${what} answered ${r.status}: ${JSON.stringify(r.body)}`); };
+  const ok = (r: { status: number; body: unknown }, what: string) => {
+    if (r.status >= 300) throw new Error(`setup: ${what} answered ${r.status}: ${JSON.stringify(r.body)}`);
+  };
   ok(await clients.partner.post("/api/v1/orders", partnerOrderBody(world, { externalId: `SEED-${SEED}` })), "order");
-  ok(await clients.webhooks.put("/api/v1/webhooks", { event: "contact_reference_created", url: `${receiver.url}/p2` }), "subscription");
-  ok(await clients.webhooks.post("/api/v1/contact_references", {
-    contact: { externalReference: `P2-${SEED}`, firstName: "Joan", lastName: "Clarke", email: `joan-${SEED}@p2.test` }, customer: { name: `P2 ${SEED}` },
-  }), "contact reference");
+  ok(
+    await clients.webhooks.put("/api/v1/webhooks", { event: "contact_reference_created", url: `${receiver.url}/p2` }),
+    "subscription",
+  );
+  ok(
+    await clients.webhooks.post("/api/v1/contact_references", {
+      contact: {
+        externalReference: `P2-${SEED}`,
+        firstName: "Joan",
+        lastName: "Clarke",
+        email: `joan-${SEED}@p2.test`,
+      },
+      customer: { name: `P2 ${SEED}` },
+    }),
+    "contact reference",
+  );
 }
 
 async function scopesOfActors(admin: ApiClient): Promise<Record<ActorName, string[]>> {
   const all = await admin.get<{ id: number; kind: string; scopes: string[] }[]>("/api/v1/clients?limit=500");
   const byKind = (kind: string) => all.body.find((c) => c.kind === kind)?.scopes ?? [];
-  return { anonymous: [], admin: byKind("admin"), partner: byKind("partner"), webhooks: byKind("partner"), backoffice: byKind("backoffice") };
+  return {
+    anonymous: [],
+    admin: byKind("admin"),
+    partner: byKind("partner"),
+    webhooks: byKind("partner"),
+    backoffice: byKind("backoffice"),
+  };
 }
 
 /** Ids by collection, read through each list the document has (and the deliveries of P2's subscriptions). */
 async function knownIds(): Promise<Record<string, number[]>> {
   const ids: Record<string, number[]> = {};
-  for (const op of operations.filter((o) => o.method === "GET" && !o.template.includes("{") && o.parameters.some((p) => p.name === "limit"))) {
+  for (const op of operations.filter(
+    (o) => o.method === "GET" && !o.template.includes("{") && o.parameters.some((p) => p.name === "limit"),
+  )) {
     const actor = (op.scope && CALLERS[op.scope]?.[0]) || "admin";
     const r = await clients[actor].get<{ id: number }[]>(`${op.template}?limit=50`);
     ids[collectionOf(op.template)] = r.status === 200 ? r.body.map((x) => x.id) : [];
   }
   ids.deliveries = [];
   for (const id of ids.webhooks ?? []) {
-    await receiver.waitFor((received) => received.length > 0, 30_000, () => "the seeded contact_reference_created delivery never arrived");
+    await receiver.waitFor(
+      (received) => received.length > 0,
+      30_000,
+      () => "the seeded contact_reference_created delivery never arrived",
+    );
     const r = await clients.webhooks.get<{ id: number }[]>(`/api/v1/webhooks/${id}/deliveries`);
     ids.deliveries.push(...r.body.map((d) => d.id));
   }
@@ -105,15 +151,21 @@ async function knownIds(): Promise<Record<string, number[]>> {
 /** Every table by SQL when the database is reachable from here; else (PGlite inside the process) every list the API has, and it says so. */
 async function rowCounter(): Promise<RowCounter> {
   if (!cluster.databaseUrl.startsWith("pglite")) return RowCounts.open(cluster.databaseUrl);
-  console.log("[property.generated] no PostgreSQL reachable from the test: counting records through every list of the API instead of every table");
-  const lists = operations.filter((o) => o.method === "GET" && !o.template.includes("{") && o.parameters.some((p) => p.name === "limit"));
+  console.log(
+    "[property.generated] no PostgreSQL reachable from the test: counting records through every list of the API instead of every table",
+  );
+  const lists = operations.filter(
+    (o) => o.method === "GET" && !o.template.includes("{") && o.parameters.some((p) => p.name === "limit"),
+  );
   return {
     describe: `the lengths of ${lists.length} API lists`,
     async snapshot(): Promise<Counts> {
       const counts: Counts = {};
       for (const op of lists) {
         for (const actor of (op.scope && CALLERS[op.scope]) || ["admin" as ActorName]) {
-          counts[`${actor} ${op.template}`] = (await clients[actor].get<unknown[]>(`${op.template}?limit=500`)).body.length;
+          counts[`${actor} ${op.template}`] = (
+            await clients[actor].get<unknown[]>(`${op.template}?limit=500`)
+          ).body.length;
         }
       }
       return counts;
@@ -134,17 +186,30 @@ async function run(request: GeneratedRequest): Promise<Finding[]> {
   let body: unknown = null;
   const findings: Finding[] = [];
   try {
-    const r = await clients[request.actor].request({ method: request.method, path: request.path, body: request.body, rawBody: request.rawBody, headers: request.headers });
+    const r = await clients[request.actor].request({
+      method: request.method,
+      path: request.path,
+      body: request.body,
+      rawBody: request.rawBody,
+      headers: request.headers,
+    });
     status = r.status;
     body = r.body;
   } catch (err) {
     if (!(err instanceof ContractViolation)) throw err;
     status = Number(/document: (\d{3})/.exec(err.message)?.[1] ?? 0);
-    findings.push({ kind: `answer breaks the document (${status})`, example: err.message.split("\n").slice(0, 3).join(" ") });
+    findings.push({
+      kind: `answer breaks the document (${status})`,
+      example: err.message.split("\n").slice(0, 3).join(" "),
+    });
   }
   const after = await counter.snapshot();
   const changes = changedTables(before, after);
-  const describe = `${request.actor} ${request.method} ${request.path} [${request.kind}] ${request.rawBody ?? JSON.stringify(request.body) ?? ""}`.slice(0, 400);
+  const describe =
+    `${request.actor} ${request.method} ${request.path} [${request.kind}] ${request.rawBody ?? JSON.stringify(request.body) ?? ""}`.slice(
+      0,
+      400,
+    );
   const answer = `${status} ${JSON.stringify(body).slice(0, 200)}`;
   if (request.forbidden) tally.forbidden += 1;
   if (status < 400) tally.accepted += 1;
@@ -152,14 +217,21 @@ async function run(request: GeneratedRequest): Promise<Finding[]> {
     tally.serverErrors += 1;
     findings.push({ kind: `5xx`, example: `${describe} → ${answer}` });
   }
-  if (request.forbidden && !(status >= 400 && status < 500)) findings.push({ kind: `forbidden by the document, not refused`, example: `${describe} (${request.forbidden}) → ${answer}` });
+  if (request.forbidden && !(status >= 400 && status < 500))
+    findings.push({
+      kind: `forbidden by the document, not refused`,
+      example: `${describe} (${request.forbidden}) → ${answer}`,
+    });
   if (status >= 400 && changes.length > 0) {
     tally.refusalsWithChanges += 1;
     findings.push({ kind: `refused, but rows changed`, example: `${describe} → ${answer}; ${changes.join(", ")}` });
   }
   // Writes an accepted request set off in the background must not be blamed on the next one.
   if (status < 400 && request.method !== "GET") await settledCounts(counter);
-  return findings.map((f) => ({ ...f, kind: `${request.op}: ${f.kind} [${request.kind.replace(/ spelt .*| \S+\.\S+$/, "")}]` }));
+  return findings.map((f) => ({
+    ...f,
+    kind: `${request.op}: ${f.kind} [${request.kind.replace(/ spelt .*| \S+\.\S+$/, "")}]`,
+  }));
 }
 
 it("when every operation gets generated valid and invalid requests, then none is a 5xx, each forbidden one is a 4xx, and no refused one changes a row", async () => {

@@ -39,15 +39,23 @@ afterAll(async () => {
 
 let n = 0;
 async function newClient(kind: string): Promise<ClientJson & { as: ApiClient }> {
-  const res = await admin.post<ClientJson>("/api/v1/clients", { name: `${kind} revocation ${n++} ${Date.now()}`, kind });
+  const res = await admin.post<ClientJson>("/api/v1/clients", {
+    name: `${kind} revocation ${n++} ${Date.now()}`,
+    kind,
+  });
   expect(res.status).toBe(201);
   return { ...res.body, as: admin.as(res.body.apiKey) };
 }
 
-const patchClient = (id: number, body: unknown) => admin.request({ method: "PATCH", path: `/api/v1/clients/${id}`, body });
+const patchClient = (id: number, body: unknown) =>
+  admin.request({ method: "PATCH", path: `/api/v1/clients/${id}`, body });
 
 /** Polls until `request` answers `status`; the delay since `since`, or a failure after twice the bound. */
-async function answersWithin(request: () => Promise<{ status: number }>, status: number, since: number): Promise<number> {
+async function answersWithin(
+  request: () => Promise<{ status: number }>,
+  status: number,
+  since: number,
+): Promise<number> {
   for (;;) {
     const got = (await request()).status;
     const delay = Date.now() - since;
@@ -65,14 +73,23 @@ async function subscribe(client: { as: ApiClient }, event: string, path: string)
 
 async function orderBy(client: { as: ApiClient }): Promise<number> {
   const res = await client.as.post<{ id: number }>("/api/v1/orders", {
-    contact: { id: world.contactId }, invoicingAddress: ADDRESS, deliveryAddress: ADDRESS, items: [{ packaging: world.packagingIds[0], orderedQuantity: 1 }],
+    contact: { id: world.contactId },
+    invoicingAddress: ADDRESS,
+    deliveryAddress: ADDRESS,
+    items: [{ packaging: world.packagingIds[0], orderedQuantity: 1 }],
   });
   expect(res.status).toBe(201);
   return res.body.id;
 }
 
-const ordersOn = (path: string) => receiver.received.filter((r) => r.path === path).map((r) => (JSON.parse(r.body) as { id: number }).id);
-const arrived = (path: string, orderId: number) => receiver.waitFor(() => ordersOn(path).includes(orderId), 30_000, () => `order ${orderId} not on ${path}`);
+const ordersOn = (path: string) =>
+  receiver.received.filter((r) => r.path === path).map((r) => (JSON.parse(r.body) as { id: number }).id);
+const arrived = (path: string, orderId: number) =>
+  receiver.waitFor(
+    () => ordersOn(path).includes(orderId),
+    30_000,
+    () => `order ${orderId} not on ${path}`,
+  );
 
 describe("revocation and lost grants across processes", () => {
   it("when a scope is removed and then the client revoked, then its key answers 403, then 401, within 2 s on the gateway", async () => {
@@ -88,7 +105,9 @@ describe("revocation and lost grants across processes", () => {
     expect((await admin.delete(`/api/v1/clients/${client.id}`)).status).toBe(200);
     const unauthenticatedAfter = await answersWithin(() => client.as.get("/api/v1/contacts"), 401, revoked);
 
-    console.log(`[e2e revocation] ${cluster.distributed ? "distributed" : "embedded"}: scope removed → 403 after ${forbiddenAfter} ms; revoked → 401 after ${unauthenticatedAfter} ms`);
+    console.log(
+      `[e2e revocation] ${cluster.distributed ? "distributed" : "embedded"}: scope removed → 403 after ${forbiddenAfter} ms; revoked → 401 after ${unauthenticatedAfter} ms`,
+    );
     expect(forbiddenAfter).toBeLessThanOrEqual(TWO_SECONDS);
     expect(unauthenticatedAfter).toBeLessThanOrEqual(TWO_SECONDS);
   });
@@ -117,14 +136,23 @@ describe("revocation and lost grants across processes", () => {
     await arrived("/failing/lost-event", orderId);
 
     const patched = Date.now();
-    expect((await patchClient(client.id, { webhookEvents: ["sales_order_validated", "sales_order_cancelled"] })).status).toBe(200);
-    const cancelled = () => client.as.get<{ webhookId: string }[]>(`/api/v1/webhooks/${subscription}/deliveries?status=cancelled`);
-    const delay = await answersWithin(async () => ({ status: (await cancelled()).body.length === 1 ? 299 : 0 }), 299, patched);
+    expect(
+      (await patchClient(client.id, { webhookEvents: ["sales_order_validated", "sales_order_cancelled"] })).status,
+    ).toBe(200);
+    const cancelled = () =>
+      client.as.get<{ webhookId: string }[]>(`/api/v1/webhooks/${subscription}/deliveries?status=cancelled`);
+    const delay = await answersWithin(
+      async () => ({ status: (await cancelled()).body.length === 1 ? 299 : 0 }),
+      299,
+      patched,
+    );
     console.log(`[e2e revocation] queued delivery cancelled ${delay} ms after the PATCH was sent`);
 
     // Redelivered by hand: the dispatcher re-checks the grants and cancels it again, unsent.
     const [delivery] = (await client.as.get<{ id: number }[]>(`/api/v1/webhooks/${subscription}/deliveries`)).body;
-    expect((await client.as.post(`/api/v1/webhooks/${subscription}/deliveries/${delivery.id}/redeliver`)).status).toBe(202);
+    expect((await client.as.post(`/api/v1/webhooks/${subscription}/deliveries/${delivery.id}/redeliver`)).status).toBe(
+      202,
+    );
     await answersWithin(async () => ({ status: (await cancelled()).body.length === 1 ? 299 : 0 }), 299, Date.now());
     expect(ordersOn("/failing/lost-event")).toEqual([orderId]);
   });

@@ -72,7 +72,8 @@ describe("shutdown under load", () => {
     };
     const workers = Array.from({ length: CONCURRENCY }, worker);
 
-    while (outcomes.filter((o) => o.status !== null).length < WARM_UP_RESPONSES) await new Promise((r) => setTimeout(r, 10));
+    while (outcomes.filter((o) => o.status !== null).length < WARM_UP_RESPONSES)
+      await new Promise((r) => setTimeout(r, 10));
     sigtermAt = Date.now();
     const exitCode = await server.stop();
     exited = true;
@@ -88,7 +89,10 @@ describe("shutdown under load", () => {
     // connection still in the kernel's queue when the listener closed, never read: refused, like
     // ECONNREFUSED. While clients keep connecting, no server can close its listener without
     // that race (behind a load balancer, readiness turning 503 stops new connections first).
-    const read = server.output().split("\n").filter((line) => line.includes('"msg":"request"') && line.includes('"path":"/api/v1/customers"'));
+    const read = server
+      .output()
+      .split("\n")
+      .filter((line) => line.includes('"msg":"request"') && line.includes('"path":"/api/v1/customers"'));
     expect(read.filter((line) => !line.includes('"status":201'))).toEqual([]);
     expect(read).toHaveLength(answered.length);
     const unanswered = outcomes.filter((o) => o.status === null);
@@ -131,7 +135,11 @@ describe("shutdown, and what is still batched", () => {
       const traceId = randomBytes(16).toString("hex");
       const res = await fetch(`${server.baseUrl}/api/v1/customers`, {
         method: "POST",
-        headers: { authorization: `Bearer ${adminKey}`, "content-type": "application/json", traceparent: `00-${traceId}-${randomBytes(8).toString("hex")}-01` },
+        headers: {
+          authorization: `Bearer ${adminKey}`,
+          "content-type": "application/json",
+          traceparent: `00-${traceId}-${randomBytes(8).toString("hex")}-01`,
+        },
         body: JSON.stringify({ name: "Last before SIGTERM" }),
       });
       expect(res.status).toBe(201);

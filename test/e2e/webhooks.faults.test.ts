@@ -44,19 +44,32 @@ describeWithServers("webhooks under faults (real processes, NATS JetStream, Post
   let run = 0;
 
   const webhooksProcess = async (name: string) => {
-    const p = await ServiceProcess.create({ name, services: ["webhooks"], transporter: nats.url, databaseUrl: database.url, env: WEBHOOKS_ENV });
+    const p = await ServiceProcess.create({
+      name,
+      services: ["webhooks"],
+      transporter: nats.url,
+      databaseUrl: database.url,
+      env: WEBHOOKS_ENV,
+    });
     processes.push(p);
     return p;
   };
 
   /** A client of its own for each test: its subscriptions receive only that test's events. */
-  const newPartner = (): Principal => ({ ...principal("partner", ["partner", "webhooks"]), webhookEvents: [...EVENTS] });
+  const newPartner = (): Principal => ({
+    ...principal("partner", ["partner", "webhooks"]),
+    webhookEvents: [...EVENTS],
+  });
 
   async function subscribe(client: Principal, paths: string[]): Promise<number[]> {
     await t.broker.waitForServices(["webhooks"], 30_000);
     const ids: number[] = [];
     for (const path of paths) {
-      const s = await t.broker.call<{ id: number }, object>("webhooks.subscribe", { event: "sales_order_validated", url: `${receiver.url}${path}` }, { meta: { client } });
+      const s = await t.broker.call<{ id: number }, object>(
+        "webhooks.subscribe",
+        { event: "sales_order_validated", url: `${receiver.url}${path}` },
+        { meta: { client } },
+      );
       ids.push(s.id);
     }
     return ids;
@@ -81,7 +94,8 @@ describeWithServers("webhooks under faults (real processes, NATS JetStream, Post
     await receiver.waitFor(
       (r) => missing(r, paths, count).length === 0,
       timeoutMs,
-      () => `${missing(receiver.received, paths, count).length} of ${paths.length * count} (event, subscription) pairs missing`,
+      () =>
+        `${missing(receiver.received, paths, count).length} of ${paths.length * count} (event, subscription) pairs missing`,
     );
   }
 
@@ -90,7 +104,9 @@ describeWithServers("webhooks under faults (real processes, NATS JetStream, Post
     let cursor: string | undefined;
     do {
       const page = await t.broker.call<{ items: DeliveryJson[]; nextCursor: string | null }, object>(
-        "webhooks.deliveries", { id: subscriptionId, limit: 500, ...(cursor ? { cursor } : {}) }, { meta: { client } },
+        "webhooks.deliveries",
+        { id: subscriptionId, limit: 500, ...(cursor ? { cursor } : {}) },
+        { meta: { client } },
       );
       all.push(...page.items);
       cursor = page.nextCursor ?? undefined;
@@ -100,10 +116,15 @@ describeWithServers("webhooks under faults (real processes, NATS JetStream, Post
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    if (database.kind === "pglite") throw new Error("These tests need PostgreSQL shared by several processes: set TEST_DATABASE_URL.");
+    if (database.kind === "pglite")
+      throw new Error("These tests need PostgreSQL shared by several processes: set TEST_DATABASE_URL.");
     nats = await NatsServer.start();
     // This process plays the event-raising service: its outbox relay publishes over the private NATS.
-    t = await startTestBroker({ services: [], database, env: { TRANSPORTER: nats.url, NODE_ID: "e2e-event-source", OUTBOX_RELAY_INTERVAL_MS: "100" } });
+    t = await startTestBroker({
+      services: [],
+      database,
+      env: { TRANSPORTER: nats.url, NODE_ID: "e2e-event-source", OUTBOX_RELAY_INTERVAL_MS: "100" },
+    });
     source = await addEventSource(t.broker, "e2e_source");
   });
 
@@ -227,22 +248,34 @@ describeWithServers("webhooks under faults (real processes, NATS JetStream, Post
     expect(Object.entries(deliveredBy).filter(([, delivered]) => delivered === 0)).toEqual([]);
     expect(receiver.overlapping).toEqual([]);
     const counts = new Map<string, number>();
-    for (const r of receiver.received) counts.set(r.headers["webhook-id"], (counts.get(r.headers["webhook-id"]) ?? 0) + 1);
+    for (const r of receiver.received)
+      counts.set(r.headers["webhook-id"], (counts.get(r.headers["webhook-id"]) ?? 0) + 1);
     const repeated = [...counts].filter(([, n]) => n > 1).map(([id]) => id);
     if (repeated.length > 0) {
       const deliveries = (await Promise.all(subscriptionIds.map((id) => deliveriesOf(client, id)))).flat();
       // A repeat is allowed only after an attempt that failed; name each one that had none.
-      const withAttempts = repeated.map((id) => ({ id, attempts: deliveries.find((d) => d.webhookId === id)?.attempts }));
-      expect(withAttempts.filter(({ attempts }) => !attempts?.some((a) => a.error !== null || (a.statusCode ?? 0) >= 300))).toEqual([]);
+      const withAttempts = repeated.map((id) => ({
+        id,
+        attempts: deliveries.find((d) => d.webhookId === id)?.attempts,
+      }));
+      expect(
+        withAttempts.filter(({ attempts }) => !attempts?.some((a) => a.error !== null || (a.statusCode ?? 0) >= 300)),
+      ).toEqual([]);
     }
   });
 
-  async function waitForDeliveries(client: Principal, subscriptionId: number, count: number, status: string): Promise<DeliveryJson[]> {
+  async function waitForDeliveries(
+    client: Principal,
+    subscriptionId: number,
+    count: number,
+    status: string,
+  ): Promise<DeliveryJson[]> {
     const deadline = Date.now() + 30_000;
     for (;;) {
       const deliveries = await deliveriesOf(client, subscriptionId);
       if (deliveries.length === count && deliveries.every((d) => d.status === status)) return deliveries;
-      if (Date.now() > deadline) throw new Error(`Deliveries not all ${status}: ${JSON.stringify(deliveries.map((d) => d.status))}`);
+      if (Date.now() > deadline)
+        throw new Error(`Deliveries not all ${status}: ${JSON.stringify(deliveries.map((d) => d.status))}`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }

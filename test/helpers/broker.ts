@@ -87,7 +87,11 @@ const CLIENTS_STAND_IN = {
 
 /** A test that calls as `{ ...principal(...), webhookEvents }` gave that client those grants. */
 function learnCallers(broker: ServiceBroker): void {
-  const call = broker.call.bind(broker) as (action: string, params?: unknown, opts?: { meta?: Partial<RequestMeta> }) => Promise<unknown>;
+  const call = broker.call.bind(broker) as (
+    action: string,
+    params?: unknown,
+    opts?: { meta?: Partial<RequestMeta> },
+  ) => Promise<unknown>;
   broker.call = ((action: string, params?: unknown, opts?: { meta?: Partial<RequestMeta> }) => {
     const client = opts?.meta?.client;
     if (client) principals.set(client.clientId, client);
@@ -95,4 +99,10 @@ function learnCallers(broker: ServiceBroker): void {
   }) as ServiceBroker["call"];
 }
 
-export const ADMIN: Principal = { clientId: 1, name: "test admin", kind: "admin", scopes: [...SCOPES], webhookEvents: [] };
+export const ADMIN: Principal = {
+  clientId: 1,
+  name: "test admin",
+  kind: "admin",
+  scopes: [...SCOPES],
+  webhookEvents: [],
+};

@@ -35,17 +35,33 @@ let nextCode = 1;
 /** A product with a code no other test uses. */
 export function createProduct(t: TestBroker, fields: { label?: string; taxes?: TaxJson[] } = {}): Promise<ProductJson> {
   const code = `T-${Date.now().toString(36)}-${nextCode++}`;
-  return t.call<ProductJson>("catalogue.createProduct", { code, label: fields.label ?? `Product ${code}`, taxes: fields.taxes ?? [VAT_20] });
+  return t.call<ProductJson>("catalogue.createProduct", {
+    code,
+    label: fields.label ?? `Product ${code}`,
+    taxes: fields.taxes ?? [VAT_20],
+  });
 }
 
-export function createPackaging(t: TestBroker, productId: number, fields: { name?: string; unit?: string; unit_factor?: number } = {}): Promise<PackagingJson> {
+export function createPackaging(
+  t: TestBroker,
+  productId: number,
+  fields: { name?: string; unit?: string; unit_factor?: number } = {},
+): Promise<PackagingJson> {
   return t.call<PackagingJson>("catalogue.createPackaging", {
-    productId, name: fields.name ?? "Box of 6", unit: fields.unit ?? "bottle", unit_factor: fields.unit_factor ?? 6,
+    productId,
+    name: fields.name ?? "Box of 6",
+    unit: fields.unit ?? "bottle",
+    unit_factor: fields.unit_factor ?? 6,
   });
 }
 
 /** Calls an action and also returns the meta it set ($statusCode, $location). */
-export async function callWithMeta<T>(t: TestBroker, action: string, params: object, client: RequestMeta["client"]): Promise<{ result: T; meta: RequestMeta }> {
+export async function callWithMeta<T>(
+  t: TestBroker,
+  action: string,
+  params: object,
+  client: RequestMeta["client"],
+): Promise<{ result: T; meta: RequestMeta }> {
   const meta: RequestMeta = { client };
   const result = await t.broker.call<T, object>(action, params, { meta });
   return { result, meta };
@@ -67,7 +83,10 @@ const BACKGROUND_STATEMENT = /\b(outbox|job_runs)\b/;
  * The SQL statements `run` makes on the test broker's database; a test compares their count,
  * and a failure shows which they were.
  */
-export async function countQueries<T>(t: TestBroker, run: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
+export async function countQueries<T>(
+  t: TestBroker,
+  run: () => Promise<T>,
+): Promise<{ result: T; statements: string[] }> {
   const db = databaseOf(t);
   const statements: string[] = [];
   const onQuery = (query: { sql?: string }) => {

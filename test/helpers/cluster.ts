@@ -51,7 +51,12 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   try {
     if (!distributed) {
       console.log("[e2e] no real NATS/PostgreSQL: running the embedded mode (one process, all services)");
-      const one = await ServiceProcess.create({ name: "embedded", services: [...ALL_SERVICES], databaseUrl: database.url, env });
+      const one = await ServiceProcess.create({
+        name: "embedded",
+        services: [...ALL_SERVICES],
+        databaseUrl: database.url,
+        env,
+      });
       processes.set("gateway", [one]);
       await one.start();
     } else {
@@ -60,10 +65,15 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         const count = options.replicas?.[service] ?? 1;
         const created: ServiceProcess[] = [];
         for (let i = 1; i <= count; i++) {
-          created.push(await ServiceProcess.create({
-            name: `${service}-${i}`, services: [service], transporter: natsUrl, databaseUrl: options.processDatabaseUrl?.(database.url) ?? database.url,
-            env: { ...env, MIGRATE_ON_START: "false" },
-          }));
+          created.push(
+            await ServiceProcess.create({
+              name: `${service}-${i}`,
+              services: [service],
+              transporter: natsUrl,
+              databaseUrl: options.processDatabaseUrl?.(database.url) ?? database.url,
+              env: { ...env, MIGRATE_ON_START: "false" },
+            }),
+          );
         }
         processes.set(service, created);
       }
@@ -100,14 +110,25 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
 
 /** The gateway is ready before it has discovered every remote service: wait until it has. */
 async function waitForServices(baseUrl: string, adminKey: string): Promise<void> {
-  const probes = ["/api/v1/clients?limit=1", "/api/v1/contacts?limit=1", "/api/v1/packagings?limit=1", "/api/v1/orders?limit=1", "/api/v1/packaging_references?limit=1", "/api/v1/webhooks"];
+  const probes = [
+    "/api/v1/clients?limit=1",
+    "/api/v1/contacts?limit=1",
+    "/api/v1/packagings?limit=1",
+    "/api/v1/orders?limit=1",
+    "/api/v1/packaging_references?limit=1",
+    "/api/v1/webhooks",
+  ];
   const deadline = Date.now() + 30_000;
   for (const probe of probes) {
     for (;;) {
-      const status = await fetch(baseUrl + probe, { headers: { Authorization: `Bearer ${adminKey}` } }).then((r) => r.status, () => 0);
+      const status = await fetch(baseUrl + probe, { headers: { Authorization: `Bearer ${adminKey}` } }).then(
+        (r) => r.status,
+        () => 0,
+      );
       // 200 or 403 (the admin may lack a scope) both prove the action was found.
       if (status !== 0 && status !== 404 && status !== 503) break;
-      if (Date.now() > deadline) throw new Error(`the gateway did not discover the service behind ${probe} (last status ${status})`);
+      if (Date.now() > deadline)
+        throw new Error(`the gateway did not discover the service behind ${probe} (last status ${status})`);
       await new Promise((r) => setTimeout(r, 100));
     }
   }

@@ -36,7 +36,12 @@ export interface CrmTenants {
   /** A's contact reference and the CRM records it names. */
   a: CrmRecord & { referenceId: number };
   /** B's own contact reference (its code), and B's packaging references. */
-  b: { reference: ContactReferenceJson; packagingRefs: string[]; inactivePackagingRef: string; orderExternalId: string };
+  b: {
+    reference: ContactReferenceJson;
+    packagingRefs: string[];
+    inactivePackagingRef: string;
+    orderExternalId: string;
+  };
   otherPartnersPackagingRef: string;
   packagingId: number;
 }
@@ -52,23 +57,50 @@ export async function startCrmTenants(): Promise<CrmTenants> {
   const backoffice = principal("backoffice", ["crm", "catalogue", "orders:write", "orders:read", "orders:manage"]);
 
   const customer = await t.call<{ id: number; name: string }>("crm.createCustomer", { name: "Acme Admin" }, ADMIN);
-  const contact = await t.call<{ id: number; email: string }>("crm.createContact", {
-    customerId: customer.id, firstName: "Ada", lastName: "Lovelace", email: "ada@acme.test",
-  }, ADMIN);
-  const aRef = await t.call<ContactReferenceJson>("references.createContactReference", {
-    contact: { externalReference: "A-CONTACT", firstName: "Alice", lastName: "Anders", email: "alice@alpha.test" },
-    customer: { name: "Alpha Foods" },
-  }, partnerA);
+  const contact = await t.call<{ id: number; email: string }>(
+    "crm.createContact",
+    {
+      customerId: customer.id,
+      firstName: "Ada",
+      lastName: "Lovelace",
+      email: "ada@acme.test",
+    },
+    ADMIN,
+  );
+  const aRef = await t.call<ContactReferenceJson>(
+    "references.createContactReference",
+    {
+      contact: { externalReference: "A-CONTACT", firstName: "Alice", lastName: "Anders", email: "alice@alpha.test" },
+      customer: { name: "Alpha Foods" },
+    },
+    partnerA,
+  );
 
   const product = await t.call<{ id: number }>("catalogue.createProduct", { code: "P-TENANTS", label: "Water" }, ADMIN);
-  const packagingId = (await t.call<{ id: number }>("catalogue.createPackaging", { productId: product.id, name: "Bottle", unit: "L", unit_factor: 1 }, ADMIN)).id;
+  const packagingId = (
+    await t.call<{ id: number }>(
+      "catalogue.createPackaging",
+      { productId: product.id, name: "Bottle", unit: "L", unit_factor: 1 },
+      ADMIN,
+    )
+  ).id;
   const packagingRef = async (owner: Principal, externalReference: string, active = true) =>
-    (await t.call<{ externalReference: string }>("references.createPackagingReference", { clientId: owner.clientId, externalReference, packagingId, active }, ADMIN)).externalReference;
+    (
+      await t.call<{ externalReference: string }>(
+        "references.createPackagingReference",
+        { clientId: owner.clientId, externalReference, packagingId, active },
+        ADMIN,
+      )
+    ).externalReference;
 
-  const bReference = await t.call<ContactReferenceJson>("references.createContactReference", {
-    contact: { externalReference: "B-CONTACT", firstName: "Bob", lastName: "Berg", email: "bob@beta.test" },
-    customer: { name: "Beta Stores" },
-  }, partnerB);
+  const bReference = await t.call<ContactReferenceJson>(
+    "references.createContactReference",
+    {
+      contact: { externalReference: "B-CONTACT", firstName: "Bob", lastName: "Berg", email: "bob@beta.test" },
+      customer: { name: "Beta Stores" },
+    },
+    partnerB,
+  );
   const b = {
     reference: bReference,
     packagingRefs: [await packagingRef(partnerB, "B-WATER"), await packagingRef(partnerB, "B-WATER-2")],
@@ -76,9 +108,19 @@ export async function startCrmTenants(): Promise<CrmTenants> {
     orderExternalId: "B-ORDER-1",
   };
   const tenants: CrmTenants = {
-    t, db, partnerA, partnerB, backoffice,
+    t,
+    db,
+    partnerA,
+    partnerB,
+    backoffice,
     admin: { contactId: contact.id, customerId: customer.id, email: contact.email, customerName: customer.name },
-    a: { referenceId: aRef.id, contactId: aRef.contact.id, customerId: aRef.customer.id, email: aRef.contact.email, customerName: aRef.customer.name },
+    a: {
+      referenceId: aRef.id,
+      contactId: aRef.contact.id,
+      customerId: aRef.customer.id,
+      email: aRef.contact.email,
+      customerName: aRef.customer.name,
+    },
     b,
     otherPartnersPackagingRef: await packagingRef(partnerA, "A-WATER"),
     packagingId,
@@ -120,9 +162,13 @@ export type RowCounts = Record<string, number>;
  * table added later is counted too), on the broker's own handle: PostgreSQL or PGlite alike.
  */
 export async function rowCounts(db: Knex): Promise<RowCounts> {
-  const tables = (await db("information_schema.tables").whereIn("table_schema", SCHEMAS).andWhere("table_type", "BASE TABLE")
+  const tables = (await db("information_schema.tables")
+    .whereIn("table_schema", SCHEMAS)
+    .andWhere("table_type", "BASE TABLE")
     // job_runs is the retention scheduler's own bookkeeping, written on its clock, never by a request.
-    .andWhereNot("table_name", "like", "knex_migrations%").andWhereNot("table_name", "job_runs").select("table_schema", "table_name")) as { table_schema: string; table_name: string }[];
+    .andWhereNot("table_name", "like", "knex_migrations%")
+    .andWhereNot("table_name", "job_runs")
+    .select("table_schema", "table_name")) as { table_schema: string; table_name: string }[];
   const counts: RowCounts = {};
   for (const { table_schema: schema, table_name: name } of tables) {
     const [{ n }] = (await db.withSchema(schema).table(name).count({ n: "*" })) as { n: number | string }[];
@@ -133,7 +179,10 @@ export async function rowCounts(db: Knex): Promise<RowCounts> {
 
 /** The refusal a call ended in (its status and the fields it names); throws if it succeeded. */
 export async function refusal(p: Promise<unknown>): Promise<{ status: number; paths: string[] }> {
-  const outcome = await p.then(() => null, (err: unknown) => err as { code: number; data?: { errors?: { path?: string; field?: string }[] } });
+  const outcome = await p.then(
+    () => null,
+    (err: unknown) => err as { code: number; data?: { errors?: { path?: string; field?: string }[] } },
+  );
   if (!outcome) throw new Error("expected a refusal, the call succeeded");
   return { status: outcome.code, paths: (outcome.data?.errors ?? []).map((e) => e.path ?? e.field ?? "") };
 }

@@ -11,7 +11,15 @@ import { config } from "../../shared/config";
 import { outboxRelayMixin } from "../../shared/outbox-relay.mixin";
 import { storageSettingsOf } from "../../shared/service-settings";
 import type { EventName } from "../../shared/events";
-import { addOutboxClaims, addOutboxTraceparent, appendEvent, createOutboxTable, dropOutboxClaims, dropOutboxTable, dropOutboxTraceparent } from "../../shared/outbox";
+import {
+  addOutboxClaims,
+  addOutboxTraceparent,
+  appendEvent,
+  createOutboxTable,
+  dropOutboxClaims,
+  dropOutboxTable,
+  dropOutboxTraceparent,
+} from "../../shared/outbox";
 import { createJobRunsTable, dropJobRunsTable } from "../../shared/periodic-job";
 
 export interface TestEvent {
@@ -33,11 +41,27 @@ export interface EventSource {
 /** The outbox as a service's migrations make it. */
 function outboxMigrations(schema: string): Migration[] {
   return [
-    { name: `00000000000000_${schema}_outbox`, up: (knex: Knex) => createOutboxTable(knex, schema), down: (knex: Knex) => dropOutboxTable(knex, schema) },
-    { name: `00000000000001_${schema}_outbox_claims`, up: (knex: Knex) => addOutboxClaims(knex, schema), down: (knex: Knex) => dropOutboxClaims(knex, schema) },
-    { name: `00000000000003_${schema}_outbox_traceparent`, up: (knex: Knex) => addOutboxTraceparent(knex, schema), down: (knex: Knex) => dropOutboxTraceparent(knex, schema) },
+    {
+      name: `00000000000000_${schema}_outbox`,
+      up: (knex: Knex) => createOutboxTable(knex, schema),
+      down: (knex: Knex) => dropOutboxTable(knex, schema),
+    },
+    {
+      name: `00000000000001_${schema}_outbox_claims`,
+      up: (knex: Knex) => addOutboxClaims(knex, schema),
+      down: (knex: Knex) => dropOutboxClaims(knex, schema),
+    },
+    {
+      name: `00000000000003_${schema}_outbox_traceparent`,
+      up: (knex: Knex) => addOutboxTraceparent(knex, schema),
+      down: (knex: Knex) => dropOutboxTraceparent(knex, schema),
+    },
     // The relay's outbox retention claims its runs here.
-    { name: `00000000000002_${schema}_job_runs`, up: (knex: Knex) => createJobRunsTable(knex, schema), down: (knex: Knex) => dropJobRunsTable(knex, schema) },
+    {
+      name: `00000000000002_${schema}_job_runs`,
+      up: (knex: Knex) => createJobRunsTable(knex, schema),
+      down: (knex: Knex) => dropJobRunsTable(knex, schema),
+    },
   ];
 }
 
@@ -58,12 +82,19 @@ export async function addEventSource(broker: ServiceBroker, schema = "test_sourc
       await db.transaction(async (trx) => {
         // Batches, so a burst of hundreds stays one transaction with few statements.
         for (const e of events) {
-          await appendEvent(trx, schema, { event: e.event, ownerClientId: e.ownerClientId, entityId: e.entityId ?? 1, data: e.data });
+          await appendEvent(trx, schema, {
+            event: e.event,
+            ownerClientId: e.ownerClientId,
+            entityId: e.entityId ?? 1,
+            data: e.data,
+          });
         }
       });
     },
     async unpublished() {
-      const row = (await db.withSchema(schema).table("outbox").whereNull("published_at").count({ n: "*" }).first()) as { n: number | string };
+      const row = (await db.withSchema(schema).table("outbox").whereNull("published_at").count({ n: "*" }).first()) as {
+        n: number | string;
+      };
       return Number(row.n);
     },
   };

@@ -21,18 +21,46 @@ export function mixedRequests(world: ApiWorld, adminKey: string, run: string): (
     const externalId = `${run}-${n}`;
     switch (n % 7) {
       case 0:
-        return { label: "POST /orders (partner)", method: "POST", path: "/api/v1/orders", key: world.partnerKey, externalId,
-          body: partnerOrderBody(world, { externalId }), headers: { "Idempotency-Key": externalId } };
+        return {
+          label: "POST /orders (partner)",
+          method: "POST",
+          path: "/api/v1/orders",
+          key: world.partnerKey,
+          externalId,
+          body: partnerOrderBody(world, { externalId }),
+          headers: { "Idempotency-Key": externalId },
+        };
       case 1:
-        return { label: "POST /orders (back office)", method: "POST", path: "/api/v1/orders", key: world.backofficeKey, externalId,
-          body: { externalId, contact: { id: world.contactId }, invoicingAddress: ADDRESS, deliveryAddress: ADDRESS,
-            items: [{ packaging: world.packagingIds[0], orderedQuantity: 2 }] } };
+        return {
+          label: "POST /orders (back office)",
+          method: "POST",
+          path: "/api/v1/orders",
+          key: world.backofficeKey,
+          externalId,
+          body: {
+            externalId,
+            contact: { id: world.contactId },
+            invoicingAddress: ADDRESS,
+            deliveryAddress: ADDRESS,
+            items: [{ packaging: world.packagingIds[0], orderedQuantity: 2 }],
+          },
+        };
       case 2:
         return { label: "GET /contacts", method: "GET", path: "/api/v1/contacts?limit=5", key: world.backofficeKey };
       case 3:
-        return { label: "GET /packagings", method: "GET", path: "/api/v1/packagings?limit=5", key: world.backofficeKey };
+        return {
+          label: "GET /packagings",
+          method: "GET",
+          path: "/api/v1/packagings?limit=5",
+          key: world.backofficeKey,
+        };
       case 4:
-        return { label: "GET /packaging_references", method: "GET", path: "/api/v1/packaging_references?limit=5", key: world.partnerKey };
+        return {
+          label: "GET /packaging_references",
+          method: "GET",
+          path: "/api/v1/packaging_references?limit=5",
+          key: world.partnerKey,
+        };
       case 5:
         return { label: "GET /webhooks", method: "GET", path: "/api/v1/webhooks", key: world.partnerKey };
       default:
@@ -60,8 +88,13 @@ export function lastFailureAfterFault(run: LoadRun): number | null {
 }
 
 /** Steady load for `beforeMs`, then `fault()` (awaited), then `afterMs` more. */
-export async function underLoad(baseUrl: string, perSecond: number, next: (n: number) => LoadRequest,
-  timing: { beforeMs: number; afterMs: number }, fault: () => Promise<void>): Promise<LoadRun> {
+export async function underLoad(
+  baseUrl: string,
+  perSecond: number,
+  next: (n: number) => LoadRequest,
+  timing: { beforeMs: number; afterMs: number },
+  fault: () => Promise<void>,
+): Promise<LoadRun> {
   const load = new SteadyLoad(baseUrl, perSecond, next);
   load.start();
   await sleep(timing.beforeMs);
@@ -83,12 +116,16 @@ export interface OrderLosses {
 
 /** Checks every order the load saw accepted against the orders table. */
 export async function orderLosses(databaseUrl: string, outcomes: LoadOutcome[], run: string): Promise<OrderLosses> {
-  const accepted = outcomes.filter((o) => o.externalId && (o.status === 201 || o.status === 200)).map((o) => o.externalId!);
+  const accepted = outcomes
+    .filter((o) => o.externalId && (o.status === 201 || o.status === 200))
+    .map((o) => o.externalId!);
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
     const { rows } = await client.query<{ external_id: string; n: string }>(
-      "SELECT external_id, count(*) AS n FROM orders.orders WHERE external_id LIKE $1 GROUP BY external_id", [`${run}-%`]);
+      "SELECT external_id, count(*) AS n FROM orders.orders WHERE external_id LIKE $1 GROUP BY external_id",
+      [`${run}-%`],
+    );
     const stored = new Set(rows.map((r) => r.external_id));
     return {
       lost: accepted.filter((id) => !stored.has(id)),
@@ -103,13 +140,28 @@ export async function orderLosses(databaseUrl: string, outcomes: LoadOutcome[], 
 /** One line a person reads in the test output or the bench: the figure to watch. */
 export function describeRun(name: string, run: LoadRun, losses?: OrderLosses): string {
   const s = run.summary;
-  const statuses = Object.entries(s.failuresByStatus).map(([k, v]) => `${k}: ${v}`).join(", ") || "none";
-  const lossText = losses ? `, orders accepted ${losses.accepted}, lost ${losses.lost.length}, duplicated ${losses.duplicated.length}` : "";
+  const statuses =
+    Object.entries(s.failuresByStatus)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join(", ") || "none";
+  const lossText = losses
+    ? `, orders accepted ${losses.accepted}, lost ${losses.lost.length}, duplicated ${losses.duplicated.length}`
+    : "";
   // 4xx answers are not failures of the cluster, but many refused orders mean the load itself is wrong.
   const refused: Record<string, number> = {};
-  for (const o of run.outcomes) if (o.externalId && o.status !== null && o.status >= 400 && o.status < 500) refused[o.status] = (refused[o.status] ?? 0) + 1;
-  const refusedText = Object.keys(refused).length > 0 ? `, orders refused ${Object.entries(refused).map(([k, v]) => `${k}: ${v}`).join(", ")}` : "";
+  for (const o of run.outcomes)
+    if (o.externalId && o.status !== null && o.status >= 400 && o.status < 500)
+      refused[o.status] = (refused[o.status] ?? 0) + 1;
+  const refusedText =
+    Object.keys(refused).length > 0
+      ? `, orders refused ${Object.entries(refused)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join(", ")}`
+      : "";
   const after = lastFailureAfterFault(run);
-  const afterText = after === null ? "" : `, last failure ${after} ms after the fault ended (took ${run.faultEndedAt - run.faultAt} ms)`;
+  const afterText =
+    after === null
+      ? ""
+      : `, last failure ${after} ms after the fault ended (took ${run.faultEndedAt - run.faultAt} ms)`;
   return `[failover] ${name}: ${s.requests} requests, ${s.failures} failed (${statuses}), error window ${s.errorWindowMs} ms${afterText}, slowest ${s.slowestMs} ms${lossText}${refusedText}`;
 }

@@ -48,18 +48,27 @@ export async function startFaultCluster(env: Record<string, string> = {}): Promi
     await relay.open();
     const replicas = Object.fromEntries(REPLICATED_SERVICES.map((s) => [s, 2]));
     cluster = await startCluster({
-      replicas, natsUrl: nats.url, processDatabaseUrl: (u) => relay.rewrite(u),
-      env: { DATABASE_POOL_MAX: "4", WEBHOOK_RETRY_SCHEDULE: "1,1,1,2,2,5,5,10,10,30", WEBHOOK_DISPATCH_INTERVAL_MS: "100", ...env },
+      replicas,
+      natsUrl: nats.url,
+      processDatabaseUrl: (u) => relay.rewrite(u),
+      env: {
+        DATABASE_POOL_MAX: "4",
+        WEBHOOK_RETRY_SCHEDULE: "1,1,1,2,2,5,5,10,10,30",
+        WEBHOOK_DISPATCH_INTERVAL_MS: "100",
+        ...env,
+      },
     });
     const admin = api(cluster.baseUrl).as(cluster.adminKey);
     const world = await createApiWorld(admin);
     receiver = await startReceiver();
     // Plain fetch: the contract suites check this answer's shape; the drills only need the subscription.
     const subscribed = await fetch(`${cluster.baseUrl}/api/v1/webhooks`, {
-      method: "PUT", headers: { authorization: `Bearer ${world.partnerKey}`, "content-type": "application/json" },
+      method: "PUT",
+      headers: { authorization: `Bearer ${world.partnerKey}`, "content-type": "application/json" },
       body: JSON.stringify({ event: "sales_order_created", url: `${receiver.url}/orders` }),
     });
-    if (subscribed.status !== 201) throw new Error(`subscribing the receiver answered ${subscribed.status}: ${await subscribed.text()}`);
+    if (subscribed.status !== 201)
+      throw new Error(`subscribing the receiver answered ${subscribed.status}: ${await subscribed.text()}`);
     let runs = 0;
     const tag = Date.now().toString(36);
     return { cluster, world, nats, relay, receiver, nextRun: (name) => `fo-${tag}-${++runs}-${name}`, stop };
@@ -86,19 +95,40 @@ function watchReadiness(baseUrl: string): { stop(): Promise<number[]> } {
   let running = true;
   const loop = (async () => {
     while (running) {
-      const status = await fetch(`${baseUrl}/readyz`, { signal: AbortSignal.timeout(1_000) }).then((r) => r.status, () => 0);
+      const status = await fetch(`${baseUrl}/readyz`, { signal: AbortSignal.timeout(1_000) }).then(
+        (r) => r.status,
+        () => 0,
+      );
       if (seen.at(-1) !== status) seen.push(status);
       await sleep(200);
     }
   })();
-  return { async stop() { running = false; await loop; return seen; } };
+  return {
+    async stop() {
+      running = false;
+      await loop;
+      return seen;
+    },
+  };
 }
 
-async function drill(fc: FaultCluster, name: string, perSecond: number, timing: { beforeMs: number; afterMs: number },
-  fault: () => Promise<void>, watched = fc.cluster.baseUrl): Promise<DrillResult> {
+async function drill(
+  fc: FaultCluster,
+  name: string,
+  perSecond: number,
+  timing: { beforeMs: number; afterMs: number },
+  fault: () => Promise<void>,
+  watched = fc.cluster.baseUrl,
+): Promise<DrillResult> {
   const runId = fc.nextRun(name.replace(/\W+/g, "-"));
   const readiness = watchReadiness(watched);
-  const run = await underLoad(fc.cluster.baseUrl, perSecond, mixedRequests(fc.world, fc.cluster.adminKey, runId), timing, fault);
+  const run = await underLoad(
+    fc.cluster.baseUrl,
+    perSecond,
+    mixedRequests(fc.world, fc.cluster.adminKey, runId),
+    timing,
+    fault,
+  );
   const losses = await orderLosses(fc.cluster.databaseUrl, run.outcomes, runId);
   const result = { name, run, losses, readiness: await readiness.stop(), line: "" };
   result.line = `${describeRun(name, run, losses)}, readiness ${result.readiness.join("→")}`;
@@ -106,8 +136,13 @@ async function drill(fc: FaultCluster, name: string, perSecond: number, timing: 
 }
 
 /** One replica of `service` killed (SIGKILL: a crash) or stopped (SIGTERM: a rolling update), started again after. */
-export async function replicaDrill(fc: FaultCluster, service: ServiceName, signal: "SIGKILL" | "SIGTERM", perSecond: number,
-  timing: { beforeMs: number; afterMs: number }): Promise<DrillResult> {
+export async function replicaDrill(
+  fc: FaultCluster,
+  service: ServiceName,
+  signal: "SIGKILL" | "SIGTERM",
+  perSecond: number,
+  timing: { beforeMs: number; afterMs: number },
+): Promise<DrillResult> {
   const victim = fc.cluster.processes.get(service)![0];
   const result = await drill(fc, `${signal} ${service}`, perSecond, timing, async () => {
     if (signal === "SIGKILL") await victim.kill("SIGKILL");
@@ -119,16 +154,30 @@ export async function replicaDrill(fc: FaultCluster, service: ServiceName, signa
 
 /** NATS down for `downMs` (stopped, then started again with its store: a broker restart). */
 export function natsDrill(fc: FaultCluster, downMs: number, perSecond: number, afterMs: number): Promise<DrillResult> {
-  return drill(fc, `NATS down ${downMs / 1000} s`, perSecond, { beforeMs: 2_000, afterMs }, () => fc.nats.restart(downMs));
+  return drill(fc, `NATS down ${downMs / 1000} s`, perSecond, { beforeMs: 2_000, afterMs }, () =>
+    fc.nats.restart(downMs),
+  );
 }
 
 /** PostgreSQL unreachable for `downMs`: connections cut and refused, as in a database restart. */
-export function databaseDrill(fc: FaultCluster, downMs: number, perSecond: number, afterMs: number): Promise<DrillResult> {
-  return drill(fc, `PostgreSQL down ${downMs / 1000} s`, perSecond, { beforeMs: 2_000, afterMs }, async () => {
-    await fc.relay.close();
-    await sleep(downMs);
-    await fc.relay.open();
-  }, `http://127.0.0.1:${fc.cluster.processes.get("orders")![1].port}`);
+export function databaseDrill(
+  fc: FaultCluster,
+  downMs: number,
+  perSecond: number,
+  afterMs: number,
+): Promise<DrillResult> {
+  return drill(
+    fc,
+    `PostgreSQL down ${downMs / 1000} s`,
+    perSecond,
+    { beforeMs: 2_000, afterMs },
+    async () => {
+      await fc.relay.close();
+      await sleep(downMs);
+      await fc.relay.open();
+    },
+    `http://127.0.0.1:${fc.cluster.processes.get("orders")![1].port}`,
+  );
 }
 
 /**

@@ -21,27 +21,65 @@ export interface Fixtures {
   otherPackagingRef: { id: number; externalReference: string };
 }
 
-export const ADDRESS = { recipient: "Ada Lovelace", street: "1 Analytical Way", zipCode: "75001", city: "Paris", country: "FR" };
+export const ADDRESS = {
+  recipient: "Ada Lovelace",
+  street: "1 Analytical Way",
+  zipCode: "75001",
+  city: "Paris",
+  country: "FR",
+};
 
 export async function createFixtures(t: TestBroker, tag = String(Date.now())): Promise<Fixtures> {
-  const backoffice = principal("backoffice", ["crm", "catalogue", "orders:write", "orders:read", "orders:manage", "webhooks"]);
+  const backoffice = principal("backoffice", [
+    "crm",
+    "catalogue",
+    "orders:write",
+    "orders:read",
+    "orders:manage",
+    "webhooks",
+  ]);
   const partner = principal("partner", ["partner", "orders:write", "orders:read", "webhooks"]);
   const otherPartner = principal("partner", ["partner", "orders:write", "orders:read", "webhooks"]);
 
   const customer = await t.call<{ id: number }>("crm.createCustomer", { name: `Acme ${tag}` });
-  const contact = await t.call<{ id: number }>("crm.createContact", { customerId: customer.id, firstName: "Ada", lastName: "Lovelace", email: `ada-${tag}@acme.test` });
+  const contact = await t.call<{ id: number }>("crm.createContact", {
+    customerId: customer.id,
+    firstName: "Ada",
+    lastName: "Lovelace",
+    email: `ada-${tag}@acme.test`,
+  });
 
   const product = await t.call<{ id: number }>("catalogue.createProduct", {
-    code: `P-${tag}`, label: "Olive oil", taxes: [{ name: "VAT", rate: 20, vat: true }, { name: "Eco", rate: 0.5, vat: false }],
+    code: `P-${tag}`,
+    label: "Olive oil",
+    taxes: [
+      { name: "VAT", rate: 20, vat: true },
+      { name: "Eco", rate: 0.5, vat: false },
+    ],
   });
   const packagingIds: number[] = [];
-  for (const [name, factor] of [["Bottle 1 L", 1], ["Case of 6", 6], ["Pallet", 480], ["Sample", 0.1]] as const) {
-    const p = await t.call<{ id: number }>("catalogue.createPackaging", { productId: product.id, name, unit: "L", unit_factor: factor });
+  for (const [name, factor] of [
+    ["Bottle 1 L", 1],
+    ["Case of 6", 6],
+    ["Pallet", 480],
+    ["Sample", 0.1],
+  ] as const) {
+    const p = await t.call<{ id: number }>("catalogue.createPackaging", {
+      productId: product.id,
+      name,
+      unit: "L",
+      unit_factor: factor,
+    });
     packagingIds.push(p.id);
   }
 
   const packagingRef = async (owner: Principal, externalReference: string, packagingId: number, active = true) =>
-    t.call<{ id: number; externalReference: string }>("references.createPackagingReference", { clientId: owner.clientId, externalReference, packagingId, active });
+    t.call<{ id: number; externalReference: string }>("references.createPackagingReference", {
+      clientId: owner.clientId,
+      externalReference,
+      packagingId,
+      active,
+    });
   const packagingRefs = [
     await packagingRef(partner, `BOTTLE-${tag}`, packagingIds[0]),
     await packagingRef(partner, `CASE-${tag}`, packagingIds[1]),
@@ -51,19 +89,30 @@ export async function createFixtures(t: TestBroker, tag = String(Date.now())): P
   const otherPackagingRef = await packagingRef(otherPartner, `THEIRS-${tag}`, packagingIds[0]);
 
   const contactRef = async (owner: Principal, externalReference: string) =>
-    (await t.call<{ reference: { id: number; externalReference: string } }>("references.upsertContactReference", {
-      clientId: owner.clientId,
-      contact: { externalReference, firstName: "Grace", lastName: "Hopper", email: `grace-${externalReference}@navy.test` },
-      customer: { name: `Navy ${tag}` },
-    })).reference;
+    (
+      await t.call<{ reference: { id: number; externalReference: string } }>("references.upsertContactReference", {
+        clientId: owner.clientId,
+        contact: {
+          externalReference,
+          firstName: "Grace",
+          lastName: "Hopper",
+          email: `grace-${externalReference}@navy.test`,
+        },
+        customer: { name: `Navy ${tag}` },
+      })
+    ).reference;
 
   return {
-    backoffice, partner, otherPartner,
+    backoffice,
+    partner,
+    otherPartner,
     contactId: contact.id,
     packagingIds,
     contactRef: await contactRef(partner, `CUST-${tag}`),
     otherContactRef: await contactRef(otherPartner, `OTHER-${tag}`),
-    packagingRefs, inactivePackagingRef, otherPackagingRef,
+    packagingRefs,
+    inactivePackagingRef,
+    otherPackagingRef,
   };
 }
 
@@ -85,7 +134,10 @@ export function backofficeOrder(f: Fixtures, extra: Record<string, unknown> = {}
     contact: { id: f.contactId },
     invoicingAddress: ADDRESS,
     deliveryAddress: ADDRESS,
-    items: [{ packaging: f.packagingIds[0], orderedQuantity: 2 }, { packaging: f.packagingIds[1], orderedQuantity: 1.5 }],
+    items: [
+      { packaging: f.packagingIds[0], orderedQuantity: 2 },
+      { packaging: f.packagingIds[1], orderedQuantity: 1.5 },
+    ],
     ...extra,
   };
 }

@@ -29,7 +29,9 @@ async function withAdmin<T>(serverUrl: string, use: (admin: Knex) => Promise<T>)
 }
 
 async function databaseNames(admin: Knex, prefix: string): Promise<string[]> {
-  const rows = (await admin.raw("SELECT datname FROM pg_database WHERE starts_with(datname, ?)", [prefix])).rows as { datname: string }[];
+  const rows = (await admin.raw("SELECT datname FROM pg_database WHERE starts_with(datname, ?)", [prefix])).rows as {
+    datname: string;
+  }[];
   return rows.map((r) => r.datname);
 }
 
@@ -41,7 +43,10 @@ function databases(serverUrl: string, prefix: string): Leftovers {
       withAdmin(serverUrl, async (admin) => {
         const removed: string[] = [];
         for (const name of await databaseNames(admin, prefix)) {
-          await admin.raw("DROP DATABASE IF EXISTS ?? WITH (FORCE)", [name]).then(() => removed.push(name), (err: Error) => console.error(`[tests] could not drop database ${name}: ${err.message}`));
+          await admin.raw("DROP DATABASE IF EXISTS ?? WITH (FORCE)", [name]).then(
+            () => removed.push(name),
+            (err: Error) => console.error(`[tests] could not drop database ${name}: ${err.message}`),
+          );
         }
         return removed;
       }),
@@ -66,10 +71,15 @@ export default async function globalTeardown(): Promise<void> {
   const removed: string[] = [];
   const left: string[] = [];
   for (const k of kinds) {
-    await k.remove().then((names) => removed.push(...names.map((n) => `${k.kind} ${n}`)), (err: Error) => console.error(`[tests] removing this run's ${k.kind}s failed: ${err.message}`));
+    await k.remove().then(
+      (names) => removed.push(...names.map((n) => `${k.kind} ${n}`)),
+      (err: Error) => console.error(`[tests] removing this run's ${k.kind}s failed: ${err.message}`),
+    );
     left.push(...(await k.list()).map((n) => `${k.kind} ${n}`));
   }
-  console.log(`[tests] run ${run} cleaned up: ${removed.length === 0 ? "nothing was left behind" : `removed ${removed.length} left behind (${summary(removed)})`}`);
+  console.log(
+    `[tests] run ${run} cleaned up: ${removed.length === 0 ? "nothing was left behind" : `removed ${removed.length} left behind (${summary(removed)})`}`,
+  );
   if (left.length > 0) {
     throw new Error(
       `[tests] run ${run} leaves the shared servers changed: ${left.length} of its own could not be removed: ${summary(left)}. ` +

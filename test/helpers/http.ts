@@ -57,7 +57,12 @@ export class Contract {
     this.templates = paths
       .map((template) => ({
         template,
-        regex: new RegExp(`^${template.split(/\{[^}]+\}/).map(escapeRegExp).join("[^/]+")}$`),
+        regex: new RegExp(
+          `^${template
+            .split(/\{[^}]+\}/)
+            .map(escapeRegExp)
+            .join("[^/]+")}$`,
+        ),
         params: (template.match(/\{/g) ?? []).length,
       }))
       .sort((a, b) => a.params - b.params);
@@ -67,7 +72,9 @@ export class Contract {
   operations(): string[] {
     const paths = this.document.paths as Record<string, Record<string, unknown>>;
     return Object.entries(paths).flatMap(([template, item]) =>
-      Object.keys(item).filter((m) => METHODS.includes(m)).map((m) => `${m.toUpperCase()} ${template}`),
+      Object.keys(item)
+        .filter((m) => METHODS.includes(m))
+        .map((m) => `${m.toUpperCase()} ${template}`),
     );
   }
 
@@ -105,7 +112,10 @@ export class Contract {
     const problems: string[] = [];
     const parameters = (dereference(this.document, opAt).node.parameters ?? []) as unknown[];
     parameters.forEach((_p, i) => {
-      const { node: param, pointer: paramAt } = dereference(this.document, `${opAt}${pointer("parameters", String(i))}`);
+      const { node: param, pointer: paramAt } = dereference(
+        this.document,
+        `${opAt}${pointer("parameters", String(i))}`,
+      );
       if (param.in === "header") problems.push(...this.checkHeader(String(param.name), param, paramAt, headers));
     });
     const bodyAt = `${opAt}${pointer("requestBody", "content", "application/json", "schema")}`;
@@ -121,22 +131,37 @@ export class Contract {
   }
 
   /** One header against its definition (a Header or a header Parameter object) at `definitionAt`. */
-  private checkHeader(name: string, definition: Record<string, unknown>, definitionAt: string, headers: Record<string, string>): string[] {
+  private checkHeader(
+    name: string,
+    definition: Record<string, unknown>,
+    definitionAt: string,
+    headers: Record<string, string>,
+  ): string[] {
     const value = headers[name.toLowerCase()];
     if (value === undefined) return definition.required === true ? [`header ${name} is missing`] : [];
     const type = (definition.schema as { type?: unknown } | undefined)?.type;
     const typed = type === "integer" || type === "number" ? Number(value) : value;
-    return this.schemas.validate(`${definitionAt}${pointer("schema")}`, typed).map((e) => `header ${name}: ${e} (got ${JSON.stringify(value)})`);
+    return this.schemas
+      .validate(`${definitionAt}${pointer("schema")}`, typed)
+      .map((e) => `header ${name}: ${e} (got ${JSON.stringify(value)})`);
   }
 
-  private checkBody(spec: Record<string, unknown>, specAt: string, response: ApiResponse, contentType: string | null): string[] {
+  private checkBody(
+    spec: Record<string, unknown>,
+    specAt: string,
+    response: ApiResponse,
+    contentType: string | null,
+  ): string[] {
     const content = spec.content as Record<string, unknown> | undefined;
     if (!content) {
       return response.body === "" ? [] : [`a body was sent where none is documented: ${preview(response.body)}`];
     }
     const mediaType = (contentType ?? "").split(";")[0].trim().toLowerCase();
-    if (!(mediaType in content)) return [`Content-Type "${contentType ?? ""}" is not documented (documented: ${Object.keys(content).join(", ")})`];
-    return this.schemas.validate(`${specAt}${pointer("content", mediaType, "schema")}`, response.body).map((e) => `body ${e}`);
+    if (!(mediaType in content))
+      return [`Content-Type "${contentType ?? ""}" is not documented (documented: ${Object.keys(content).join(", ")})`];
+    return this.schemas
+      .validate(`${specAt}${pointer("content", mediaType, "schema")}`, response.body)
+      .map((e) => `body ${e}`);
   }
 }
 
@@ -149,7 +174,11 @@ function preview(body: unknown): string {
   return text.length > 600 ? `${text.slice(0, 600)}…` : text;
 }
 
-async function exchange(baseUrl: string, options: RequestOptions, apiKey: string | null): Promise<{ response: ApiResponse; contentType: string | null }> {
+async function exchange(
+  baseUrl: string,
+  options: RequestOptions,
+  apiKey: string | null,
+): Promise<{ response: ApiResponse; contentType: string | null }> {
   const headers: Record<string, string> = { Accept: "application/json", ...options.headers };
   if (apiKey !== null) headers.Authorization = `Bearer ${apiKey}`;
   let payload: string | undefined = options.rawBody;
@@ -175,7 +204,8 @@ export function contractOf(baseUrl: string): Promise<Contract> {
   let contract = contracts.get(baseUrl);
   if (!contract) {
     contract = exchange(baseUrl, { method: "GET", path: OPENAPI_PATH }, null).then(({ response }) => {
-      if (response.status !== 200) throw new Error(`GET ${OPENAPI_PATH} answered ${response.status}: ${preview(response.body)}`);
+      if (response.status !== 200)
+        throw new Error(`GET ${OPENAPI_PATH} answered ${response.status}: ${preview(response.body)}`);
       return new Contract(response.body as Document);
     });
     contracts.set(baseUrl, contract);

@@ -29,7 +29,9 @@ function withoutComments(source: string): string {
 /** The module specifiers a file imports, relative ones only (packages and `node:` are no layer). */
 export function relativeSpecifiers(source: string): string[] {
   const text = withoutComments(source);
-  return SPECIFIER_PATTERNS.flatMap((pattern) => [...text.matchAll(pattern)].map((m) => m[1])).filter((s) => s.startsWith("."));
+  return SPECIFIER_PATTERNS.flatMap((pattern) => [...text.matchAll(pattern)].map((m) => m[1])).filter((s) =>
+    s.startsWith("."),
+  );
 }
 
 function resolveSpecifier(root: string, fromFile: string, specifier: string): string {
@@ -48,7 +50,10 @@ export function sourceFiles(root: string, entries: readonly string[] = APPLICATI
   return entries.flatMap((entry) => {
     if (entry.endsWith(".ts")) return [entry];
     const children = readdirSync(path.join(root, entry), { withFileTypes: true });
-    return sourceFiles(root, children.filter((c) => c.isDirectory() || c.name.endsWith(".ts")).map((c) => path.posix.join(entry, c.name)));
+    return sourceFiles(
+      root,
+      children.filter((c) => c.isDirectory() || c.name.endsWith(".ts")).map((c) => path.posix.join(entry, c.name)),
+    );
   });
 }
 
@@ -83,7 +88,8 @@ export const LAYERING_RULES: readonly Rule[] = [
   },
   {
     name: "a service imports no other service (it calls its actions)",
-    forbids: ({ from, to }) => topLevelOf(from) === "services" && topLevelOf(to) === "services" && unitOf(from) !== unitOf(to),
+    forbids: ({ from, to }) =>
+      topLevelOf(from) === "services" && topLevelOf(to) === "services" && unitOf(from) !== unitOf(to),
   },
   {
     name: "a service imports nothing from gateway/ or runtime/",
@@ -96,7 +102,10 @@ export const LAYERING_RULES: readonly Rule[] = [
 ];
 
 /** Each broken rule, with the imports that break it, as `from → to`. */
-export function violations(edges: readonly ImportEdge[], rules: readonly Rule[] = LAYERING_RULES): Record<string, string[]> {
+export function violations(
+  edges: readonly ImportEdge[],
+  rules: readonly Rule[] = LAYERING_RULES,
+): Record<string, string[]> {
   const found: Record<string, string[]> = {};
   for (const rule of rules) {
     const breaking = edges.filter(rule.forbids).map(({ from, to }) => `${from} → ${to}`);

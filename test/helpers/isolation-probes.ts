@@ -8,7 +8,16 @@
  */
 import fc from "fast-check";
 import type { Document } from "./openapi-schemas";
-import { collectionOf, collectionOfParameter, fieldsOf, fillPath, namesARecord, RECORD_NAME, type BodyField, type Operation } from "./openapi-operations";
+import {
+  collectionOf,
+  collectionOfParameter,
+  fieldsOf,
+  fillPath,
+  namesARecord,
+  RECORD_NAME,
+  type BodyField,
+  type Operation,
+} from "./openapi-operations";
 import { valuesOf } from "./schema-arbitrary";
 import type { OwnedCollection, OwnedRecord, Tenant, TenantWorld } from "./tenant-world";
 
@@ -90,7 +99,9 @@ function sampleBody(document: Document, op: Operation): unknown {
 }
 
 function baseBody(document: Document, op: Operation, actor: Tenant): Record<string, unknown> {
-  return op.key === "POST /api/v1/orders" ? structuredClone(actor.orderBody) : (sampleBody(document, op) as Record<string, unknown>);
+  return op.key === "POST /api/v1/orders"
+    ? structuredClone(actor.orderBody)
+    : (sampleBody(document, op) as Record<string, unknown>);
 }
 
 /** `body` with the field at `steps` set to `value`, in place of whatever the same object used to name a record. */
@@ -101,7 +112,9 @@ export function withField(body: Record<string, unknown>, field: BodyField, value
   const isArray = rest[0] === "[]";
   const holderBase = (isArray ? (copy[head] as Record<string, unknown>[] | undefined)?.[0] : copy[head]) ?? {};
   // The holder keeps its data (orderedQuantity) and drops the ways it named a record, so exactly one names one.
-  const holder: Record<string, unknown> = Object.fromEntries(Object.entries(holderBase as object).filter(([k]) => !RECORD_NAME.test(k)));
+  const holder: Record<string, unknown> = Object.fromEntries(
+    Object.entries(holderBase as object).filter(([k]) => !RECORD_NAME.test(k)),
+  );
   const inner = withField(holder, { ...field, steps: isArray ? rest.slice(1) : rest }, value);
   copy[head] = isArray ? [inner] : inner;
   return copy;
@@ -121,7 +134,10 @@ export function planIsolationProbes(document: Document, operations: Operation[],
   const probes: Probe[] = [];
   const uncovered: string[] = [];
   for (const op of operations) {
-    const collections = [collectionOf(op.template), ...op.parameters.filter((p) => p.in === "path").map((p) => collectionOfParameter(op.template, p.name))];
+    const collections = [
+      collectionOf(op.template),
+      ...op.parameters.filter((p) => p.in === "path").map((p) => collectionOfParameter(op.template, p.name)),
+    ];
     const unknown = collections.filter((c) => !(c in COLLECTIONS));
     if (unknown.length > 0) {
       uncovered.push(`${op.key}: collection(s) ${unknown.join(", ")} not in COLLECTIONS`);
@@ -133,7 +149,11 @@ export function planIsolationProbes(document: Document, operations: Operation[],
       uncovered.push(`${op.key}: body field(s) ${unknownFields.map((f) => f.path).join(", ")} not in BODY_IDS`);
       continue;
     }
-    probes.push(...scopeProbes(document, op, world), ...pathProbes(document, op, world), ...bodyProbes(document, op, world, fields));
+    probes.push(
+      ...scopeProbes(document, op, world),
+      ...pathProbes(document, op, world),
+      ...bodyProbes(document, op, world, fields),
+    );
   }
   return { probes, uncovered };
 }
@@ -146,22 +166,33 @@ function uniqueByPath(fields: BodyField[]): BodyField[] {
 /** A real id for each path parameter: another tenant's record where there is one, else the instance's. */
 function someIds(op: Operation, world: TenantWorld, actor: Tenant): Record<string, string> {
   const victim = others(world, actor)[0];
-  return Object.fromEntries(op.parameters.filter((p) => p.in === "path").map((p) => {
-    const collection = collectionOfParameter(op.template, p.name);
-    const v = COLLECTIONS[collection];
-    const id = v.owned ? (victim.records[collection as OwnedCollection][0] ?? actor.records[collection as OwnedCollection][0]).id : v.someId(world);
-    return [p.name, String(id)];
-  }));
+  return Object.fromEntries(
+    op.parameters
+      .filter((p) => p.in === "path")
+      .map((p) => {
+        const collection = collectionOfParameter(op.template, p.name);
+        const v = COLLECTIONS[collection];
+        const id = v.owned
+          ? (victim.records[collection as OwnedCollection][0] ?? actor.records[collection as OwnedCollection][0]).id
+          : v.someId(world);
+        return [p.name, String(id)];
+      }),
+  );
 }
 
 /** Every tenant lacking the operation's scope is refused with 403, whatever it names. */
 function scopeProbes(document: Document, op: Operation, world: TenantWorld): Probe[] {
   if (op.scope === null) return [];
-  return Object.values(world.tenants).filter((t) => !t.scopes.includes(op.scope!)).map((actor) => ({
-    label: `${actor.name} lacks scope ${op.scope}`,
-    actor, method: op.method, path: fillPath(op.template, someIds(op, world, actor)), body: op.body ? sampleBody(document, op) : undefined,
-    expected: [403],
-  }));
+  return Object.values(world.tenants)
+    .filter((t) => !t.scopes.includes(op.scope!))
+    .map((actor) => ({
+      label: `${actor.name} lacks scope ${op.scope}`,
+      actor,
+      method: op.method,
+      path: fillPath(op.template, someIds(op, world, actor)),
+      body: op.body ? sampleBody(document, op) : undefined,
+      expected: [403],
+    }));
 }
 
 /** Another tenant's record in the path: 404 (403 without the scope), never its data. */
@@ -179,7 +210,14 @@ function pathProbes(document: Document, op: Operation, world: TenantWorld): Prob
     for (const victim of others(world, actor)) {
       for (const record of victim.records[first]) {
         if (params.length === 1) {
-          probes.push({ label: `${actor.name} names ${victim.name}'s ${first} ${record.id}`, actor, method: op.method, path: fillPath(op.template, { [params[0].name]: String(record.id) }), body: op.body ? sampleBody(document, op) : undefined, expected });
+          probes.push({
+            label: `${actor.name} names ${victim.name}'s ${first} ${record.id}`,
+            actor,
+            method: op.method,
+            path: fillPath(op.template, { [params[0].name]: String(record.id) }),
+            body: op.body ? sampleBody(document, op) : undefined,
+            expected,
+          });
           continue;
         }
         // A child of the victim's record, under the victim's record and under the actor's own.
@@ -188,7 +226,11 @@ function pathProbes(document: Document, op: Operation, world: TenantWorld): Prob
           for (const parent of [record, ...actor.records[first]]) {
             probes.push({
               label: `${actor.name} names ${victim.name}'s ${child} ${c.id} under ${parent === record ? victim.name : actor.name}'s ${first} ${parent.id}`,
-              actor, method: op.method, path: fillPath(op.template, { [params[0].name]: String(parent.id), [params[1].name]: String(c.id) }), body: op.body ? sampleBody(document, op) : undefined, expected,
+              actor,
+              method: op.method,
+              path: fillPath(op.template, { [params[0].name]: String(parent.id), [params[1].name]: String(c.id) }),
+              body: op.body ? sampleBody(document, op) : undefined,
+              expected,
             });
           }
         }
@@ -215,8 +257,11 @@ function bodyProbes(document: Document, op: Operation, world: TenantWorld, field
             if (value === null) continue;
             probes.push({
               label: `${actor.name} names ${victim.name}'s ${rule.collection} ${record.id} as ${field.path}=${JSON.stringify(value)}`,
-              actor, method: op.method, path: fillPath(op.template, someIds(op, world, actor)),
-              body: withField(baseBody(document, op, actor), field, value), expected: lacks.length > 0 ? [403] : [422],
+              actor,
+              method: op.method,
+              path: fillPath(op.template, someIds(op, world, actor)),
+              body: withField(baseBody(document, op, actor), field, value),
+              expected: lacks.length > 0 ? [403] : [422],
             });
           }
         }

@@ -18,13 +18,18 @@ export type K8sObject = Record<string, unknown> & {
 export function kubectlKustomizeMissing(): string | null {
   let version: { kustomizeVersion?: string; clientVersion?: { gitVersion?: string } };
   try {
-    const output = execFileSync("kubectl", ["version", "--client", "-o", "json"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
+    const output = execFileSync("kubectl", ["version", "--client", "-o", "json"], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "ignore"],
+    });
     version = JSON.parse(output) as typeof version;
   } catch {
     return "needs kubectl with kustomize 4 or later: kubectl is not installed";
   }
   const major = Number(/^v(\d+)/.exec(version.kustomizeVersion ?? "")?.[1] ?? 0);
-  return major >= 4 ? null : `needs kubectl with kustomize 4 or later: kubectl ${version.clientVersion?.gitVersion ?? ""} bundles kustomize ${version.kustomizeVersion ?? "(none)"}`;
+  return major >= 4
+    ? null
+    : `needs kubectl with kustomize 4 or later: kubectl ${version.clientVersion?.gitVersion ?? ""} bundles kustomize ${version.kustomizeVersion ?? "(none)"}`;
 }
 
 /** Every object `kubectl kustomize <dir>` prints. */

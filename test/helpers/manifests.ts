@@ -17,9 +17,17 @@ export const DOCKERFILE = path.join(ROOT, "deploy/docker/Dockerfile");
 
 export type Env = Record<string, string>;
 
-export interface EnvVar { name: string; value?: string }
-export interface ContainerPort { name?: string; containerPort: number }
-export interface Probe { httpGet?: { path: string; port: string | number } }
+export interface EnvVar {
+  name: string;
+  value?: string;
+}
+export interface ContainerPort {
+  name?: string;
+  containerPort: number;
+}
+export interface Probe {
+  httpGet?: { path: string; port: string | number };
+}
 export interface Container {
   name: string;
   image: string;
@@ -59,14 +67,19 @@ export interface Kustomization {
 
 export function readYaml(file: string): unknown[] {
   const docs = parseAllDocuments(fs.readFileSync(file, "utf8"), { merge: true });
-  return docs.map((doc) => {
-    if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors[0].message}`);
-    return doc.toJS() as unknown;
-  }).filter((d) => d !== null && d !== undefined);
+  return docs
+    .map((doc) => {
+      if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors[0].message}`);
+      return doc.toJS() as unknown;
+    })
+    .filter((d) => d !== null && d !== undefined);
 }
 
 export function yamlFilesIn(dir: string): string[] {
-  return fs.readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort();
+  return fs
+    .readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort();
 }
 
 export function readKustomization(dir: string): Kustomization {
@@ -87,7 +100,8 @@ export function ofKind(manifests: Manifest[], kind: string): Manifest[] {
 function stringMap(record: Record<string, unknown> | undefined, where: string): Env {
   const out: Env = {};
   for (const [k, v] of Object.entries(record ?? {})) {
-    if (typeof v !== "string") throw new Error(`${where}: ${k} must be a string (Kubernetes refuses other types), got ${typeof v}`);
+    if (typeof v !== "string")
+      throw new Error(`${where}: ${k} must be a string (Kubernetes refuses other types), got ${typeof v}`);
     out[k] = v;
   }
   return out;
@@ -100,7 +114,8 @@ export function containerEnv(container: Container, manifests: Manifest[]): Env {
     const ref = source.configMapRef ?? source.secretRef;
     const kind = source.configMapRef ? "ConfigMap" : "Secret";
     const found = manifests.find((m) => m.kind === kind && m.metadata.name === ref?.name);
-    if (!found) throw new Error(`container ${container.name} reads ${kind} ${ref?.name}, which the base does not define`);
+    if (!found)
+      throw new Error(`container ${container.name} reads ${kind} ${ref?.name}, which the base does not define`);
     Object.assign(env, stringMap(kind === "ConfigMap" ? found.data : found.stringData, `${kind} ${ref?.name}`));
   }
   for (const e of container.env ?? []) env[e.name] = e.value ?? "";
@@ -145,7 +160,9 @@ export function composeAppServices(): [string, ComposeService][] {
 }
 
 export function composeEnv(service: ComposeService): Env {
-  return Object.fromEntries(Object.entries(service.environment ?? {}).map(([k, v]) => [k, interpolateUnset(String(v))]));
+  return Object.fromEntries(
+    Object.entries(service.environment ?? {}).map(([k, v]) => [k, interpolateUnset(String(v))]),
+  );
 }
 
 /** A probe's or Service's port (a name or a number) resolved against a container's ports. */

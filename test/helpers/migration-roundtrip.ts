@@ -22,15 +22,24 @@ async function ownDatabase(): Promise<TestDatabase> {
   const database = await createTestDatabase();
   if (database.kind !== "pglite") return database;
   const folder = mkdtempSync(path.join(os.tmpdir(), "oi-migrations-"));
-  return { url: `pglite://${folder}`, kind: "pglite", drop: async () => rmSync(folder, { recursive: true, force: true }) };
+  return {
+    url: `pglite://${folder}`,
+    kind: "pglite",
+    drop: async () => rmSync(folder, { recursive: true, force: true }),
+  };
 }
 
 export async function migrationRoundTrip(schema: string, migrations: Migration[]): Promise<RoundTrip> {
   const database = await ownDatabase();
   const db = openDatabase(database.url, 1);
   const tables = async () => {
-    const rows = (await db("information_schema.tables").where("table_schema", schema).select("table_name")) as { table_name: string }[];
-    return rows.map((r) => r.table_name).filter((n) => !KNEX_TABLES.has(n)).sort();
+    const rows = (await db("information_schema.tables").where("table_schema", schema).select("table_name")) as {
+      table_name: string;
+    }[];
+    return rows
+      .map((r) => r.table_name)
+      .filter((n) => !KNEX_TABLES.has(n))
+      .sort();
   };
   try {
     await migrateUp(db, schema, migrations);

@@ -45,7 +45,10 @@ export class NatsServer {
   private readonly log: WriteStream;
   readonly logFile: string;
 
-  private constructor(readonly port: number, readonly storeDir: string) {
+  private constructor(
+    readonly port: number,
+    readonly storeDir: string,
+  ) {
     mkdirSync(LOG_DIR, { recursive: true });
     this.logFile = path.join(LOG_DIR, `nats-${port}.log`);
     this.log = createWriteStream(this.logFile, { flags: "a" });
@@ -77,7 +80,8 @@ export class NatsServer {
     const deadline = Date.now() + timeoutMs;
     while (!(await accepts(this.port))) {
       if (!this.running) throw new Error(`nats-server exited at start; see ${this.logFile}`);
-      if (Date.now() > deadline) throw new Error(`nats-server did not listen within ${timeoutMs} ms; see ${this.logFile}`);
+      if (Date.now() > deadline)
+        throw new Error(`nats-server did not listen within ${timeoutMs} ms; see ${this.logFile}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }

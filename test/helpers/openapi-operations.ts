@@ -32,7 +32,9 @@ export interface Operation {
 export function operationsOf(document: Document): Operation[] {
   const paths = document.paths as Record<string, Record<string, unknown>>;
   return Object.entries(paths).flatMap(([template, item]) =>
-    Object.keys(item).filter((m) => METHODS.includes(m)).map((method) => operation(document, template, method)),
+    Object.keys(item)
+      .filter((m) => METHODS.includes(m))
+      .map((method) => operation(document, template, method)),
   );
 }
 
@@ -40,24 +42,45 @@ function operation(document: Document, template: string, method: string): Operat
   const opAt = pointer("paths", template, method);
   const { node: op } = dereference(document, opAt);
   const open = Array.isArray(op.security) && op.security.length === 0;
-  const listed = [...((dereference(document, pointer("paths", template)).node.parameters ?? []) as unknown[]).map((_, i) => pointer("paths", template, "parameters", String(i))),
-    ...((op.parameters ?? []) as unknown[]).map((_, i) => `${opAt}${pointer("parameters", String(i))}`)];
-  const parameters = listed.map((at) => {
-    const { node, pointer: paramAt } = dereference(document, at);
-    return { name: String(node.name), in: node.in as Parameter["in"], required: node.required === true, schema: resolve(document, node.schema as Schema), schemaAt: `${paramAt}/schema` };
-  }).filter((p) => p.in !== "header" || !/^(authorization|content-type|accept)$/i.test(p.name));
+  const listed = [
+    ...((dereference(document, pointer("paths", template)).node.parameters ?? []) as unknown[]).map((_, i) =>
+      pointer("paths", template, "parameters", String(i)),
+    ),
+    ...((op.parameters ?? []) as unknown[]).map((_, i) => `${opAt}${pointer("parameters", String(i))}`),
+  ];
+  const parameters = listed
+    .map((at) => {
+      const { node, pointer: paramAt } = dereference(document, at);
+      return {
+        name: String(node.name),
+        in: node.in as Parameter["in"],
+        required: node.required === true,
+        schema: resolve(document, node.schema as Schema),
+        schemaAt: `${paramAt}/schema`,
+      };
+    })
+    .filter((p) => p.in !== "header" || !/^(authorization|content-type|accept)$/i.test(p.name));
 
   let body: Operation["body"] = null;
   if (op.requestBody) {
     const { node: requestBody, pointer: bodyAt } = dereference(document, `${opAt}/requestBody`);
     const content = (requestBody.content ?? {}) as Record<string, unknown>;
-    if (!("application/json" in content)) throw new Error(`${method.toUpperCase()} ${template}: only application/json bodies are generated`);
+    if (!("application/json" in content))
+      throw new Error(`${method.toUpperCase()} ${template}: only application/json bodies are generated`);
     const schemaAt = `${bodyAt}${pointer("content", "application/json", "schema")}`;
     body = { schema: dereference(document, schemaAt).node, schemaAt, required: requestBody.required === true };
   }
   const scope = typeof op["x-required-scope"] === "string" ? op["x-required-scope"] : null;
-  if (!scope && !open) throw new Error(`${method.toUpperCase()} ${template} needs authentication but names no x-required-scope`);
-  return { key: `${method.toUpperCase()} ${template}`, method: method.toUpperCase(), template, scope, parameters, body };
+  if (!scope && !open)
+    throw new Error(`${method.toUpperCase()} ${template} needs authentication but names no x-required-scope`);
+  return {
+    key: `${method.toUpperCase()} ${template}`,
+    method: method.toUpperCase(),
+    template,
+    scope,
+    parameters,
+    body,
+  };
 }
 
 /** The collection a path parameter names: the segment before it (`/webhooks/{id}/deliveries/{deliveryId}` → webhooks, deliveries). */
@@ -69,7 +92,10 @@ export function collectionOfParameter(template: string, name: string): string {
 
 /** The collection an operation belongs to: the first segment after /api/v1 (`/webhooks/available` → webhooks). */
 export function collectionOf(template: string): string {
-  return template.replace(/^\/api\/v\d+\//, "").replace(/^\//, "").split("/")[0];
+  return template
+    .replace(/^\/api\/v\d+\//, "")
+    .replace(/^\//, "")
+    .split("/")[0];
 }
 
 export function fillPath(template: string, values: Record<string, string>): string {
@@ -91,12 +117,19 @@ export interface BodyField {
 export function fieldsOf(document: Document, schema: Schema, steps: string[] = []): BodyField[] {
   const s = resolve(document, schema);
   const branches = (s.oneOf ?? s.anyOf) as Schema[] | undefined;
-  if (branches) return branches.flatMap((b) => fieldsOf(document, { ...s, oneOf: undefined, anyOf: undefined, ...resolve(document, b) }, steps));
+  if (branches)
+    return branches.flatMap((b) =>
+      fieldsOf(document, { ...s, oneOf: undefined, anyOf: undefined, ...resolve(document, b) }, steps),
+    );
   if (s.type === "array" && s.items) return fieldsOf(document, s.items as Schema, [...steps, "[]"]);
   const properties = (s.properties ?? {}) as Record<string, Schema>;
   return Object.entries(properties).flatMap(([name, p]) => {
     const here = [...steps, name];
-    const field: BodyField = { path: here.join(".").replace(/\.\[\]/g, "[]"), steps: here, schema: resolve(document, p) };
+    const field: BodyField = {
+      path: here.join(".").replace(/\.\[\]/g, "[]"),
+      steps: here,
+      schema: resolve(document, p),
+    };
     return [field, ...fieldsOf(document, p, here)];
   });
 }

@@ -10,7 +10,18 @@ import addFormats from "ajv-formats";
 const DOCUMENT_ID = "https://contract.invalid/openapi.json";
 
 /** Top-level OpenAPI fields: annotations to Ajv, so that strict mode accepts the document as a schema root. */
-const OPENAPI_FIELDS = ["openapi", "info", "jsonSchemaDialect", "servers", "paths", "webhooks", "components", "security", "tags", "externalDocs"];
+const OPENAPI_FIELDS = [
+  "openapi",
+  "info",
+  "jsonSchemaDialect",
+  "servers",
+  "paths",
+  "webhooks",
+  "components",
+  "security",
+  "tags",
+  "externalDocs",
+];
 /** OpenAPI's own annotation keywords inside schemas. */
 const OPENAPI_SCHEMA_KEYWORDS = ["example", "discriminator", "xml", "externalDocs"];
 
@@ -36,7 +47,10 @@ export function at(document: Document, jsonPointer: string): unknown {
 }
 
 /** Follows `$ref` (local ones) until an object that is not a reference; returns it and its pointer. */
-export function dereference(document: Document, jsonPointer: string): { node: Record<string, unknown>; pointer: string } {
+export function dereference(
+  document: Document,
+  jsonPointer: string,
+): { node: Record<string, unknown>; pointer: string } {
   let current = jsonPointer;
   for (let hops = 0; hops < 20; hops++) {
     const node = at(document, current);
@@ -52,7 +66,10 @@ export function dereference(document: Document, jsonPointer: string): { node: Re
 export function describeErrors(errors: ErrorObject[] | null | undefined): string[] {
   return (errors ?? []).map((e) => {
     const where = e.instancePath || "(root)";
-    const extra = e.keyword === "additionalProperties" ? ` "${String((e.params as { additionalProperty?: string }).additionalProperty)}"` : "";
+    const extra =
+      e.keyword === "additionalProperties"
+        ? ` "${String((e.params as { additionalProperty?: string }).additionalProperty)}"`
+        : "";
     return `${where} ${e.message ?? e.keyword}${extra}`;
   });
 }
@@ -62,7 +79,10 @@ export class DocumentSchemas {
   private readonly compiled = new Map<string, ReturnType<Ajv2020["compile"]>>();
 
   /** `strict`: refuse unknown keywords and loose types in the schemas (used by the document's own test). */
-  constructor(readonly document: Document, { strict = false } = {}) {
+  constructor(
+    readonly document: Document,
+    { strict = false } = {},
+  ) {
     this.ajv = new Ajv2020({ strict, allowUnionTypes: true, allErrors: true, validateFormats: true });
     addFormats(this.ajv);
     for (const keyword of new Set([...OPENAPI_FIELDS, ...OPENAPI_SCHEMA_KEYWORDS])) {

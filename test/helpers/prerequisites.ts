@@ -53,7 +53,9 @@ function serverMissing(server: keyof typeof SERVERS): string | null {
   const { variable, what } = SERVERS[server];
   if (process.env[variable]) return null;
   const silent = silentServers()[variable];
-  return silent ? `needs ${what}: ${variable}=${shown(silent)} does not answer` : `needs ${what}: ${variable} is not set`;
+  return silent
+    ? `needs ${what}: ${variable}=${shown(silent)} does not answer`
+    : `needs ${what}: ${variable} is not set`;
 }
 
 /** Why each prerequisite is missing on this machine (empty when all are there). */
@@ -64,7 +66,9 @@ export function missingPrerequisites(needs: readonly Prerequisite[]): string[] {
       case "nats":
         return serverMissing(need);
       case "nats-server":
-        return natsServerAvailable() ? null : "needs the nats-server binary: not on PATH (apt-get install nats-server, or set NATS_SERVER_BINARY)";
+        return natsServerAvailable()
+          ? null
+          : "needs the nats-server binary: not on PATH (apt-get install nats-server, or set NATS_SERVER_BINARY)";
       case "chromium":
         return existsSync(CHROMIUM) ? null : `needs chromium at ${CHROMIUM} (apt-get install chromium)`;
       case "kubectl":
@@ -97,7 +101,10 @@ export interface Requirement {
 export function requires(needs: readonly Prerequisite[]): Requirement {
   const reasons = missingPrerequisites(needs);
   if (reasons.length === 0) return { met: true, describe, it };
-  if (inCI()) throw new Error(`[tests] ${reasons.join("; ")}. CI must provide it: a missing prerequisite there is a broken machine, never a reason to skip.`);
+  if (inCI())
+    throw new Error(
+      `[tests] ${reasons.join("; ")}. CI must provide it: a missing prerequisite there is a broken machine, never a reason to skip.`,
+    );
   recordSkip(reasons);
   return { met: false, describe: describe.skip, it: it.skip };
 }
@@ -105,7 +112,11 @@ export function requires(needs: readonly Prerequisite[]): Requirement {
 function answers(url: string, defaultPort: number): Promise<boolean> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve) => {
-    const socket = net.connect({ host: hostname.replace(/^\[|\]$/g, ""), port: Number(port) || defaultPort, timeout: 2_000 });
+    const socket = net.connect({
+      host: hostname.replace(/^\[|\]$/g, ""),
+      port: Number(port) || defaultPort,
+      timeout: 2_000,
+    });
     const done = (ok: boolean) => {
       socket.destroy();
       resolve(ok);
@@ -129,7 +140,9 @@ export async function checkTestServers(): Promise<void> {
     if (inCI()) throw new Error(`${variable}=${shown(url)} does not answer: CI needs ${what} running.`);
     silent[variable] = url;
     delete process.env[variable];
-    console.log(`[tests] ${variable}=${shown(url)} does not answer: the tests that need ${what} are skipped, the others use the embedded mode.`);
+    console.log(
+      `[tests] ${variable}=${shown(url)} does not answer: the tests that need ${what} are skipped, the others use the embedded mode.`,
+    );
   }
   if (Object.keys(silent).length > 0) process.env[SILENT_SERVERS_VARIABLE] = JSON.stringify(silent);
 }

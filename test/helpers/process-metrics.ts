@@ -9,12 +9,18 @@ import type { ServiceProcess } from "./processes";
 function parseSample(line: string): { name: string; labels: Record<string, string>; value: number } | null {
   const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
   if (!match) return null;
-  const labels = Object.fromEntries([...(match[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
+  const labels = Object.fromEntries(
+    [...(match[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]),
+  );
   return { name: match[1], labels, value: Number(match[3]) };
 }
 
 /** The sum of the samples named `name` whose labels include `labels` (0 when there is none yet). */
-export async function sampleTotal(target: ServiceProcess, name: string, labels: Record<string, string> = {}): Promise<number> {
+export async function sampleTotal(
+  target: ServiceProcess,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
   // On the probe port: the gateway's public port has no /metrics by default (METRICS_ON_PUBLIC_PORT).
   const res = await fetch(`${target.probeUrl}/metrics`);
   if (res.status !== 200) throw new Error(`${target.options.name}: /metrics answered ${res.status}`);
@@ -26,7 +32,11 @@ export async function sampleTotal(target: ServiceProcess, name: string, labels: 
 }
 
 /** Each process's count, in the order given, as `{ process name: count }` so that a failure names the idle one. */
-export async function sampleTotalsByProcess(processes: ServiceProcess[], name: string, labels: Record<string, string> = {}): Promise<Record<string, number>> {
+export async function sampleTotalsByProcess(
+  processes: ServiceProcess[],
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<Record<string, number>> {
   const totals = await Promise.all(processes.map((p) => sampleTotal(p, name, labels)));
   return Object.fromEntries(processes.map((p, i) => [p.options.name, totals[i]]));
 }

@@ -23,7 +23,10 @@ import { newEncryptionKeyEntry } from "../../shared/secret-box";
 import { namespacePrefix } from "./test-run";
 
 // Compiled (dist/test/helpers, as the failover bench runs it) sits one folder deeper.
-export const ROOT = path.resolve(__dirname, path.basename(path.resolve(__dirname, "../..")) === "dist" ? "../../.." : "../..");
+export const ROOT = path.resolve(
+  __dirname,
+  path.basename(path.resolve(__dirname, "../..")) === "dist" ? "../../.." : "../..",
+);
 const START = path.join(ROOT, "dist/runtime/start.js");
 const NODE = path.join(ROOT, "node_modules/.bin/node");
 export const LOG_DIR = path.join(ROOT, "test/artifacts/logs");
@@ -87,13 +90,20 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * is none): it leaves no kept-alive connection behind, which a gateway's drain would wait for at
  * SIGTERM as for any client's (up to its keep-alive timeout).
  */
-export function statusOnce(url: string, { headers = {}, timeoutMs = 2_000 }: { headers?: Record<string, string>; timeoutMs?: number } = {}): Promise<number> {
+export function statusOnce(
+  url: string,
+  { headers = {}, timeoutMs = 2_000 }: { headers?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<number> {
   return new Promise((resolve) => {
-    const req = http.get(url, { agent: false, headers: { ...headers, connection: "close" }, timeout: timeoutMs }, (res) => {
-      res.resume();
-      res.on("end", () => resolve(res.statusCode ?? 0));
-      res.on("error", () => resolve(0));
-    });
+    const req = http.get(
+      url,
+      { agent: false, headers: { ...headers, connection: "close" }, timeout: timeoutMs },
+      (res) => {
+        res.resume();
+        res.on("end", () => resolve(res.statusCode ?? 0));
+        res.on("error", () => resolve(0));
+      },
+    );
     req.on("timeout", () => req.destroy());
     req.on("error", () => resolve(0));
   });
@@ -286,7 +296,8 @@ export class ServiceProcess {
     const deadline = Date.now() + timeoutMs;
     const url = `http://127.0.0.1:${this.port}/readyz`;
     while (Date.now() < deadline) {
-      if (!this.running) throw new Error(`${this.options.name} exited before it was ready; see ${this.logFile}:\n${this.tail()}`);
+      if (!this.running)
+        throw new Error(`${this.options.name} exited before it was ready; see ${this.logFile}:\n${this.tail()}`);
       const status = await statusOnce(url);
       // Only while it runs: a 200 from a process that failed to bind came from whoever holds the port.
       if (status === 200 && this.running) return;

@@ -9,7 +9,14 @@
  */
 import fc from "fast-check";
 import { DocumentSchemas, type Document } from "./openapi-schemas";
-import { collectionOfParameter, fieldsOf, fillPath, type BodyField, type Operation, type Parameter } from "./openapi-operations";
+import {
+  collectionOfParameter,
+  fieldsOf,
+  fillPath,
+  type BodyField,
+  type Operation,
+  type Parameter,
+} from "./openapi-operations";
 import { valuesOf } from "./schema-arbitrary";
 
 export type ActorName = "anonymous" | "admin" | "partner" | "webhooks" | "backoffice";
@@ -40,7 +47,19 @@ export interface GeneratorContext {
   knownIds: Record<string, number[]>;
 }
 
-export const ID_SPELLINGS = ["0x10", " 1", "1e3", "+1", "01", "-1", "1.0", "１", "0", "9223372036854775808", "99999999999999999999999"];
+export const ID_SPELLINGS = [
+  "0x10",
+  " 1",
+  "1e3",
+  "+1",
+  "01",
+  "-1",
+  "1.0",
+  "１",
+  "0",
+  "9223372036854775808",
+  "99999999999999999999999",
+];
 const MAX_INT = 2 ** 31 - 1;
 
 /** A parameter's raw text against its schema, as a server reading a query string or a path must. */
@@ -75,25 +94,48 @@ function validParts(ctx: GeneratorContext, op: Operation): fc.Arbitrary<Parts> {
   };
   const group = (where: Parameter["in"]) => {
     const ps = op.parameters.filter((p) => p.in === where);
-    return fc.record(Object.fromEntries(ps.map((p) => [p.name, paramValue(p)])), { requiredKeys: ps.filter((p) => p.required).map((p) => p.name) }) as fc.Arbitrary<Record<string, string>>;
+    return fc.record(Object.fromEntries(ps.map((p) => [p.name, paramValue(p)])), {
+      requiredKeys: ps.filter((p) => p.required).map((p) => p.name),
+    }) as fc.Arbitrary<Record<string, string>>;
   };
   const body = op.body
     ? valuesOf(ctx.document, op.body.schema).filter((b) => ctx.schemas.validate(op.body!.schemaAt, b).length === 0)
     : fc.constant(undefined);
-  return fc.record({ actor: ctx.actorFor(op.scope), params: group("path"), query: group("query"), headers: group("header"), body });
+  return fc.record({
+    actor: ctx.actorFor(op.scope),
+    params: group("path"),
+    query: group("query"),
+    headers: group("header"),
+    body,
+  });
 }
 
-function toRequest(op: Operation, kind: string, parts: Parts, forbidden: string | null, rawBody?: string): GeneratedRequest {
+function toRequest(
+  op: Operation,
+  kind: string,
+  parts: Parts,
+  forbidden: string | null,
+  rawBody?: string,
+): GeneratedRequest {
   const query = new URLSearchParams(parts.query).toString();
   return {
-    op: op.key, kind, actor: parts.actor, method: op.method,
+    op: op.key,
+    kind,
+    actor: parts.actor,
+    method: op.method,
     path: fillPath(op.template, parts.params) + (query ? `?${query}` : ""),
-    headers: parts.headers, body: rawBody === undefined ? parts.body : undefined, rawBody, forbidden,
+    headers: parts.headers,
+    body: rawBody === undefined ? parts.body : undefined,
+    rawBody,
+    forbidden,
   };
 }
 
 /** The object holding the field at `steps` inside `body` (creating objects on the way), and the key. */
-function holderOf(body: unknown, steps: string[]): { holder: Record<string, unknown> | unknown[]; key: string | number } | null {
+function holderOf(
+  body: unknown,
+  steps: string[],
+): { holder: Record<string, unknown> | unknown[]; key: string | number } | null {
   let node = body as Record<string, unknown>;
   for (const step of steps.slice(0, -1)) {
     if (step === "[]") {
@@ -110,12 +152,27 @@ function holderOf(body: unknown, steps: string[]): { holder: Record<string, unkn
   return { holder: node, key: last === "[]" ? 0 : last };
 }
 
-type Mutation = (parts: Parts, fields: BodyField[], pick: number) => { kind: string; parts: Parts; rawBody?: string; policy?: string } | null;
+type Mutation = (
+  parts: Parts,
+  fields: BodyField[],
+  pick: number,
+) => { kind: string; parts: Parts; rawBody?: string; policy?: string } | null;
 
-const clone = (p: Parts): Parts => ({ ...p, params: { ...p.params }, query: { ...p.query }, headers: { ...p.headers }, body: p.body === undefined ? undefined : structuredClone(p.body) });
+const clone = (p: Parts): Parts => ({
+  ...p,
+  params: { ...p.params },
+  query: { ...p.query },
+  headers: { ...p.headers },
+  body: p.body === undefined ? undefined : structuredClone(p.body),
+});
 
 /** Applies `change` to one field of the body (the pick-th of those present). */
-function onField(kind: string, applies: (f: BodyField) => boolean, change: (holder: Record<string, unknown> | unknown[], key: string | number, f: BodyField, pick: number) => void, policy?: string): Mutation {
+function onField(
+  kind: string,
+  applies: (f: BodyField) => boolean,
+  change: (holder: Record<string, unknown> | unknown[], key: string | number, f: BodyField, pick: number) => void,
+  policy?: string,
+): Mutation {
   return (parts, fields, pick) => {
     const candidates = fields.filter(applies);
     if (parts.body === undefined || candidates.length === 0) return null;
@@ -128,18 +185,27 @@ function onField(kind: string, applies: (f: BodyField) => boolean, change: (hold
   };
 }
 
-const set = (h: Record<string, unknown> | unknown[], k: string | number, v: unknown) => { (h as Record<string | number, unknown>)[k] = v; };
+const set = (h: Record<string, unknown> | unknown[], k: string | number, v: unknown) => {
+  (h as Record<string | number, unknown>)[k] = v;
+};
 const typeOf = (f: BodyField) => f.schema.type as string | undefined;
 const isObject = (f: BodyField) => typeOf(f) === "object";
 
 function wrongTypeValue(f: BodyField): unknown {
   switch (typeOf(f)) {
-    case "string": return 12345;
-    case "integer": case "number": return "12";
-    case "boolean": return "true";
-    case "array": return { 0: "x" };
-    case "object": return ["x"];
-    default: return { nested: true };
+    case "string":
+      return 12345;
+    case "integer":
+    case "number":
+      return "12";
+    case "boolean":
+      return "true";
+    case "array":
+      return { 0: "x" };
+    case "object":
+      return ["x"];
+    default:
+      return { nested: true };
   }
 }
 
@@ -155,23 +221,83 @@ function outOfRangeValue(f: BodyField): unknown {
 }
 
 const MUTATIONS: Mutation[] = [
-  onField("drop", () => true, (h, k) => { if (Array.isArray(h)) h.splice(Number(k), 1); else delete h[k as string]; }),
-  onField("unknown field beside", () => true, (h) => { if (!Array.isArray(h)) h.zzUnknown = 1; }),
-  onField("unknown field inside", isObject, (h, k) => { const o = (h as Record<string | number, unknown>)[k]; if (o && typeof o === "object") (o as Record<string, unknown>).zzUnknown = 1; }),
-  onField("wrong type", () => true, (h, k, f) => set(h, k, wrongTypeValue(f))),
-  onField("null", () => true, (h, k) => set(h, k, null)),
-  onField("out of range", (f) => outOfRangeValue(f) !== null, (h, k, f) => set(h, k, outOfRangeValue(f))),
-  onField("huge array", (f) => typeOf(f) === "array", (h, k) => set(h, k, Array.from({ length: 20_000 }, () => 1))),
-  onField("lone surrogate", (f) => typeOf(f) === "string", (h, k) => set(h, k, "ab\ud800cd"), "a string the server cannot store as sent (lone surrogate) is refused"),
-  onField("NUL", (f) => typeOf(f) === "string", (h, k) => set(h, k, "ab\u0000cd"), "a string the server cannot store as sent (U+0000) is refused"),
-  onField("id spelling", (f) => typeOf(f) === "integer", (h, k, _f, pick) => set(h, k, ID_SPELLINGS[pick % ID_SPELLINGS.length])),
-  onField("id as a fraction", (f) => typeOf(f) === "integer", (h, k) => set(h, k, 1.5)),
+  onField(
+    "drop",
+    () => true,
+    (h, k) => {
+      if (Array.isArray(h)) h.splice(Number(k), 1);
+      else delete h[k as string];
+    },
+  ),
+  onField(
+    "unknown field beside",
+    () => true,
+    (h) => {
+      if (!Array.isArray(h)) h.zzUnknown = 1;
+    },
+  ),
+  onField("unknown field inside", isObject, (h, k) => {
+    const o = (h as Record<string | number, unknown>)[k];
+    if (o && typeof o === "object") (o as Record<string, unknown>).zzUnknown = 1;
+  }),
+  onField(
+    "wrong type",
+    () => true,
+    (h, k, f) => set(h, k, wrongTypeValue(f)),
+  ),
+  onField(
+    "null",
+    () => true,
+    (h, k) => set(h, k, null),
+  ),
+  onField(
+    "out of range",
+    (f) => outOfRangeValue(f) !== null,
+    (h, k, f) => set(h, k, outOfRangeValue(f)),
+  ),
+  onField(
+    "huge array",
+    (f) => typeOf(f) === "array",
+    (h, k) =>
+      set(
+        h,
+        k,
+        Array.from({ length: 20_000 }, () => 1),
+      ),
+  ),
+  onField(
+    "lone surrogate",
+    (f) => typeOf(f) === "string",
+    (h, k) => set(h, k, "ab\ud800cd"),
+    "a string the server cannot store as sent (lone surrogate) is refused",
+  ),
+  onField(
+    "NUL",
+    (f) => typeOf(f) === "string",
+    (h, k) => set(h, k, "ab\u0000cd"),
+    "a string the server cannot store as sent (U+0000) is refused",
+  ),
+  onField(
+    "id spelling",
+    (f) => typeOf(f) === "integer",
+    (h, k, _f, pick) => set(h, k, ID_SPELLINGS[pick % ID_SPELLINGS.length]),
+  ),
+  onField(
+    "id as a fraction",
+    (f) => typeOf(f) === "integer",
+    (h, k) => set(h, k, 1.5),
+  ),
   // `__proto__` as an own key, carrying a field that belongs to the object (the dangerous case: read through inheritance).
   onField("__proto__ key in", isObject, (h, k, f) => {
     const o = (h as Record<string | number, unknown>)[k];
     if (!o || typeof o !== "object" || Array.isArray(o)) return;
     const [name] = Object.keys((f.schema.properties ?? {}) as object);
-    Object.defineProperty(o, "__proto__", { value: { [name ?? "x"]: "smuggled" }, enumerable: true, configurable: true, writable: true });
+    Object.defineProperty(o, "__proto__", {
+      value: { [name ?? "x"]: "smuggled" },
+      enumerable: true,
+      configurable: true,
+      writable: true,
+    });
   }),
   (parts, fields, pick) => {
     if (parts.body === undefined || typeof parts.body !== "object" || parts.body === null) return null;
@@ -179,11 +305,24 @@ const MUTATIONS: Mutation[] = [
     const [name] = fields.map((f) => f.steps[0]).slice(pick % Math.max(fields.length, 1));
     const moved = (next.body as Record<string, unknown>)[name ?? ""];
     delete (next.body as Record<string, unknown>)[name ?? ""];
-    Object.defineProperty(next.body, "__proto__", { value: { [name ?? "x"]: moved ?? 1 }, enumerable: true, configurable: true, writable: true });
+    Object.defineProperty(next.body, "__proto__", {
+      value: { [name ?? "x"]: moved ?? 1 },
+      enumerable: true,
+      configurable: true,
+      writable: true,
+    });
     return { kind: `__proto__ key at the top holding ${name}`, parts: next };
   },
-  (parts, _f, pick) => (parts.body === undefined ? null : { kind: "body is not an object", parts: { ...clone(parts), body: undefined }, rawBody: ["[]", "null", "42", "\"x\""][pick % 4] }),
-  (parts) => (parts.body === undefined ? null : { kind: "no body", parts: { ...clone(parts), body: undefined }, rawBody: "" }),
+  (parts, _f, pick) =>
+    parts.body === undefined
+      ? null
+      : {
+          kind: "body is not an object",
+          parts: { ...clone(parts), body: undefined },
+          rawBody: ["[]", "null", "42", '"x"'][pick % 4],
+        },
+  (parts) =>
+    parts.body === undefined ? null : { kind: "no body", parts: { ...clone(parts), body: undefined }, rawBody: "" },
   (parts, _f, pick) => {
     const names = Object.keys(parts.params);
     if (names.length === 0) return null;
@@ -197,28 +336,49 @@ const MUTATIONS: Mutation[] = [
     next.query.limit = ID_SPELLINGS[pick % ID_SPELLINGS.length];
     return { kind: `query limit spelt ${JSON.stringify(next.query.limit)}`, parts: next };
   },
-  (parts) => ({ kind: "unknown query parameter", parts: { ...clone(parts), query: { ...parts.query, zzUnknown: "1" } } }),
-  (parts) => ({ kind: "bad X-Request-Id", parts: { ...clone(parts), headers: { ...parts.headers, "X-Request-Id": "not allowed; spaces & semicolons" } } }),
+  (parts) => ({
+    kind: "unknown query parameter",
+    parts: { ...clone(parts), query: { ...parts.query, zzUnknown: "1" } },
+  }),
+  (parts) => ({
+    kind: "bad X-Request-Id",
+    parts: { ...clone(parts), headers: { ...parts.headers, "X-Request-Id": "not allowed; spaces & semicolons" } },
+  }),
 ];
 
 /** Requests for `op`: about a third valid, the rest mutated, each labelled. */
 export function requestsFor(ctx: GeneratorContext, op: Operation): fc.Arbitrary<GeneratedRequest> {
   const fields = op.body ? fieldsOf(ctx.document, op.body.schema) : [];
   const wrongActor = op.scope ? ctx.actorLacking(op.scope) : null;
-  return fc.tuple(validParts(ctx, op), fc.nat({ max: MUTATIONS.length + 1 }), fc.nat({ max: 10_000 }), fc.boolean()).map(([parts, which, pick, mutate]) => {
-    if (!mutate) return label(ctx, op, toRequest(op, "valid", parts, null), parts);
-    if (which === MUTATIONS.length && wrongActor) {
-      return toRequest(op, `actor ${wrongActor} lacks ${op.scope}`, { ...parts, actor: wrongActor }, `scope ${op.scope} is required`);
-    }
-    const mutated = MUTATIONS[which % MUTATIONS.length](parts, fields, pick);
-    if (!mutated) return label(ctx, op, toRequest(op, "valid", parts, null), parts);
-    const request = toRequest(op, mutated.kind, mutated.parts, null, mutated.rawBody);
-    return mutated.policy ? { ...request, forbidden: mutated.policy } : label(ctx, op, request, mutated.parts, mutated.rawBody);
-  });
+  return fc
+    .tuple(validParts(ctx, op), fc.nat({ max: MUTATIONS.length + 1 }), fc.nat({ max: 10_000 }), fc.boolean())
+    .map(([parts, which, pick, mutate]) => {
+      if (!mutate) return label(ctx, op, toRequest(op, "valid", parts, null), parts);
+      if (which === MUTATIONS.length && wrongActor) {
+        return toRequest(
+          op,
+          `actor ${wrongActor} lacks ${op.scope}`,
+          { ...parts, actor: wrongActor },
+          `scope ${op.scope} is required`,
+        );
+      }
+      const mutated = MUTATIONS[which % MUTATIONS.length](parts, fields, pick);
+      if (!mutated) return label(ctx, op, toRequest(op, "valid", parts, null), parts);
+      const request = toRequest(op, mutated.kind, mutated.parts, null, mutated.rawBody);
+      return mutated.policy
+        ? { ...request, forbidden: mutated.policy }
+        : label(ctx, op, request, mutated.parts, mutated.rawBody);
+    });
 }
 
 /** Sets `forbidden` from the document: the body against its schema, each parameter against its own. */
-function label(ctx: GeneratorContext, op: Operation, request: GeneratedRequest, parts: Parts, rawBody?: string): GeneratedRequest {
+function label(
+  ctx: GeneratorContext,
+  op: Operation,
+  request: GeneratedRequest,
+  parts: Parts,
+  rawBody?: string,
+): GeneratedRequest {
   const problems: string[] = [];
   if (op.body) {
     let body: unknown = parts.body;
@@ -226,7 +386,9 @@ function label(ctx: GeneratorContext, op: Operation, request: GeneratedRequest, 
     if (body === undefined) {
       if (op.body.required) problems.push("the request body is required");
     } else {
-      problems.push(...ctx.schemas.validate(op.body.schemaAt, JSON.parse(JSON.stringify(body))).map((e) => `body ${e}`));
+      problems.push(
+        ...ctx.schemas.validate(op.body.schemaAt, JSON.parse(JSON.stringify(body))).map((e) => `body ${e}`),
+      );
     }
   }
   for (const p of op.parameters) {

@@ -70,7 +70,11 @@ export class RowCounts implements RowCounter {
       await db.destroy();
       throw new Error(`no tables found in schema(s) ${missing.join(", ")}: are the migrations applied?`);
     }
-    const quoted = (t: string) => t.split(".").map((p) => `"${p}"`).join(".");
+    const quoted = (t: string) =>
+      t
+        .split(".")
+        .map((p) => `"${p}"`)
+        .join(".");
     const statement = tables.map((t) => `SELECT '${t}' AS t, count(*)::int AS n FROM ${quoted(t)}`).join(" UNION ALL ");
     return new RowCounts(db, statement, tables);
   }

@@ -41,7 +41,10 @@ function branchesOf(document: Document, s: Schema): { branches: Schema[]; nullab
   }
   if (Array.isArray(s.type)) {
     const types = s.type as string[];
-    return { branches: types.filter((t) => t !== "null").map((type) => ({ ...s, type })), nullable: types.includes("null") };
+    return {
+      branches: types.filter((t) => t !== "null").map((type) => ({ ...s, type })),
+      nullable: types.includes("null"),
+    };
   }
   return { branches: [s], nullable: s.type === "null" };
 }
@@ -70,7 +73,8 @@ function offPattern(s: Schema): string | null {
 function scalarBreakers(s: Schema, value: unknown, itemSample: unknown): { rule: string; value: unknown }[] {
   const out: { rule: string; value: unknown }[] = [];
   const num = (k: string) => (typeof s[k] === "number" ? (s[k] as number) : undefined);
-  if (Array.isArray(s.enum) && s.enum.every((e) => typeof e === "string")) out.push({ rule: "enum", value: "zz-not-listed" });
+  if (Array.isArray(s.enum) && s.enum.every((e) => typeof e === "string"))
+    out.push({ rule: "enum", value: "zz-not-listed" });
   if (s.type === "integer" || s.type === "number") {
     const step = s.type === "integer" ? 1 : 0.5;
     if (num("minimum") !== undefined) out.push({ rule: "minimum", value: num("minimum")! - step });
@@ -91,8 +95,10 @@ function scalarBreakers(s: Schema, value: unknown, itemSample: unknown): { rule:
     const fill = value.length > 0 ? value[0] : itemSample;
     const min = num("minItems");
     if (min !== undefined && min > 0) out.push({ rule: "minItems", value: value.slice(0, min - 1) });
-    if (num("maxItems") !== undefined && fill !== undefined) out.push({ rule: "maxItems", value: Array.from({ length: num("maxItems")! + 1 }, () => structuredClone(fill)) });
-    if (s.uniqueItems === true && value.length > 0) out.push({ rule: "uniqueItems", value: [...value, structuredClone(value[0])] });
+    if (num("maxItems") !== undefined && fill !== undefined)
+      out.push({ rule: "maxItems", value: Array.from({ length: num("maxItems")! + 1 }, () => structuredClone(fill)) });
+    if (s.uniqueItems === true && value.length > 0)
+      out.push({ rule: "uniqueItems", value: [...value, structuredClone(value[0])] });
   }
   return out;
 }
@@ -102,7 +108,12 @@ function scalarBreakers(s: Schema, value: unknown, itemSample: unknown): { rule:
  * the whole value with that one place changed. `itemSample(schema)` gives a valid element for
  * arrays that are empty in `value`.
  */
-export function bodyBreakers(document: Document, schema: Schema, value: unknown, itemSample: (items: Schema) => unknown = () => undefined): Broken<unknown>[] {
+export function bodyBreakers(
+  document: Document,
+  schema: Schema,
+  value: unknown,
+  itemSample: (items: Schema) => unknown = () => undefined,
+): Broken<unknown>[] {
   const out: Broken<unknown>[] = [];
   const walk = (s0: Schema, here: unknown, path: string, replace: (v: unknown) => unknown): void => {
     const s = resolve(document, s0);
@@ -115,7 +126,8 @@ export function bodyBreakers(document: Document, schema: Schema, value: unknown,
     if (branches.length !== 1) return;
     const b = branches[0];
     const items = b.items as Schema | undefined;
-    for (const broken of scalarBreakers(b, here, items ? itemSample(resolve(document, items)) : undefined)) out.push({ path, rule: broken.rule, value: replace(broken.value) });
+    for (const broken of scalarBreakers(b, here, items ? itemSample(resolve(document, items)) : undefined))
+      out.push({ path, rule: broken.rule, value: replace(broken.value) });
     if (b.type === "array" && Array.isArray(here) && here.length > 0 && items) {
       walk(items, here[0], `${path}[0]`, (v) => replace([v, ...here.slice(1)]));
     }
@@ -126,7 +138,12 @@ export function bodyBreakers(document: Document, schema: Schema, value: unknown,
         const { [name]: _dropped, ...rest } = obj;
         out.push({ path: join(path, name), rule: "required", value: replace(rest) });
       }
-      if (b.additionalProperties === false) out.push({ path: join(path, "zzUnknown"), rule: "additionalProperties", value: replace({ ...obj, zzUnknown: 1 }) });
+      if (b.additionalProperties === false)
+        out.push({
+          path: join(path, "zzUnknown"),
+          rule: "additionalProperties",
+          value: replace({ ...obj, zzUnknown: 1 }),
+        });
       for (const [name, propSchema] of Object.entries((b.properties ?? {}) as Record<string, Schema>)) {
         if (name in obj) walk(propSchema, obj[name], join(path, name), (v) => replace({ ...obj, [name]: v }));
       }
@@ -160,5 +177,10 @@ export function fieldPaths(document: Document, schema: Schema, path = ""): strin
   const b = branches[0];
   if (b.type === "array" && b.items) return [path, ...fieldPaths(document, b.items as Schema, `${path}[0]`)];
   if (b.type !== "object") return [path];
-  return [path, ...Object.entries((b.properties ?? {}) as Record<string, Schema>).flatMap(([name, p]) => fieldPaths(document, p, join(path, name)))];
+  return [
+    path,
+    ...Object.entries((b.properties ?? {}) as Record<string, Schema>).flatMap(([name, p]) =>
+      fieldPaths(document, p, join(path, name)),
+    ),
+  ];
 }

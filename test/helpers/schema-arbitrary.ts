@@ -11,23 +11,63 @@ import { at, type Document } from "./openapi-schemas";
 type Schema = Record<string, unknown>;
 
 /** Keywords that only describe: they never constrain a value. */
-const ANNOTATIONS = new Set(["description", "title", "examples", "example", "default", "deprecated", "readOnly", "writeOnly", "$comment", "discriminator", "externalDocs", "xml"]);
+const ANNOTATIONS = new Set([
+  "description",
+  "title",
+  "examples",
+  "example",
+  "default",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+  "$comment",
+  "discriminator",
+  "externalDocs",
+  "xml",
+]);
 /**
  * Keywords that only narrow what the others describe: generation ignores them and callers keep
  * the values their schema accepts (request-generator filters with Ajv).
  */
 const NARROWING = new Set(["not"]);
 const UNDERSTOOD = new Set([
-  "$ref", "type", "enum", "const", "oneOf", "anyOf",
-  "properties", "required", "additionalProperties",
-  "items", "minItems", "maxItems", "uniqueItems",
-  "minLength", "maxLength", "pattern", "format",
-  "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
+  "$ref",
+  "type",
+  "enum",
+  "const",
+  "oneOf",
+  "anyOf",
+  "properties",
+  "required",
+  "additionalProperties",
+  "items",
+  "minItems",
+  "maxItems",
+  "uniqueItems",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "format",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
 ]);
 
 /** Printable text: what a real client sends; hostile text is the mutations' job. */
 const text = (minLength: number, maxLength: number) =>
-  fc.string({ unit: fc.oneof({ weight: 9, arbitrary: fc.constantFrom(..."abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -_.'") }, { weight: 1, arbitrary: fc.constantFrom(..."éßø中ü€") }), minLength, maxLength });
+  fc.string({
+    unit: fc.oneof(
+      {
+        weight: 9,
+        arbitrary: fc.constantFrom(..."abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 -_.'"),
+      },
+      { weight: 1, arbitrary: fc.constantFrom(..."éßø中ü€") },
+    ),
+    minLength,
+    maxLength,
+  });
 
 export function resolve(document: Document, schema: Schema): Schema {
   let current = schema;
@@ -40,8 +80,11 @@ export function resolve(document: Document, schema: Schema): Schema {
 
 export function valuesOf(document: Document, schema: Schema): fc.Arbitrary<unknown> {
   const s = resolve(document, schema);
-  const unknown = Object.keys(s).filter((k) => !UNDERSTOOD.has(k) && !NARROWING.has(k) && !ANNOTATIONS.has(k) && !k.startsWith("x-"));
-  if (unknown.length > 0) throw new Error(`schema-arbitrary does not understand ${unknown.join(", ")} in ${JSON.stringify(s).slice(0, 200)}`);
+  const unknown = Object.keys(s).filter(
+    (k) => !UNDERSTOOD.has(k) && !NARROWING.has(k) && !ANNOTATIONS.has(k) && !k.startsWith("x-"),
+  );
+  if (unknown.length > 0)
+    throw new Error(`schema-arbitrary does not understand ${unknown.join(", ")} in ${JSON.stringify(s).slice(0, 200)}`);
 
   if ("const" in s) return fc.constant(s.const);
   if (Array.isArray(s.enum)) return fc.constantFrom(...(s.enum as unknown[]));
@@ -62,7 +105,9 @@ function branchOf(parent: Schema, branch: Schema): Schema {
   const required = [...new Set([...((parent.required ?? []) as string[]), ...((branch.required ?? []) as string[])])];
   if (required.length > 0) merged.required = required;
   if (branch.not && !branch.properties && parent.properties) {
-    merged.properties = Object.fromEntries(Object.entries(parent.properties as Record<string, Schema>).filter(([k]) => required.includes(k)));
+    merged.properties = Object.fromEntries(
+      Object.entries(parent.properties as Record<string, Schema>).filter(([k]) => required.includes(k)),
+    );
   }
   return merged;
 }
@@ -73,14 +118,22 @@ function withoutKeys(s: Schema, keys: string[]): Schema {
 
 function valuesOfType(document: Document, s: Schema, type: string | undefined): fc.Arbitrary<unknown> {
   switch (type) {
-    case "object": return objectsOf(document, s);
-    case "array": return arraysOf(document, s);
-    case "string": return stringsOf(s);
-    case "integer": return fc.integer({ min: lowerBound(s, 1), max: upperBound(s, 1) });
-    case "number": return numbersOf(s);
-    case "boolean": return fc.boolean();
-    case "null": return fc.constant(null);
-    default: throw new Error(`schema-arbitrary needs a type in ${JSON.stringify(s).slice(0, 200)}`);
+    case "object":
+      return objectsOf(document, s);
+    case "array":
+      return arraysOf(document, s);
+    case "string":
+      return stringsOf(s);
+    case "integer":
+      return fc.integer({ min: lowerBound(s, 1), max: upperBound(s, 1) });
+    case "number":
+      return numbersOf(s);
+    case "boolean":
+      return fc.boolean();
+    case "null":
+      return fc.constant(null);
+    default:
+      throw new Error(`schema-arbitrary needs a type in ${JSON.stringify(s).slice(0, 200)}`);
   }
 }
 
@@ -105,14 +158,24 @@ function arraysOf(document: Document, s: Schema): fc.Arbitrary<unknown[]> {
 function stringsOf(s: Schema): fc.Arbitrary<string> {
   const minLength = (s.minLength as number | undefined) ?? 0;
   const maxLength = Math.min((s.maxLength as number | undefined) ?? 40, minLength + 40);
-  const fits = (v: string) => [...v].length >= minLength && [...v].length <= ((s.maxLength as number | undefined) ?? Infinity);
+  const fits = (v: string) =>
+    [...v].length >= minLength && [...v].length <= ((s.maxLength as number | undefined) ?? Infinity);
   if (typeof s.pattern === "string") return fc.stringMatching(new RegExp(s.pattern as string)).filter(fits);
   switch (s.format) {
-    case "email": return fc.tuple(fc.stringMatching(/^[a-z][a-z0-9.]{0,15}$/), fc.stringMatching(/^[a-z]{1,10}\.(test|example)$/))
-      .map(([local, domain]) => `${local.replace(/\.+$/, "")}@${domain}`).filter(fits);
-    case "uri": return fc.tuple(fc.stringMatching(/^[a-z]{1,12}\.example$/), fc.stringMatching(/^[a-z0-9/]{0,20}$/)).map(([host, path]) => `https://${host}/${path}`).filter(fits);
-    case undefined: return text(minLength, maxLength).filter(fits);
-    default: throw new Error(`schema-arbitrary does not generate strings of format ${String(s.format)}`);
+    case "email":
+      return fc
+        .tuple(fc.stringMatching(/^[a-z][a-z0-9.]{0,15}$/), fc.stringMatching(/^[a-z]{1,10}\.(test|example)$/))
+        .map(([local, domain]) => `${local.replace(/\.+$/, "")}@${domain}`)
+        .filter(fits);
+    case "uri":
+      return fc
+        .tuple(fc.stringMatching(/^[a-z]{1,12}\.example$/), fc.stringMatching(/^[a-z0-9/]{0,20}$/))
+        .map(([host, path]) => `https://${host}/${path}`)
+        .filter(fits);
+    case undefined:
+      return text(minLength, maxLength).filter(fits);
+    default:
+      throw new Error(`schema-arbitrary does not generate strings of format ${String(s.format)}`);
   }
 }
 
@@ -131,5 +194,13 @@ function numbersOf(s: Schema): fc.Arbitrary<number> {
   const min = Math.ceil(lowerBound(s, 0.001) * 1000);
   const max = Math.floor(Math.min(upperBound(s, 0.001), 1_000_000) * 1000);
   const step = typeof s.multipleOf === "number" ? s.multipleOf : undefined;
-  return fc.integer({ min, max }).map((n) => (step ? Number((Math.round(n / 1000 / step) * step).toFixed(6)) : n / 1000)).filter((n) => n >= lowerBound(s, 0) && n <= upperBound(s, 0) && !(typeof s.exclusiveMinimum === "number" && n <= s.exclusiveMinimum));
+  return fc
+    .integer({ min, max })
+    .map((n) => (step ? Number((Math.round(n / 1000 / step) * step).toFixed(6)) : n / 1000))
+    .filter(
+      (n) =>
+        n >= lowerBound(s, 0) &&
+        n <= upperBound(s, 0) &&
+        !(typeof s.exclusiveMinimum === "number" && n <= s.exclusiveMinimum),
+    );
 }

@@ -17,7 +17,10 @@ const NO_REASON = "no reason recorded (an it.skip or describe.skip not made by t
 
 export default class SkipSummaryReporter {
   constructor() {
-    this.file = path.join(os.tmpdir(), `order-intake-test-skips-${process.pid}-${randomBytes(3).toString("hex")}.jsonl`);
+    this.file = path.join(
+      os.tmpdir(),
+      `order-intake-test-skips-${process.pid}-${randomBytes(3).toString("hex")}.jsonl`,
+    );
     writeFileSync(this.file, "");
     process.env.OI_TEST_SKIPS_FILE = this.file;
   }
@@ -48,7 +51,9 @@ export default class SkipSummaryReporter {
       byReason.set(reason, entry);
     }
     if (byReason.size === 0) return;
-    const lines = [...byReason].map(([reason, { count, files }]) => `skipped ${count} test${count === 1 ? "" : "s"}: ${reason} (${files.join(", ")})`);
+    const lines = [...byReason].map(
+      ([reason, { count, files }]) => `skipped ${count} test${count === 1 ? "" : "s"}: ${reason} (${files.join(", ")})`,
+    );
     process.stderr.write(`\n${lines.join("\n")}\n`);
   }
 

@@ -40,20 +40,35 @@ async function send(baseUrl: string, r: LoadRequest): Promise<LoadOutcome> {
   try {
     const res = await fetch(baseUrl + r.path, {
       method: r.method,
-      headers: { authorization: `Bearer ${r.key}`, ...(r.body ? { "content-type": "application/json" } : {}), ...r.headers },
+      headers: {
+        authorization: `Bearer ${r.key}`,
+        ...(r.body ? { "content-type": "application/json" } : {}),
+        ...r.headers,
+      },
       ...(r.body ? { body: JSON.stringify(r.body) } : {}),
       // Longer than any time-out of the service: the service must answer, the test does not give up first.
       signal: AbortSignal.timeout(60_000),
     });
     const body = await res.text();
     return {
-      ...base, answeredAt: Date.now(), status: res.status, contentType: res.headers.get("content-type"), retryAfter: res.headers.get("retry-after"),
+      ...base,
+      answeredAt: Date.now(),
+      status: res.status,
+      contentType: res.headers.get("content-type"),
+      retryAfter: res.headers.get("retry-after"),
       // A server error's problem document says which failure it was.
       ...(res.status >= 500 ? { error: body.slice(0, 500) } : {}),
     };
   } catch (err) {
     const e = err as { cause?: { code?: string }; name?: string; message?: string };
-    return { ...base, answeredAt: Date.now(), status: null, error: e.cause?.code ?? e.name ?? e.message, contentType: null, retryAfter: null };
+    return {
+      ...base,
+      answeredAt: Date.now(),
+      status: null,
+      error: e.cause?.code ?? e.name ?? e.message,
+      contentType: null,
+      retryAfter: null,
+    };
   }
 }
 
@@ -121,6 +136,9 @@ export function summarize(outcomes: LoadOutcome[]): FailureSummary {
     errorWindowMs: failures.length === 0 ? 0 : Math.max(...sentTimes) - Math.min(...sentTimes),
     slowestMs: Math.max(0, ...outcomes.map((o) => o.answeredAt - o.sentAt)),
     failuresByStatus,
-    badUnavailableAnswers: outcomes.filter((o) => o.status === 503 && !(/^application\/problem\+json/.test(o.contentType ?? "") && Number(o.retryAfter) >= 1)).length,
+    badUnavailableAnswers: outcomes.filter(
+      (o) =>
+        o.status === 503 && !(/^application\/problem\+json/.test(o.contentType ?? "") && Number(o.retryAfter) >= 1),
+    ).length,
   };
 }

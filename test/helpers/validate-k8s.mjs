@@ -28,13 +28,23 @@ function errorsOf(object) {
   } catch (err) {
     const details = err?.errors ?? err?.validation;
     if (!Array.isArray(details)) return [String(err?.message ?? err)];
-    return details.map((e) => `${e.instancePath || "/"} ${e.message}${e.params?.allowedValues ? ` (${e.params.allowedValues.join(", ")})` : ""}`);
+    return details.map(
+      (e) =>
+        `${e.instancePath || "/"} ${e.message}${e.params?.allowedValues ? ` (${e.params.allowedValues.join(", ")})` : ""}`,
+    );
   }
 }
 
 const chunks = [];
 for await (const chunk of process.stdin) chunks.push(chunk);
 const objects = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-process.stdout.write(JSON.stringify(objects.map((o) => ({
-  apiVersion: o?.apiVersion, kind: o?.kind, name: o?.metadata?.name, errors: errorsOf(o),
-}))));
+process.stdout.write(
+  JSON.stringify(
+    objects.map((o) => ({
+      apiVersion: o?.apiVersion,
+      kind: o?.kind,
+      name: o?.metadata?.name,
+      errors: errorsOf(o),
+    })),
+  ),
+);

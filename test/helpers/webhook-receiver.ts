@@ -48,7 +48,9 @@ export async function startReceiver(behaviour: Behaviour = alwaysOk, host = "127
     req.on("end", () => {
       const request: ReceivedWebhook = {
         path: req.url ?? "/",
-        headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(", ") : (v ?? "")])),
+        headers: Object.fromEntries(
+          Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(", ") : (v ?? "")]),
+        ),
         body: Buffer.concat(chunks).toString("utf8"),
         receivedAt: Date.now(),
       };
@@ -61,8 +63,13 @@ export async function startReceiver(behaviour: Behaviour = alwaysOk, host = "127
       res.once("close", () => unanswered.set(id, (unanswered.get(id) ?? 1) - 1));
       const decision = answer(request, before);
       if (decision === "hang") return;
-      const { status, afterMs, headers = {} } = typeof decision === "number" ? { status: decision, afterMs: 0 } : decision;
-      const reply = () => res.writeHead(status, { "Content-Type": "text/plain", ...headers }).end(status < 300 ? "ok" : "no");
+      const {
+        status,
+        afterMs,
+        headers = {},
+      } = typeof decision === "number" ? { status: decision, afterMs: 0 } : decision;
+      const reply = () =>
+        res.writeHead(status, { "Content-Type": "text/plain", ...headers }).end(status < 300 ? "ok" : "no");
       if (afterMs > 0) setTimeout(reply, afterMs);
       else reply();
     });
@@ -84,7 +91,8 @@ export async function startReceiver(behaviour: Behaviour = alwaysOk, host = "127
     async waitFor(done, timeoutMs, describe = () => `${received.length} request(s) received`) {
       const deadline = Date.now() + timeoutMs;
       while (!done(received)) {
-        if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for webhooks: ${describe()}`);
+        if (Date.now() > deadline)
+          throw new Error(`Timed out after ${timeoutMs} ms waiting for webhooks: ${describe()}`);
         await new Promise((r) => setTimeout(r, 50));
       }
     },

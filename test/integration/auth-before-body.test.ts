@@ -23,7 +23,7 @@ afterAll(() => t?.stop());
 /** A chunked body's data (moleculer-web answers without Content-Length). */
 function dechunked(raw: string): string {
   let data = "";
-  for (let at = 0; ; ) {
+  for (let at = 0; ;) {
     const lineEnd = raw.indexOf("\r\n", at);
     const size = parseInt(raw.slice(at, lineEnd), 16);
     if (!(size > 0)) return data;
@@ -36,8 +36,20 @@ function dechunked(raw: string): string {
 function postChunked(authorization: string | null, rest: string | null): Promise<{ head: string; body: string }> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, "127.0.0.1", () => {
-      socket.write(["POST /api/v1/clients HTTP/1.1", "Host: a", "Content-Type: application/json", "Transfer-Encoding: chunked", "Connection: close",
-        ...(authorization ? [`Authorization: ${authorization}`] : []), "", "1", "{", ""].join("\r\n"));
+      socket.write(
+        [
+          "POST /api/v1/clients HTTP/1.1",
+          "Host: a",
+          "Content-Type: application/json",
+          "Transfer-Encoding: chunked",
+          "Connection: close",
+          ...(authorization ? [`Authorization: ${authorization}`] : []),
+          "",
+          "1",
+          "{",
+          "",
+        ].join("\r\n"),
+      );
       if (rest !== null) socket.write(`${rest.length.toString(16)}\r\n${rest}\r\n0\r\n\r\n`);
     });
     let text = "";
@@ -56,12 +68,15 @@ it.each([
   ["no key", null],
   ["an unknown key", "Bearer not-a-key-of-anyone-0123456789"],
   ["a malformed Authorization header", "Basic dXNlcjpwYXNz"],
-])("when a request with %s sends a body it never finishes, then it is answered 401 without the body being waited for", async (_what, authorization) => {
-  const answer = await postChunked(authorization, null);
-  expect(answer.head.split("\r\n")[0]).toBe("HTTP/1.1 401 Unauthorized");
-  expect(answer.head).toMatch(/^WWW-Authenticate: Bearer/im);
-  expect(JSON.parse(answer.body)).toMatchObject({ type: "/problems/unauthenticated", status: 401 });
-});
+])(
+  "when a request with %s sends a body it never finishes, then it is answered 401 without the body being waited for",
+  async (_what, authorization) => {
+    const answer = await postChunked(authorization, null);
+    expect(answer.head.split("\r\n")[0]).toBe("HTTP/1.1 401 Unauthorized");
+    expect(answer.head).toMatch(/^WWW-Authenticate: Bearer/im);
+    expect(JSON.parse(answer.body)).toMatchObject({ type: "/problems/unauthenticated", status: 401 });
+  },
+);
 
 it("when a request with a valid key sends its body, then the body is read after admission: an unfinished JSON object is a 400", async () => {
   const answer = await postChunked(`Bearer ${ADMIN_KEY}`, '"name":');

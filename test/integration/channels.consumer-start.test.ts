@@ -17,7 +17,8 @@ const namespace = `${namespacePrefix()}consumers-${process.pid}`;
 
 jest.setTimeout(60_000);
 
-if (!natsUrl && process.env.CI) throw new Error("[integration] channel consumer tests need TEST_NATS_URL; CI must provide it.");
+if (!natsUrl && process.env.CI)
+  throw new Error("[integration] channel consumer tests need TEST_NATS_URL; CI must provide it.");
 const describeWithNats = natsUrl ? describe : describe.skip;
 
 /** Channel messages received, by round. */
@@ -26,12 +27,19 @@ const received: unknown[][] = [];
 /** A broker like a `webhooks` replica's, as far as channels go: the same middleware, consumers of every channel. */
 function replica(round: number, n: number): ServiceBroker {
   const broker = new ServiceBroker({
-    namespace: `${namespace}-${round}`, nodeID: `replica-${round}-${n}`, logger: false,
+    namespace: `${namespace}-${round}`,
+    nodeID: `replica-${round}-${n}`,
+    logger: false,
     middlewares: [channelsMiddleware({ transporter: natsUrl } as Config)],
   });
   broker.createService({
     name: "webhooks",
-    channels: Object.fromEntries(ALL_CHANNELS.map((channel) => [channel, { handler: async (payload: unknown) => void received[round].push(payload) }])),
+    channels: Object.fromEntries(
+      ALL_CHANNELS.map((channel) => [
+        channel,
+        { handler: async (payload: unknown) => void received[round].push(payload) },
+      ]),
+    ),
   } as never);
   return broker;
 }
@@ -47,9 +55,14 @@ describeWithNats("when several replicas of a service start at the same moment", 
       const brokers = Array.from({ length: REPLICAS }, (_, n) => replica(round, n));
       try {
         const started = await Promise.allSettled(brokers.map((b) => b.start()));
-        expect(started.map((s) => (s.status === "rejected" ? String(s.reason) : "started"))).toEqual(Array(REPLICAS).fill("started"));
+        expect(started.map((s) => (s.status === "rejected" ? String(s.reason) : "started"))).toEqual(
+          Array(REPLICAS).fill("started"),
+        );
         // The group shares one consumer: a message is handled once, by one of them.
-        await (brokers[0] as unknown as { sendToChannel(name: string, payload: unknown): Promise<void> }).sendToChannel(ALL_CHANNELS[0], { round });
+        await (brokers[0] as unknown as { sendToChannel(name: string, payload: unknown): Promise<void> }).sendToChannel(
+          ALL_CHANNELS[0],
+          { round },
+        );
         while (received[round].length === 0) await new Promise((r) => setTimeout(r, 20));
         await new Promise((r) => setTimeout(r, 200));
         expect(received[round]).toEqual([{ round }]);

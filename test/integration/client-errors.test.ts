@@ -24,7 +24,9 @@ function exchange(port: number, request: string, end = true): Promise<RawAnswer>
     socket.on("close", () => {
       const [head, body = ""] = text.split("\r\n\r\n");
       const [statusLine, ...lines] = head.split("\r\n");
-      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]));
+      const headers = Object.fromEntries(
+        lines.map((l) => [l.slice(0, l.indexOf(":")).toLowerCase(), l.slice(l.indexOf(":") + 1).trim()]),
+      );
       resolve({ statusLine, headers, body });
     });
     socket.on("error", reject);
@@ -62,7 +64,10 @@ describe("the gateway's answers to what Node's server refuses", () => {
     ["a garbage request line", "HELLO THERE\r\n\r\n"],
     ["an unknown HTTP version", "GET /api/v1/orders HTTP/9.9\r\nHost: a\r\n\r\n"],
     ["a control character in the target", "GET /api/v1/orders\x01 HTTP/1.1\r\nHost: a\r\n\r\n"],
-    ["two different Content-Lengths", "POST /api/v1/orders HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"],
+    [
+      "two different Content-Lengths",
+      "POST /api/v1/orders HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+    ],
     ["a header without a colon", "GET /healthz HTTP/1.1\r\nHost: a\r\nNot a header\r\n\r\n"],
     ["a space inside a header name", "GET /healthz HTTP/1.1\r\nHost: a\r\nX Bad: 1\r\n\r\n"],
   ])("when a request has %s, then the answer is a 400 problem document", async (_what, request) => {
@@ -76,7 +81,10 @@ describe("a client too slow to send its headers", () => {
 
   beforeAll(async () => {
     // Short time-outs so the test need not wait for the gateway's own 10 s; the answer is the same code.
-    server = http.createServer({ connectionsCheckingInterval: 50, headersTimeout: 200, requestTimeout: 300 }, (_req, res) => res.end("routed"));
+    server = http.createServer(
+      { connectionsCheckingInterval: 50, headersTimeout: 200, requestTimeout: 300 },
+      (_req, res) => res.end("routed"),
+    );
     answerClientErrors(server);
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     port = (server.address() as AddressInfo).port;

@@ -37,9 +37,21 @@ describe("clients: changes and revocation hold at the moment of use", () => {
     t = await startTestBroker({
       services: ["gateway", "clients", "webhooks"],
       // A failed attempt waits 30 s: what is queued stays queued while the test looks at it.
-      env: { ADMIN_API_KEY: ADMIN_KEY, WEBHOOK_RETRY_SCHEDULE: "30,30", WEBHOOK_DISPATCH_INTERVAL_MS: "50", OUTBOX_RELAY_INTERVAL_MS: "50" },
+      env: {
+        ADMIN_API_KEY: ADMIN_KEY,
+        WEBHOOK_RETRY_SCHEDULE: "30,30",
+        WEBHOOK_DISPATCH_INTERVAL_MS: "50",
+        OUTBOX_RELAY_INTERVAL_MS: "50",
+      },
     });
-    t.broker.createService({ name: "changes-listener", events: { [BROADCASTS.clientsChanged.name](ctx: { params: unknown }) { changes.push(ctx.params); } } });
+    t.broker.createService({
+      name: "changes-listener",
+      events: {
+        [BROADCASTS.clientsChanged.name](ctx: { params: unknown }) {
+          changes.push(ctx.params);
+        },
+      },
+    });
     source = await addEventSource(t.broker, "grants_it_source");
     receiver = await startReceiver((r) => (r.path.startsWith("/failing") ? 500 : 200));
     db = openDatabase(t.database.url);
@@ -53,10 +65,15 @@ describe("clients: changes and revocation hold at the moment of use", () => {
 
   const http = (key: string, method: string, path: string, body?: unknown) =>
     fetch(`${base}/api/v1${path}`, {
-      method, headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      method,
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
 
-  async function newClient(kind: string, extra: Record<string, unknown> = {}): Promise<ClientJson & { principal: Principal }> {
+  async function newClient(
+    kind: string,
+    extra: Record<string, unknown> = {},
+  ): Promise<ClientJson & { principal: Principal }> {
     const res = await http(ADMIN_KEY, "POST", "/clients", { name: `${kind} ${Date.now()}-${seq++}`, kind, ...extra });
     expect(res.status).toBe(201);
     const client = (await res.json()) as ClientJson;
@@ -66,23 +83,38 @@ describe("clients: changes and revocation hold at the moment of use", () => {
   const patch = (id: number, body: unknown) => http(ADMIN_KEY, "PATCH", `/clients/${id}`, body);
 
   async function subscribe(client: { principal: Principal }, event: string, path: string): Promise<number> {
-    return (await t.call<{ id: number }>("webhooks.subscribe", { event, url: `${receiver.url}${path}` }, client.principal)).id;
+    return (
+      await t.call<{ id: number }>("webhooks.subscribe", { event, url: `${receiver.url}${path}` }, client.principal)
+    ).id;
   }
 
   /** Raises events owned by `owner`; each body carries a fresh `seq` that names it. */
-  async function raise(owner: { id: number }, event: "sales_order_validated" | "sales_order_cancelled" = "sales_order_validated"): Promise<number> {
+  async function raise(
+    owner: { id: number },
+    event: "sales_order_validated" | "sales_order_cancelled" = "sales_order_validated",
+  ): Promise<number> {
     const mark = ++seq;
     await source.emit([{ event, ownerClientId: owner.id, entityId: mark, data: { seq: mark } }]);
     return mark;
   }
 
-  const seqsOn = (path: string) => receiver.received.filter((r) => r.path === path).map((r) => (JSON.parse(r.body) as { seq: number }).seq);
-  const arrived = (path: string, mark: number) => receiver.waitFor(() => seqsOn(path).includes(mark), 15_000, () => `seq ${mark} not on ${path}`);
+  const seqsOn = (path: string) =>
+    receiver.received.filter((r) => r.path === path).map((r) => (JSON.parse(r.body) as { seq: number }).seq);
+  const arrived = (path: string, mark: number) =>
+    receiver.waitFor(
+      () => seqsOn(path).includes(mark),
+      15_000,
+      () => `seq ${mark} not on ${path}`,
+    );
 
   /** Every delivery of a subscription, with the `seq` of its event, read from the delivery log. */
   async function deliveryLog(subscriptionId: number): Promise<{ seq: number; status: string }[]> {
-    const rows = (await db.withSchema("webhooks").table("deliveries as d").join("events as e", "e.id", "d.event_id")
-      .where("d.subscription_id", subscriptionId).select("d.status", "e.body")) as { status: string; body: string }[];
+    const rows = (await db
+      .withSchema("webhooks")
+      .table("deliveries as d")
+      .join("events as e", "e.id", "d.event_id")
+      .where("d.subscription_id", subscriptionId)
+      .select("d.status", "e.body")) as { status: string; body: string }[];
     return rows.map((r) => ({ seq: (JSON.parse(r.body) as { seq: number }).seq, status: r.status }));
   }
 
@@ -91,7 +123,8 @@ describe("clients: changes and revocation hold at the moment of use", () => {
     for (;;) {
       const row = (await deliveryLog(subscriptionId)).find((d) => d.seq === mark);
       if (row?.status === status) return Date.now() - started;
-      if (Date.now() - started > 15_000) throw new Error(`delivery of seq ${mark} is ${row?.status ?? "absent"}, not ${status}`);
+      if (Date.now() - started > 15_000)
+        throw new Error(`delivery of seq ${mark} is ${row?.status ?? "absent"}, not ${status}`);
       await new Promise((r) => setTimeout(r, 20));
     }
   }
@@ -100,9 +133,18 @@ describe("clients: changes and revocation hold at the moment of use", () => {
     it("when an admin changes scopes, events and name, then the client reads them back and `clients.changed` names it", async () => {
       const client = await newClient("partner");
       changes.length = 0;
-      const res = await patch(client.id, { name: "Renamed", scopes: ["partner", "webhooks"], webhookEvents: ["sales_order_cancelled"] });
+      const res = await patch(client.id, {
+        name: "Renamed",
+        scopes: ["partner", "webhooks"],
+        webhookEvents: ["sales_order_cancelled"],
+      });
       expect(res.status).toBe(200);
-      expect(await res.json()).toMatchObject({ id: client.id, name: "Renamed", scopes: ["partner", "webhooks"], webhookEvents: ["sales_order_cancelled"] });
+      expect(await res.json()).toMatchObject({
+        id: client.id,
+        name: "Renamed",
+        scopes: ["partner", "webhooks"],
+        webhookEvents: ["sales_order_cancelled"],
+      });
       expect(changes).toEqual([{ clientId: client.id }]);
     });
 
@@ -171,7 +213,10 @@ describe("clients: changes and revocation hold at the moment of use", () => {
       const before = await raise(partner);
       await arrived("/lose-manage/backoffice", before);
 
-      expect((await patch(backoffice.id, { scopes: ["crm", "catalogue", "orders:write", "orders:read", "webhooks"] })).status).toBe(200);
+      expect(
+        (await patch(backoffice.id, { scopes: ["crm", "catalogue", "orders:write", "orders:read", "webhooks"] }))
+          .status,
+      ).toBe(200);
       const othersOrder = await raise(partner);
       const ownOrder = await raise(backoffice);
       await arrived("/lose-manage/partner", othersOrder);
@@ -211,7 +256,11 @@ describe("clients: changes and revocation hold at the moment of use", () => {
       console.log(`[grants] queued delivery cancelled ${delay} ms after the revocation answered`);
 
       // Due again now: the dispatcher still does not send it.
-      await db.withSchema("webhooks").table("deliveries").where({ subscription_id: sub }).update({ next_attempt_at: db.fn.now() });
+      await db
+        .withSchema("webhooks")
+        .table("deliveries")
+        .where({ subscription_id: sub })
+        .update({ next_attempt_at: db.fn.now() });
       const sentinel = await newClient("partner");
       await subscribe(sentinel, "sales_order_validated", "/revoked-sentinel");
       await arrived("/revoked-sentinel", await raise(sentinel));
@@ -229,7 +278,9 @@ describe("clients: changes and revocation hold at the moment of use", () => {
       await arrived("/failing/lost-event/cancelled", cancelled);
       await waitForStatus(validatedSub, validated, "pending");
 
-      expect((await patch(partner.id, { webhookEvents: ["sales_order_cancelled", "sales_order_created"] })).status).toBe(200);
+      expect(
+        (await patch(partner.id, { webhookEvents: ["sales_order_cancelled", "sales_order_created"] })).status,
+      ).toBe(200);
       await waitForStatus(validatedSub, validated, "cancelled");
       expect(await deliveryLog(cancelledSub)).toEqual([{ seq: cancelled, status: "pending" }]);
 
@@ -249,7 +300,14 @@ describe("clients: changes and revocation hold at the moment of use", () => {
 
       // Revoked in the database only: no `clients.changed` reaches the webhooks service.
       await db.withSchema("clients").table("clients").where({ id: partner.id }).update({ revoked_at: db.fn.now() });
-      await t.call("webhooks.redeliver", { id: sub, deliveryId: (await db.withSchema("webhooks").table("deliveries").where({ subscription_id: sub }).first()).id }, partner.principal);
+      await t.call(
+        "webhooks.redeliver",
+        {
+          id: sub,
+          deliveryId: (await db.withSchema("webhooks").table("deliveries").where({ subscription_id: sub }).first()).id,
+        },
+        partner.principal,
+      );
       await waitForStatus(sub, mark, "cancelled");
       expect(seqsOn("/failing/missed")).toEqual([mark]);
     });

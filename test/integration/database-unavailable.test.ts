@@ -29,7 +29,11 @@ suite("PostgreSQL unreachable", () => {
     await relay.open();
     url.hostname = "127.0.0.1";
     url.port = String(relay.port);
-    t = await startTestBroker({ services: ["gateway", "clients", "crm"], database, env: { ADMIN_API_KEY: ADMIN_KEY, DATABASE_URL: url.toString() } });
+    t = await startTestBroker({
+      services: ["gateway", "clients", "crm"],
+      database,
+      env: { ADMIN_API_KEY: ADMIN_KEY, DATABASE_URL: url.toString() },
+    });
     const server = (t.broker.getLocalService("gateway") as unknown as { server: Server }).server;
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   }, 60_000);

@@ -29,8 +29,13 @@ describe("npm run demo:webhooks", () => {
 
   it("when run, then it says the insecure-target setting is for the demo, prints the signed delivery of the validated order, verifies it and leaves no data folder", async () => {
     const { code, output } = await run(folder);
-    expect({ code, output }).toEqual({ code: 0, output: expect.stringContaining("Verified with the standardwebhooks library") });
-    expect(output).toMatch(/WEBHOOK_ALLOW_INSECURE_TARGETS=true for this demo only: the receiver is http:\/\/127\.0\.0\.1:\d+/);
+    expect({ code, output }).toEqual({
+      code: 0,
+      output: expect.stringContaining("Verified with the standardwebhooks library"),
+    });
+    expect(output).toMatch(
+      /WEBHOOK_ALLOW_INSECURE_TARGETS=true for this demo only: the receiver is http:\/\/127\.0\.0\.1:\d+/,
+    );
     expect(output).toMatch(/^ {2}x-webhook-event: sales_order_validated$/m);
     expect(output).toMatch(/^ {2}webhook-signature: v1,\S+$/m);
     expect(output).toMatch(/"status": "validated"/);

@@ -14,7 +14,10 @@ interface Printed {
   backofficeKey: string;
   partnerKey: string;
   backofficeOrder: { contact: { id: number }; items: { packaging: number; orderedQuantity: number }[] };
-  partnerOrder: { contact: { externalReferenceId: string }; items: { externalReferenceId: string; orderedQuantity: number }[] };
+  partnerOrder: {
+    contact: { externalReferenceId: string };
+    items: { externalReferenceId: string; orderedQuantity: number }[];
+  };
 }
 
 /** Runs the seed and returns what it printed (null when it printed nothing). */
@@ -64,7 +67,11 @@ describe("demo data seed", () => {
     const products = await t.call<{ items: { taxes: unknown[] }[] }>("catalogue.listProducts", {}, backoffice);
     expect(products.items).toHaveLength(3);
     expect(products.items.filter((p) => p.taxes.length === 0)).toEqual([]);
-    const contacts = await t.call<{ items: { customer: { id: number }; ownerClientId: number | null }[] }>("crm.listContacts", {}, backoffice);
+    const contacts = await t.call<{ items: { customer: { id: number }; ownerClientId: number | null }[] }>(
+      "crm.listContacts",
+      {},
+      backoffice,
+    );
     // The instance's three, and the partner's own one that its contact reference made (docs/api.md, "Who sees what").
     const instances = contacts.items.filter((c) => c.ownerClientId === null);
     expect(instances).toHaveLength(3);
@@ -76,17 +83,37 @@ describe("demo data seed", () => {
     const backoffice = await t.call<Principal>("clients.authenticate", { key: first.backofficeKey }, null);
     const partner = await t.call<Principal>("clients.authenticate", { key: first.partnerKey }, null);
     for (const body of [first.backofficeOrder, first.partnerOrder]) {
-      expect(Object.keys(body).sort()).toEqual(["contact", "deliveryAddress", "externalId", "externalReference", "invoicingAddress", "items"]);
+      expect(Object.keys(body).sort()).toEqual([
+        "contact",
+        "deliveryAddress",
+        "externalId",
+        "externalReference",
+        "invoicingAddress",
+        "items",
+      ]);
     }
-    await expect(t.call("crm.getContact", { id: first.backofficeOrder.contact.id }, backoffice)).resolves.toMatchObject({ id: first.backofficeOrder.contact.id });
+    await expect(t.call("crm.getContact", { id: first.backofficeOrder.contact.id }, backoffice)).resolves.toMatchObject(
+      { id: first.backofficeOrder.contact.id },
+    );
     for (const item of first.backofficeOrder.items) {
-      await expect(t.call("catalogue.getPackaging", { id: item.packaging }, backoffice)).resolves.toMatchObject({ id: item.packaging });
+      await expect(t.call("catalogue.getPackaging", { id: item.packaging }, backoffice)).resolves.toMatchObject({
+        id: item.packaging,
+      });
     }
-    const contact = await t.call("references.resolveContact", { clientId: partner.clientId, by: "external", value: first.partnerOrder.contact.externalReferenceId }, null);
+    const contact = await t.call(
+      "references.resolveContact",
+      { clientId: partner.clientId, by: "external", value: first.partnerOrder.contact.externalReferenceId },
+      null,
+    );
     expect(contact).toMatchObject({ contact: { id: first.backofficeOrder.contact.id } });
-    const items = await t.call<({ active: boolean } | null)[]>("references.resolvePackagings", {
-      clientId: partner.clientId, refs: first.partnerOrder.items.map((i) => ({ by: "external", value: i.externalReferenceId })),
-    }, null);
+    const items = await t.call<({ active: boolean } | null)[]>(
+      "references.resolvePackagings",
+      {
+        clientId: partner.clientId,
+        refs: first.partnerOrder.items.map((i) => ({ by: "external", value: i.externalReferenceId })),
+      },
+      null,
+    );
     expect(items).toEqual(first.partnerOrder.items.map(() => expect.objectContaining({ active: true })));
   });
 
@@ -94,7 +121,9 @@ describe("demo data seed", () => {
     const log = jest.spyOn(console, "log").mockImplementation(() => undefined);
     try {
       await seedDemoDataIfWanted(t.broker, configFor(t, { DEMO_DATA: "auto" }));
-      expect(log.mock.calls.map((call) => String(call[0]))).toEqual([expect.stringMatching(/^Demo data: already there;.*DEMO_DATA=always issues fresh demo keys/)]);
+      expect(log.mock.calls.map((call) => String(call[0]))).toEqual([
+        expect.stringMatching(/^Demo data: already there;.*DEMO_DATA=always issues fresh demo keys/),
+      ]);
     } finally {
       log.mockRestore();
     }
@@ -105,8 +134,12 @@ describe("demo data seed", () => {
   it("when always finds the demo already there, then it prints fresh keys and duplicates nothing", async () => {
     const again = (await seedAndCapture(t, configFor(t, { DEMO_DATA: "always" })))!;
     expect(again.backofficeKey).not.toBe(first.backofficeKey);
-    await expect(t.call("clients.authenticate", { key: first.backofficeKey }, null)).rejects.toMatchObject({ code: 401 });
-    await expect(t.call("clients.authenticate", { key: again.backofficeKey }, null)).resolves.toMatchObject({ name: "Demo back office" });
+    await expect(t.call("clients.authenticate", { key: first.backofficeKey }, null)).rejects.toMatchObject({
+      code: 401,
+    });
+    await expect(t.call("clients.authenticate", { key: again.backofficeKey }, null)).resolves.toMatchObject({
+      name: "Demo back office",
+    });
     expect(again.backofficeOrder).toEqual(first.backofficeOrder);
     const products = await t.call<{ items: unknown[] }>("catalogue.listProducts", {}, ADMIN);
     expect(products.items).toHaveLength(3);

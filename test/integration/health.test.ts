@@ -17,7 +17,10 @@ describe("health, readiness and metrics on the gateway and on HEALTH_PORT", () =
   let probes: ProbeServer;
 
   beforeAll(async () => {
-    t = await startTestBroker({ services: ["gateway", "clients", "crm", "references"], env: { ADMIN_API_KEY: ADMIN_KEY } });
+    t = await startTestBroker({
+      services: ["gateway", "clients", "crm", "references"],
+      env: { ADMIN_API_KEY: ADMIN_KEY },
+    });
     base = gatewayUrl(t.broker);
     probes = await startProbeServer(t.broker, 0, "127.0.0.1");
   });
@@ -39,14 +42,24 @@ describe("health, readiness and metrics on the gateway and on HEALTH_PORT", () =
     expect(body).toMatchObject({
       status: "ok",
       failing: [],
-      checks: { broker: "ok", "clients.database": "ok", "crm.migrations": "ok", "references.database": "ok", "references.migrations": "ok" },
+      checks: {
+        broker: "ok",
+        "clients.database": "ok",
+        "crm.migrations": "ok",
+        "references.database": "ok",
+        "references.migrations": "ok",
+      },
     });
   });
 
   it("when a request is made, then /metrics on the probe port counts it by route and status and times the action behind it", async () => {
     const created = await fetch(`${base}/api/v1/customers`, {
       method: "POST",
-      headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json", "x-request-id": "metrics-test-1" },
+      headers: {
+        authorization: `Bearer ${ADMIN_KEY}`,
+        "content-type": "application/json",
+        "x-request-id": "metrics-test-1",
+      },
       body: JSON.stringify({ name: "Metrics Ltd" }),
     });
     expect(created.status).toBe(201);
@@ -97,7 +110,9 @@ describe("METRICS_ON_PUBLIC_PORT=true", () => {
       const res = await fetch(`${base}/metrics`);
       expect(res.status).toBe(200);
       expect(await res.text()).toMatch(/^db_pool_max_connections [1-9]\d*$/m);
-      const document = (await (await fetch(`${base}/api/v1/openapi.json`)).json()) as { paths: Record<string, unknown> };
+      const document = (await (await fetch(`${base}/api/v1/openapi.json`)).json()) as {
+        paths: Record<string, unknown>;
+      };
       expect(Object.keys(document.paths)).toContain("/metrics");
     } finally {
       await t.stop();
@@ -112,7 +127,11 @@ describe("readiness before migrations", () => {
     try {
       const res = await fetch(`http://127.0.0.1:${probes.port}/readyz`);
       expect(res.status).toBe(503);
-      expect(await res.json()).toMatchObject({ status: "unavailable", failing: ["crm.migrations"], checks: { "crm.database": "ok", "crm.migrations": "pending" } });
+      expect(await res.json()).toMatchObject({
+        status: "unavailable",
+        failing: ["crm.migrations"],
+        checks: { "crm.database": "ok", "crm.migrations": "pending" },
+      });
     } finally {
       await probes.close();
       await t.stop();

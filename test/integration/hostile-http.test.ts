@@ -21,7 +21,10 @@ let admin: ApiClient;
 let world: ApiWorld;
 
 beforeAll(async () => {
-  t = await startTestBroker({ services: ["gateway", "clients", "crm", "catalogue", "references", "orders"], env: { ADMIN_API_KEY: ADMIN_KEY } });
+  t = await startTestBroker({
+    services: ["gateway", "clients", "crm", "catalogue", "references", "orders"],
+    env: { ADMIN_API_KEY: ADMIN_KEY },
+  });
   const server = (t.broker.getLocalService("gateway") as unknown as { server: Server }).server;
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   admin = api(base).as(ADMIN_KEY);
@@ -33,14 +36,30 @@ interface Answer {
   status: number;
   headers: Headers;
   text: string;
-  problem: { type?: string; status?: number; errors?: { path: string; message: string }[]; errorCount?: number; detail?: string };
+  problem: {
+    type?: string;
+    status?: number;
+    errors?: { path: string; message: string }[];
+    errorCount?: number;
+    detail?: string;
+  };
 }
 
 /** A raw exchange: these requests are exactly what the OpenAPI document does not describe. */
-async function send(method: string, path: string, body?: string | Buffer, headers: Record<string, string> = {}, key: string | null = null): Promise<Answer> {
+async function send(
+  method: string,
+  path: string,
+  body?: string | Buffer,
+  headers: Record<string, string> = {},
+  key: string | null = null,
+): Promise<Answer> {
   const res = await fetch(base + path, {
     method,
-    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body !== undefined && !("content-type" in headers) ? { "content-type": "application/json" } : {}), ...headers },
+    headers: {
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...(body !== undefined && !("content-type" in headers) ? { "content-type": "application/json" } : {}),
+      ...headers,
+    },
     body,
   });
   const text = await res.text();
@@ -48,21 +67,33 @@ async function send(method: string, path: string, body?: string | Buffer, header
   return { status: res.status, headers: res.headers, text, problem: isProblem ? JSON.parse(text) : {} };
 }
 
-const asPartner = (method: string, path: string, body?: string | Buffer, headers?: Record<string, string>) => send(method, path, body, headers, world.partnerKey);
-const asAdmin = (method: string, path: string, body?: string | Buffer, headers?: Record<string, string>) => send(method, path, body, headers, ADMIN_KEY);
+const asPartner = (method: string, path: string, body?: string | Buffer, headers?: Record<string, string>) =>
+  send(method, path, body, headers, world.partnerKey);
+const asAdmin = (method: string, path: string, body?: string | Buffer, headers?: Record<string, string>) =>
+  send(method, path, body, headers, ADMIN_KEY);
 
 /** Rows a refused order or client could have left behind. */
 async function rowCounts(): Promise<Record<string, number>> {
   const db = openDatabase(t.database.url);
   const counts: Record<string, number> = {};
-  for (const table of ["orders.orders", "orders.order_items", "references.contact_references", "crm.contacts", "crm.customers", "clients.clients"]) {
+  for (const table of [
+    "orders.orders",
+    "orders.order_items",
+    "references.contact_references",
+    "crm.contacts",
+    "crm.customers",
+    "clients.clients",
+  ]) {
     counts[table] = Number((await db(table).count({ n: "*" }))[0].n);
   }
   return counts;
 }
 
 function expectProblem(a: Answer, status: number): void {
-  expect({ status: a.status, type: a.headers.get("content-type")?.split(";")[0] }).toEqual({ status, type: "application/problem+json" });
+  expect({ status: a.status, type: a.headers.get("content-type")?.split(";")[0] }).toEqual({
+    status,
+    type: "application/problem+json",
+  });
   expect(a.problem.status).toBe(status);
 }
 
@@ -83,7 +114,11 @@ describe("prototype keys", () => {
 
   it("when a new client's scopes stand only inside __proto__, then it is 422 and no client is made", async () => {
     const before = await rowCounts();
-    const a = await asAdmin("POST", "/api/v1/clients", '{"name":"smuggler","kind":"partner","__proto__":{"scopes":["admin"]}}');
+    const a = await asAdmin(
+      "POST",
+      "/api/v1/clients",
+      '{"name":"smuggler","kind":"partner","__proto__":{"scopes":["admin"]}}',
+    );
     expectProblem(a, 422);
     expect(paths(a)).toEqual(["__proto__"]);
     expect(await rowCounts()).toEqual(before);
@@ -93,7 +128,12 @@ describe("prototype keys", () => {
     const before = await rowCounts();
     const forbidden = fc.constantFrom("__proto__", "constructor", "prototype");
     // Where to hang the nested junk: a new top-level field, inside the contact, an address or an item.
-    const host = fc.constantFrom({ steps: [], path: "" }, { steps: ["contact"], path: "contact" }, { steps: ["deliveryAddress"], path: "deliveryAddress" }, { steps: ["items", "0"], path: "items[0]" });
+    const host = fc.constantFrom(
+      { steps: [], path: "" },
+      { steps: ["contact"], path: "contact" },
+      { steps: ["deliveryAddress"], path: "deliveryAddress" },
+      { steps: ["items", "0"], path: "items[0]" },
+    );
     const middleKey = fc.stringMatching(/^[a-z][a-z0-9_]{0,5}$/);
     const junk = fc.tuple(fc.array(middleKey, { maxLength: 5 }), forbidden, fc.jsonValue({ maxDepth: 2 }));
 
@@ -146,15 +186,38 @@ function isWellFormed(s: string): boolean {
 
 describe("strings the database cannot store as sent", () => {
   /** A string with U+0000 or one unpaired surrogate somewhere in it. */
-  const unstorable = fc.tuple(fc.string({ maxLength: 10 }), fc.oneof(fc.constant("\u0000"), fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c))), fc.string({ maxLength: 10 }))
+  const unstorable = fc
+    .tuple(
+      fc.string({ maxLength: 10 }),
+      fc.oneof(
+        fc.constant("\u0000"),
+        fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)),
+      ),
+      fc.string({ maxLength: 10 }),
+    )
     // Only a surrogate that stays unpaired between the two halves (encodeURIComponent refuses those).
     .filter(([a, bad, b]) => bad === "\u0000" || !isWellFormed(`${a}${bad}${b}`))
     .map(([a, bad, b]) => `${a}${bad}${b}`);
   const field = fc.constantFrom(
     { path: "externalReference", set: (b: Record<string, unknown>, v: string) => ({ ...b, externalReference: v }) },
-    { path: "deliveryAddress.street", set: (b: Record<string, unknown>, v: string) => ({ ...b, deliveryAddress: { ...(b.deliveryAddress as object), street: v } }) },
-    { path: "items[0].externalReferenceId", set: (b: Record<string, unknown>, v: string) => ({ ...b, items: [{ externalReferenceId: v, orderedQuantity: 1 }] }) },
-    { path: "contact.externalReferenceId", set: (b: Record<string, unknown>, v: string) => ({ ...b, contact: { externalReferenceId: v } }) },
+    {
+      path: "deliveryAddress.street",
+      set: (b: Record<string, unknown>, v: string) => ({
+        ...b,
+        deliveryAddress: { ...(b.deliveryAddress as object), street: v },
+      }),
+    },
+    {
+      path: "items[0].externalReferenceId",
+      set: (b: Record<string, unknown>, v: string) => ({
+        ...b,
+        items: [{ externalReferenceId: v, orderedQuantity: 1 }],
+      }),
+    },
+    {
+      path: "contact.externalReferenceId",
+      set: (b: Record<string, unknown>, v: string) => ({ ...b, contact: { externalReferenceId: v } }),
+    },
   );
 
   it("when a string field holds NUL or a lone surrogate, then it is 422 naming the field and nothing is written", async () => {
@@ -187,7 +250,11 @@ describe("bounds", () => {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 33, max: 200_000 }), fc.boolean(), async (depth, arrays) => {
         const [open, close] = arrays ? ["[", "]"] : ['{"a":', "}"];
-        const a = await asPartner("POST", "/api/v1/orders", `{"externalReference":${open.repeat(depth)}1${close.repeat(depth)}}`);
+        const a = await asPartner(
+          "POST",
+          "/api/v1/orders",
+          `{"externalReference":${open.repeat(depth)}1${close.repeat(depth)}}`,
+        );
         expect([413, 422]).toContain(a.status);
         expect(a.problem.status).toBe(a.status);
       }),
@@ -196,21 +263,28 @@ describe("bounds", () => {
   });
 
   it("when an array has over 10,000 elements, then it is 422 naming it", async () => {
-    const a = await asPartner("POST", "/api/v1/orders", JSON.stringify({ ...partnerOrderBody(world), items: Array(10_001).fill(1) }));
+    const a = await asPartner(
+      "POST",
+      "/api/v1/orders",
+      JSON.stringify({ ...partnerOrderBody(world), items: Array(10_001).fill(1) }),
+    );
     expectProblem(a, 422);
     expect(paths(a)).toEqual(["items"]);
   });
 
-  it.each([20_000, 900])("when a body has %i unknown fields, then the answer lists at most 50 and counts them all", async (n) => {
-    const body: Record<string, unknown> = partnerOrderBody(world);
-    for (let i = 0; i < n; i++) body[`x${i}`] = 1;
-    const a = await asPartner("POST", "/api/v1/orders", JSON.stringify(body));
-    expectProblem(a, 422);
-    expect(a.problem.errors!.length).toBeLessThanOrEqual(50);
-    expect(a.text.length).toBeLessThan(8_000);
-    if (n > 1000) expect(paths(a)).toEqual([""]);
-    else expect(a.problem.errorCount).toBe(n);
-  });
+  it.each([20_000, 900])(
+    "when a body has %i unknown fields, then the answer lists at most 50 and counts them all",
+    async (n) => {
+      const body: Record<string, unknown> = partnerOrderBody(world);
+      for (let i = 0; i < n; i++) body[`x${i}`] = 1;
+      const a = await asPartner("POST", "/api/v1/orders", JSON.stringify(body));
+      expectProblem(a, 422);
+      expect(a.problem.errors!.length).toBeLessThanOrEqual(50);
+      expect(a.text.length).toBeLessThan(8_000);
+      if (n > 1000) expect(paths(a)).toEqual([""]);
+      else expect(a.problem.errorCount).toBe(n);
+    },
+  );
 
   it.each([
     ["contact", { contact: null }],
@@ -236,17 +310,23 @@ describe("bounds", () => {
 describe("media types and encodings", () => {
   const order = () => JSON.stringify(partnerOrderBody(world));
 
-  it.each([["text/plain"], ["application/x-www-form-urlencoded"], ["application/json; charset=latin1"], ["multipart/form-data; boundary=x"]])(
-    "when the body is sent as %s, then it is 415 with Accept-Post: application/json",
-    async (contentType) => {
-      const a = await asPartner("POST", "/api/v1/orders", order(), { "content-type": contentType });
-      expectProblem(a, 415);
-      expect(a.headers.get("accept-post")).toBe("application/json");
-    },
-  );
+  it.each([
+    ["text/plain"],
+    ["application/x-www-form-urlencoded"],
+    ["application/json; charset=latin1"],
+    ["multipart/form-data; boundary=x"],
+  ])("when the body is sent as %s, then it is 415 with Accept-Post: application/json", async (contentType) => {
+    const a = await asPartner("POST", "/api/v1/orders", order(), { "content-type": contentType });
+    expectProblem(a, 415);
+    expect(a.headers.get("accept-post")).toBe("application/json");
+  });
 
   it("when a body has no Content-Type, then it is 415", async () => {
-    const res = await fetch(`${base}/api/v1/orders`, { method: "POST", headers: { authorization: `Bearer ${world.partnerKey}` }, body: new Blob([order()]) });
+    const res = await fetch(`${base}/api/v1/orders`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${world.partnerKey}` },
+      body: new Blob([order()]),
+    });
     expect(res.status).toBe(415);
   });
 
@@ -257,14 +337,20 @@ describe("media types and encodings", () => {
   });
 
   it("when a gzip body is corrupt, then it is 400; when it inflates past 1 MiB, then it is 413", async () => {
-    expectProblem(await asPartner("POST", "/api/v1/orders", Buffer.from("not gzip at all"), { "content-encoding": "gzip" }), 400);
+    expectProblem(
+      await asPartner("POST", "/api/v1/orders", Buffer.from("not gzip at all"), { "content-encoding": "gzip" }),
+      400,
+    );
     const bomb = zlib.gzipSync(Buffer.from(`{"a":"${"x".repeat(2 * 1024 * 1024)}"}`));
     expect(bomb.length).toBeLessThan(64 * 1024);
     expectProblem(await asPartner("POST", "/api/v1/orders", bomb, { "content-encoding": "gzip" }), 413);
   });
 
   it("when a valid order is sent gzipped as application/vnd.api+json, then it is created", async () => {
-    const a = await asPartner("POST", "/api/v1/orders", zlib.gzipSync(order()), { "content-encoding": "gzip", "content-type": "application/vnd.api+json" });
+    const a = await asPartner("POST", "/api/v1/orders", zlib.gzipSync(order()), {
+      "content-encoding": "gzip",
+      "content-type": "application/vnd.api+json",
+    });
     expect(a.status).toBe(201);
   });
 });

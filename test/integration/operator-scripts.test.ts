@@ -21,10 +21,16 @@ interface Run {
 
 function run(script: string, args: string[], databaseUrl: string): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [path.join(DIST, script), ...args], {
-      env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" },
-      timeout: 60_000,
-    }, (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }));
+    execFile(
+      process.execPath,
+      [path.join(DIST, script), ...args],
+      {
+        env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, LOG_LEVEL: "warn" },
+        timeout: 60_000,
+      },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
   });
 }
 
@@ -49,8 +55,12 @@ async function authenticate(keys: string[], url: string): Promise<(number | stri
       await stopBroker(broker);
     })();`;
   const res = await new Promise<Run>((resolve) => {
-    execFile(process.execPath, ["-e", script, ...keys], { env: { PATH: process.env.PATH, DATABASE_URL: url }, timeout: 60_000 },
-      (err, stdout, stderr) => resolve({ code: err ? 1 : 0, stdout, stderr }));
+    execFile(
+      process.execPath,
+      ["-e", script, ...keys],
+      { env: { PATH: process.env.PATH, DATABASE_URL: url }, timeout: 60_000 },
+      (err, stdout, stderr) => resolve({ code: err ? 1 : 0, stdout, stderr }),
+    );
   });
   if (res.code !== 0) throw new Error(res.stderr);
   return JSON.parse(res.stdout) as (number | string)[];
@@ -81,7 +91,10 @@ describe("db:migrate and the CLI, run as processes", () => {
     if (dataDir) return; // PGlite's folder is checked through the CLI below.
     const db = knexFactory({ client: "pg", connection: url, pool: { min: 0, max: 1 } });
     try {
-      const rows = await db.raw("SELECT schema_name FROM information_schema.schemata WHERE schema_name = ANY(?) ORDER BY 1", [SCHEMAS]);
+      const rows = await db.raw(
+        "SELECT schema_name FROM information_schema.schemata WHERE schema_name = ANY(?) ORDER BY 1",
+        [SCHEMAS],
+      );
       expect((rows.rows as { schema_name: string }[]).map((r) => r.schema_name)).toEqual(SCHEMAS);
     } finally {
       await db.destroy();
@@ -101,7 +114,9 @@ describe("db:migrate and the CLI, run as processes", () => {
     expect(client.apiKey).toMatch(/^oik_/);
 
     const listed = await cli(["clients", "list", "--json"], url);
-    expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ id: client.id, name: "CLI partner", revokedAt: null })]);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      expect.objectContaining({ id: client.id, name: "CLI partner", revokedAt: null }),
+    ]);
     expect(listed.stdout).not.toContain(client.apiKey);
 
     const rotated = await cli(["clients", "rotate-key", String(client.id)], url);
@@ -119,10 +134,29 @@ describe("db:migrate and the CLI, run as processes", () => {
   });
 
   it("when a client is updated, then only the given fields change, and a refused value exits 2 naming its flag", async () => {
-    const created = JSON.parse((await cli(["clients", "create", "--name", "CLI back office", "--kind", "backoffice", "--json"], url)).stdout) as { id: number };
-    const updated = await cli(["clients", "update", String(created.id), "--scopes", "crm,webhooks", "--events", "sales_order_cancelled", "--json"], url);
+    const created = JSON.parse(
+      (await cli(["clients", "create", "--name", "CLI back office", "--kind", "backoffice", "--json"], url)).stdout,
+    ) as { id: number };
+    const updated = await cli(
+      [
+        "clients",
+        "update",
+        String(created.id),
+        "--scopes",
+        "crm,webhooks",
+        "--events",
+        "sales_order_cancelled",
+        "--json",
+      ],
+      url,
+    );
     expect(updated.code).toBe(0);
-    expect(JSON.parse(updated.stdout)).toMatchObject({ id: created.id, name: "CLI back office", scopes: ["crm", "webhooks"], webhookEvents: ["sales_order_cancelled"] });
+    expect(JSON.parse(updated.stdout)).toMatchObject({
+      id: created.id,
+      name: "CLI back office",
+      scopes: ["crm", "webhooks"],
+      webhookEvents: ["sales_order_cancelled"],
+    });
     const refused = await cli(["clients", "update", String(created.id), "--scopes", "crm,root"], url);
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/--scopes\[1\]: /);

@@ -23,14 +23,22 @@ function inlineOrder(): { externalId: string; body: Record<string, unknown> } {
     externalId,
     body: partnerOrder(w, {
       externalId,
-      contact: { externalReference: `${externalId}-C`, firstName: "Cleo", lastName: "Claim", email: `${externalId.toLowerCase()}@claims.test` },
+      contact: {
+        externalReference: `${externalId}-C`,
+        firstName: "Cleo",
+        lastName: "Claim",
+        email: `${externalId.toLowerCase()}@claims.test`,
+      },
       customer: { name: `${externalId} customer` },
     }),
   };
 }
 
 const advisoryLocks = async (db: Knex) =>
-  Number(((await db.raw<{ rows: { n: number }[] }>("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory'")).rows[0]).n);
+  Number(
+    (await db.raw<{ rows: { n: number }[] }>("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory'")).rows[0]
+      .n,
+  );
 
 describe("when the process holding an externalId's claim dies", () => {
   it("then the order is refused while it lives, and a retry is taken the moment its connection is gone", async () => {
@@ -64,7 +72,9 @@ describe("when orders with externalIds end, taken or refused", () => {
   it("then no claim is left, and every lock's connection went back to the pool", async () => {
     const orders = [inlineOrder(), inlineOrder()];
     // orders[0] is sent twice at once: which of the two wins the claim is the race's to decide.
-    const [first, other, repeat] = await Promise.allSettled([...orders, orders[0]].map((o) => w.t.call("orders.create", o.body, w.partnerB)));
+    const [first, other, repeat] = await Promise.allSettled(
+      [...orders, orders[0]].map((o) => w.t.call("orders.create", o.body, w.partnerB)),
+    );
     expect(other.status).toBe("fulfilled");
     expect([first.status, repeat.status].sort()).toEqual(["fulfilled", "rejected"]);
     const lost = [first, repeat].find((o): o is PromiseRejectedResult => o.status === "rejected");

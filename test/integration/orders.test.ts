@@ -42,9 +42,19 @@ describe("when a partner names everything by its own references", () => {
     const order = await create(partnerOrder(f, { externalId: "P-ok-1" }));
     expect(order.code).toMatch(/^ORD-\d{8}-\d{6}$/);
     expect(order.status).toBe("pending");
-    expect(order.contact).toMatchObject({ firstName: "Grace", reference: { id: f.contactRef.id, externalReference: f.contactRef.externalReference } });
-    expect(order.items.map((i) => [i.position, i.orderedQuantity, i.packaging.id])).toEqual([[1, 1, f.packagingIds[0]], [2, 2, f.packagingIds[1]], [3, 3, f.packagingIds[2]]]);
-    expect(order.items[0].packaging.product.taxes).toEqual([{ name: "VAT", rate: 20, vat: true }, { name: "Eco", rate: 0.5, vat: false }]);
+    expect(order.contact).toMatchObject({
+      firstName: "Grace",
+      reference: { id: f.contactRef.id, externalReference: f.contactRef.externalReference },
+    });
+    expect(order.items.map((i) => [i.position, i.orderedQuantity, i.packaging.id])).toEqual([
+      [1, 1, f.packagingIds[0]],
+      [2, 2, f.packagingIds[1]],
+      [3, 3, f.packagingIds[2]],
+    ]);
+    expect(order.items[0].packaging.product.taxes).toEqual([
+      { name: "VAT", rate: 20, vat: true },
+      { name: "Eco", rate: 0.5, vat: false },
+    ]);
     expect(order.items[0].packagingReference).toMatchObject({ id: f.packagingRefs[0].id });
     expect(await t.call("orders.get", { id: order.id }, f.partner)).toEqual(order);
     const events = await db.withSchema("orders").table("outbox").where({ entity_id: order.id });
@@ -56,7 +66,10 @@ describe("when a partner names everything by its own references", () => {
     const order = await create({
       ...partnerOrder(f),
       contact: { internalReferenceId: String(f.contactRef.id) },
-      items: [{ internalReferenceId: String(f.packagingRefs[1].id), orderedQuantity: 1 }, { externalReferenceId: String(f.packagingRefs[2].id), orderedQuantity: 0.125 }],
+      items: [
+        { internalReferenceId: String(f.packagingRefs[1].id), orderedQuantity: 1 },
+        { externalReferenceId: String(f.packagingRefs[2].id), orderedQuantity: 0.125 },
+      ],
     });
     expect(order.contact.reference?.id).toBe(f.contactRef.id);
     expect(order.items.map((i) => i.packagingReference?.id)).toEqual([f.packagingRefs[1].id, f.packagingRefs[2].id]);
@@ -93,16 +106,22 @@ describe("when a contact's names change after references cached it", () => {
   });
 
   it("then an order naming a reference re-pointed at another contact snapshots that contact (orders keeps resolved references)", async () => {
-    const register = (email: string) => t.call<{ reference: { contact: { id: number } } }>("references.upsertContactReference", {
-      clientId: f.partner.clientId, contact: { externalReference: "REPOINTED-1", firstName: "Alan", lastName: "Turing", email }, customer: { name: "Bletchley" },
-    });
+    const register = (email: string) =>
+      t.call<{ reference: { contact: { id: number } } }>("references.upsertContactReference", {
+        clientId: f.partner.clientId,
+        contact: { externalReference: "REPOINTED-1", firstName: "Alan", lastName: "Turing", email },
+        customer: { name: "Bletchley" },
+      });
     const byReference = { ...partnerOrder(f), contact: { externalReferenceId: "REPOINTED-1" } };
     const first = await register("alan@bletchley.test");
     expect((await create(byReference)).contact.id).toBe(first.reference.contact.id);
     expect((await create(byReference)).contact.id).toBe(first.reference.contact.id);
     const second = await register("alan@manchester.test");
     expect(second.reference.contact.id).not.toBe(first.reference.contact.id);
-    expect((await create(byReference)).contact).toMatchObject({ id: second.reference.contact.id, email: "alan@manchester.test" });
+    expect((await create(byReference)).contact).toMatchObject({
+      id: second.reference.contact.id,
+      email: "alan@manchester.test",
+    });
   });
 });
 
@@ -115,12 +134,25 @@ describe("when a back-office client names everything by CRM and catalogue ids", 
   });
 
   it("then an order after the CRM contact's names changed snapshots the new names (orders keeps the contacts it resolved)", async () => {
-    const contact = await t.call<{ email: string; lastName: string; customer: { name: string } }>("crm.getContact", { id: f.contactId }, f.backoffice);
-    const rename = (lastName: string) => t.call("crm.upsertContact", { firstName: "Ada", lastName, email: contact.email, customerName: contact.customer.name });
+    const contact = await t.call<{ email: string; lastName: string; customer: { name: string } }>(
+      "crm.getContact",
+      { id: f.contactId },
+      f.backoffice,
+    );
+    const rename = (lastName: string) =>
+      t.call("crm.upsertContact", {
+        firstName: "Ada",
+        lastName,
+        email: contact.email,
+        customerName: contact.customer.name,
+      });
     expect((await create(backofficeOrder(f), f.backoffice)).contact.lastName).toBe(contact.lastName);
     await rename("King");
     try {
-      expect((await create(backofficeOrder(f), f.backoffice)).contact).toMatchObject({ id: f.contactId, lastName: "King" });
+      expect((await create(backofficeOrder(f), f.backoffice)).contact).toMatchObject({
+        id: f.contactId,
+        lastName: "King",
+      });
     } finally {
       await rename(contact.lastName);
     }
@@ -131,9 +163,19 @@ describe("when the identification is wrong", () => {
   it.each([
     ["no contact mode", { contact: {} }, 422, ["contact"]],
     ["two contact modes", { contact: { id: 1, externalReferenceId: "x" } }, 422, ["contact"]],
-    ["an unknown contact reference", { contact: { externalReferenceId: "NOPE" } }, 422, ["contact.externalReferenceId"]],
+    [
+      "an unknown contact reference",
+      { contact: { externalReferenceId: "NOPE" } },
+      422,
+      ["contact.externalReferenceId"],
+    ],
     ["an item with no mode", { items: [{ orderedQuantity: 1 }] }, 422, ["items[0]"]],
-    ["an item with two modes", { items: [{ externalReferenceId: "a", internalReferenceId: "1", orderedQuantity: 1 }] }, 422, ["items[0]"]],
+    [
+      "an item with two modes",
+      { items: [{ externalReferenceId: "a", internalReferenceId: "1", orderedQuantity: 1 }] },
+      422,
+      ["items[0]"],
+    ],
   ])("then %s is refused, naming the field", async (_name, change, status, paths) => {
     const before = await rowCounts();
     const r = await rejection(create({ ...partnerOrder(f), ...change }));
@@ -142,29 +184,43 @@ describe("when the identification is wrong", () => {
   });
 
   it("then another partner's contact reference is as unknown as a missing one", async () => {
-    const byExternal = await rejection(create({ ...partnerOrder(f), contact: { externalReferenceId: f.otherContactRef.externalReference } }));
-    const byId = await rejection(create({ ...partnerOrder(f), contact: { internalReferenceId: String(f.otherContactRef.id) } }));
+    const byExternal = await rejection(
+      create({ ...partnerOrder(f), contact: { externalReferenceId: f.otherContactRef.externalReference } }),
+    );
+    const byId = await rejection(
+      create({ ...partnerOrder(f), contact: { internalReferenceId: String(f.otherContactRef.id) } }),
+    );
     expect([byExternal.status, byExternal.paths]).toEqual([422, ["contact.externalReferenceId"]]);
     expect([byId.status, byId.paths]).toEqual([422, ["contact.internalReferenceId"]]);
   });
 
   it("then unknown, foreign and inactive packaging references are all named at once", async () => {
     const before = await rowCounts();
-    const r = await rejection(create({
-      ...partnerOrder(f),
-      items: [
-        { externalReferenceId: f.packagingRefs[0].externalReference, orderedQuantity: 1 },
-        { externalReferenceId: "UNKNOWN", orderedQuantity: 1 },
-        { externalReferenceId: f.otherPackagingRef.externalReference, orderedQuantity: 1 },
-        { internalReferenceId: String(f.inactivePackagingRef.id), orderedQuantity: 1 },
-      ],
-    }));
-    expect([r.status, r.paths]).toEqual([422, ["items[1].externalReferenceId", "items[2].externalReferenceId", "items[3].internalReferenceId"]]);
+    const r = await rejection(
+      create({
+        ...partnerOrder(f),
+        items: [
+          { externalReferenceId: f.packagingRefs[0].externalReference, orderedQuantity: 1 },
+          { externalReferenceId: "UNKNOWN", orderedQuantity: 1 },
+          { externalReferenceId: f.otherPackagingRef.externalReference, orderedQuantity: 1 },
+          { internalReferenceId: String(f.inactivePackagingRef.id), orderedQuantity: 1 },
+        ],
+      }),
+    );
+    expect([r.status, r.paths]).toEqual([
+      422,
+      ["items[1].externalReferenceId", "items[2].externalReferenceId", "items[3].internalReferenceId"],
+    ]);
     expect(await rowCounts()).toEqual(before);
   });
 
   it("then an unknown catalogue packaging or CRM contact is named", async () => {
-    const r = await rejection(create(backofficeOrder(f, { contact: { id: 987654 }, items: [{ packaging: 987654, orderedQuantity: 1 }] }), f.backoffice));
+    const r = await rejection(
+      create(
+        backofficeOrder(f, { contact: { id: 987654 }, items: [{ packaging: 987654, orderedQuantity: 1 }] }),
+        f.backoffice,
+      ),
+    );
     expect(r.status).toBe(422);
     expect(r.paths.sort()).toEqual(["contact.id", "items[0].packaging"].sort());
   });
@@ -174,7 +230,12 @@ describe("when the identification is wrong", () => {
     ["packaging ids without catalogue", "crmOnly", (fx: Fixtures) => backofficeOrder(fx), "catalogue"],
     ["references without partner", "backoffice", partnerOrder, "partner"],
   ] as const)("then %s is 403", async (_name, who, body, scope) => {
-    const as = who === "partner" ? f.partner : who === "backoffice" ? f.backoffice : principal("backoffice", ["crm", "orders:write"]);
+    const as =
+      who === "partner"
+        ? f.partner
+        : who === "backoffice"
+          ? f.backoffice
+          : principal("backoffice", ["crm", "orders:write"]);
     const r = await rejection(create(body(f), as));
     expect(r.status).toBe(403);
     expect(r.data).toMatchObject({ requiredScope: scope });
@@ -262,7 +323,9 @@ describe("when the same order is sent twice", () => {
 
 describe("when orders are created concurrently", () => {
   it("then every code is distinct", async () => {
-    const orders = await Promise.all(Array.from({ length: 60 }, (_, i) => create(partnerOrder(f, { externalReference: `C-${i}` }))));
+    const orders = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => create(partnerOrder(f, { externalReference: `C-${i}` }))),
+    );
     expect(new Set(orders.map((o) => o.code)).size).toBe(60);
   });
 });
@@ -278,7 +341,11 @@ describe("when an order moves through its states", () => {
     const cancelled = await move("cancel", order.id);
     expect(cancelled.status).toBe("cancelled");
     const events = await db.withSchema("orders").table("outbox").where({ entity_id: order.id }).orderBy("id");
-    expect(events.map((e) => e.event)).toEqual(["sales_order_created", "sales_order_validated", "sales_order_cancelled"]);
+    expect(events.map((e) => e.event)).toEqual([
+      "sales_order_created",
+      "sales_order_validated",
+      "sales_order_cancelled",
+    ]);
     expect(events[1].data).toMatchObject({ code: order.code, status: "validated" });
   });
 
@@ -308,11 +375,14 @@ describe("when an order moves through its states", () => {
 describe("when orders are read", () => {
   it("then a partner sees only its own orders and the back office sees all", async () => {
     const mine = await create(partnerOrder(f));
-    const theirs = await create({
-      ...partnerOrder(f),
-      contact: { externalReferenceId: f.otherContactRef.externalReference },
-      items: [{ externalReferenceId: f.otherPackagingRef.externalReference, orderedQuantity: 1 }],
-    }, f.otherPartner);
+    const theirs = await create(
+      {
+        ...partnerOrder(f),
+        contact: { externalReferenceId: f.otherContactRef.externalReference },
+        items: [{ externalReferenceId: f.otherPackagingRef.externalReference, orderedQuantity: 1 }],
+      },
+      f.otherPartner,
+    );
     expect((await rejection(t.call("orders.get", { id: theirs.id }, f.partner))).status).toBe(404);
     const page = await t.call<{ items: Order[] }>("orders.list", { limit: 500 }, f.otherPartner);
     expect(page.items.map((o) => o.id)).toEqual([theirs.id]);

@@ -7,7 +7,14 @@ import type { Knex } from "knex";
 import type { ServiceBroker } from "moleculer";
 import { closeDatabase, openDatabase } from "../../shared/db";
 import { channelOf, type DomainEvent } from "../../shared/events";
-import { addOutboxClaims, addOutboxTraceparent, appendEvent, claimUnpublished, createOutboxTable, settleClaim } from "../../shared/outbox";
+import {
+  addOutboxClaims,
+  addOutboxTraceparent,
+  appendEvent,
+  claimUnpublished,
+  createOutboxTable,
+  settleClaim,
+} from "../../shared/outbox";
 import { OutboxRelay } from "../../shared/outbox-relay.mixin";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
 
@@ -64,12 +71,25 @@ describe("outbox relay leases", () => {
   async function append(n: number): Promise<number[]> {
     const ids = Array.from({ length: n }, () => nextEntity++);
     await db.transaction(async (trx) => {
-      for (const entityId of ids) await appendEvent(trx, SCHEMA, { event: "sales_order_validated", ownerClientId: 7, entityId, data: { entityId } });
+      for (const entityId of ids)
+        await appendEvent(trx, SCHEMA, {
+          event: "sales_order_validated",
+          ownerClientId: 7,
+          entityId,
+          data: { entityId },
+        });
     });
     return ids;
   }
 
-  const unpublished = async () => Number(((await db.withSchema(SCHEMA).table("outbox").whereNull("published_at").count({ n: "*" }).first()) as { n: string }).n);
+  const unpublished = async () =>
+    Number(
+      (
+        (await db.withSchema(SCHEMA).table("outbox").whereNull("published_at").count({ n: "*" }).first()) as {
+          n: string;
+        }
+      ).n,
+    );
 
   /** Sessions on this test's database that sit inside a transaction doing nothing. */
   const idleInTransaction = async () => {
@@ -125,7 +145,12 @@ describe("outbox relay leases", () => {
       return current.events.length > 0;
     }, "the lapsed claim's rows claimed again");
 
-    await settleClaim(db, SCHEMA, lapsed, lapsed.events.map((e) => e.id));
+    await settleClaim(
+      db,
+      SCHEMA,
+      lapsed,
+      lapsed.events.map((e) => e.id),
+    );
     expect(await unpublished()).toBe(2);
     await settleClaim(db, SCHEMA, current, [current.events[0].id]);
     expect(await unpublished()).toBe(1);

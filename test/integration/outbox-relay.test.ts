@@ -37,7 +37,14 @@ describe("outbox relay", () => {
       },
     });
     await until(async () => (await source.unpublished()) === 0);
-    expect(received).toEqual([expect.objectContaining({ event: "sales_order_cancelled", ownerClientId: 7, data: { n: 1 }, id: expect.stringMatching(/^relay_it_source-\d+$/) })]);
+    expect(received).toEqual([
+      expect.objectContaining({
+        event: "sales_order_cancelled",
+        ownerClientId: 7,
+        data: { n: 1 },
+        id: expect.stringMatching(/^relay_it_source-\d+$/),
+      }),
+    ]);
   });
 
   it("when the consumer fails, then the event is not marked published and is offered again until it succeeds", async () => {

@@ -1,5 +1,11 @@
 import { closeDatabase, openDatabase } from "../../shared/db";
-import { addOutboxClaims, addOutboxTraceparent, appendEvent, claimUnpublished, createOutboxTable } from "../../shared/outbox";
+import {
+  addOutboxClaims,
+  addOutboxTraceparent,
+  appendEvent,
+  claimUnpublished,
+  createOutboxTable,
+} from "../../shared/outbox";
 import { withRequestId } from "../../shared/request-context";
 import { resumeTrace } from "../../shared/tracing";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
@@ -26,10 +32,15 @@ describe("outbox events remember the request that raised them", () => {
     const db = openDatabase(database.url, 2);
     const event = { event: "sales_order_validated", ownerClientId: 7, entityId: 1, data: { code: "ORD-1" } } as const;
     const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-    await withRequestId("req-outbox-1", () => resumeTrace(traceparent, "test", {}, () => db.transaction((trx) => appendEvent(trx, SCHEMA, event))));
+    await withRequestId("req-outbox-1", () =>
+      resumeTrace(traceparent, "test", {}, () => db.transaction((trx) => appendEvent(trx, SCHEMA, event))),
+    );
     await db.transaction((trx) => appendEvent(trx, SCHEMA, { ...event, entityId: 2 }));
 
     const claimed = (await claimUnpublished(db, SCHEMA, 10, 60_000)).events;
-    expect(claimed.map((e) => [e.entityId, e.requestId, e.traceparent])).toEqual([[1, "req-outbox-1", traceparent], [2, undefined, undefined]]);
+    expect(claimed.map((e) => [e.entityId, e.requestId, e.traceparent])).toEqual([
+      [1, "req-outbox-1", traceparent],
+      [2, undefined, undefined],
+    ]);
   });
 });

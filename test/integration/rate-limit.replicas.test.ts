@@ -25,7 +25,10 @@ function baseUrlOf(t: TestBroker): string {
 /** Until `broker` knows a gateway on another node (so its broadcasts reach it). */
 async function untilOtherGatewayKnown(t: TestBroker): Promise<void> {
   for (;;) {
-    const services = t.broker.registry.getServiceList({ onlyAvailable: true, skipInternal: true }) as { name: string; nodeID: string }[];
+    const services = t.broker.registry.getServiceList({ onlyAvailable: true, skipInternal: true }) as {
+      name: string;
+      nodeID: string;
+    }[];
     if (services.some((s) => s.name === "gateway" && s.nodeID !== t.broker.nodeID)) return;
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -39,7 +42,11 @@ describeWithNats("rate limiting across two gateway replicas (two brokers in this
   beforeAll(async () => {
     const env = { TRANSPORTER: NATS_URL!, NAMESPACE: namespace, RATE_LIMIT_PER_MINUTE: String(LIMIT) };
     first = await startTestBroker({ services: ["gateway", "clients"], env: { ...env, NODE_ID: "gateway-1" } });
-    second = await startTestBroker({ services: ["gateway"], env: { ...env, NODE_ID: "gateway-2" }, database: first.database });
+    second = await startTestBroker({
+      services: ["gateway"],
+      env: { ...env, NODE_ID: "gateway-2" },
+      database: first.database,
+    });
     await second.broker.waitForServices(["clients"]);
     await Promise.all([untilOtherGatewayKnown(first), untilOtherGatewayKnown(second)]);
   });
@@ -59,7 +66,9 @@ describeWithNats("rate limiting across two gateway replicas (two brokers in this
     const worker = async () => {
       for (let i = next++; i < 2 * LIMIT; i = next++) {
         const g = i % 2;
-        const res = await fetch(`${gateways[g]}/api/v1/clients?limit=1`, { headers: { authorization: `Bearer ${apiKey}` } });
+        const res = await fetch(`${gateways[g]}/api/v1/clients?limit=1`, {
+          headers: { authorization: `Bearer ${apiKey}` },
+        });
         await res.arrayBuffer();
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
         if (res.status === 429) rejectedBy[g]++;

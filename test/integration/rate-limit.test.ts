@@ -17,17 +17,25 @@ async function newClient(t: TestBroker): Promise<{ id: number; apiKey: string }>
 }
 
 function get(base: string, authorization: string | null, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(`${base}/api/v1/clients?limit=1`, { headers: { ...(authorization === null ? {} : { authorization }), ...headers } });
+  return fetch(`${base}/api/v1/clients?limit=1`, {
+    headers: { ...(authorization === null ? {} : { authorization }), ...headers },
+  });
 }
 
 /** `Bearer <key>` as many ways as a client might spell it: any case, any run of spaces or tabs. */
 const spelling = fc
   .record({
-    scheme: fc.array(fc.boolean(), { minLength: 6, maxLength: 6 }).map((upper) => [..."bearer"].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join("")),
+    scheme: fc
+      .array(fc.boolean(), { minLength: 6, maxLength: 6 })
+      .map((upper) => [..."bearer"].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join("")),
     gap: fc.array(fc.constantFrom(" ", "\t"), { minLength: 1, maxLength: 4 }).map((s) => s.join("")),
     tail: fc.array(fc.constant(" "), { maxLength: 3 }).map((s) => s.join("")),
   })
-  .map(({ scheme, gap, tail }) => (key: string) => `${scheme}${gap}${key}${tail}`);
+  .map(
+    ({ scheme, gap, tail }) =>
+      (key: string) =>
+        `${scheme}${gap}${key}${tail}`,
+  );
 
 async function expectRateLimited(res: Response, policy: string): Promise<void> {
   expect(res.status).toBe(429);
@@ -45,7 +53,10 @@ describe("rate limiting per authenticated client (one gateway)", () => {
   let base: string;
 
   beforeAll(async () => {
-    t = await startTestBroker({ services: ["gateway", "clients"], env: { ADMIN_API_KEY: ADMIN_KEY, RATE_LIMIT_PER_MINUTE: String(LIMIT) } });
+    t = await startTestBroker({
+      services: ["gateway", "clients"],
+      env: { ADMIN_API_KEY: ADMIN_KEY, RATE_LIMIT_PER_MINUTE: String(LIMIT) },
+    });
     base = baseUrlOf(t);
   });
   afterAll(() => t?.stop());
@@ -67,12 +78,15 @@ describe("rate limiting per authenticated client (one gateway)", () => {
   });
 
   it("when one key is sent with any spelling of the Authorization header, then all spellings share one budget", async () => {
-    await fc.assert(fc.asyncProperty(fc.array(spelling, { minLength: LIMIT + 1, maxLength: LIMIT + 1 }), async (spell) => {
-      const client = await newClient(t);
-      const spellings = spell.map((s) => s(client.apiKey));
-      for (const spelling of spellings.slice(0, LIMIT)) expect((await get(base, spelling)).status).toBe(200);
-      expect((await get(base, spellings[LIMIT])).status).toBe(429);
-    }), { numRuns: 5 });
+    await fc.assert(
+      fc.asyncProperty(fc.array(spelling, { minLength: LIMIT + 1, maxLength: LIMIT + 1 }), async (spell) => {
+        const client = await newClient(t);
+        const spellings = spell.map((s) => s(client.apiKey));
+        for (const spelling of spellings.slice(0, LIMIT)) expect((await get(base, spelling)).status).toBe(200);
+        expect((await get(base, spellings[LIMIT])).status).toBe(429);
+      }),
+      { numRuns: 5 },
+    );
   });
 
   it("when a client's key is rotated mid-minute, then the new key continues the same budget", async () => {
@@ -101,7 +115,9 @@ describe("throttling failed authentication", () => {
   let nextAddress = 1;
   const newAddress = () => `198.51.100.${nextAddress++}`;
   const from = (address: string) => ({ "x-forwarded-for": address });
-  const badKey = fc.string({ unit: fc.constantFrom(..."abcdefghijklmnopqrstuvwxyz0123456789"), minLength: 24, maxLength: 40 }).map((s) => `oik_${s}`);
+  const badKey = fc
+    .string({ unit: fc.constantFrom(..."abcdefghijklmnopqrstuvwxyz0123456789"), minLength: 24, maxLength: 40 })
+    .map((s) => `oik_${s}`);
 
   beforeAll(async () => {
     t = await startTestBroker({
@@ -144,7 +160,8 @@ describe("throttling failed authentication", () => {
 
   it("when requests carry no key or a malformed header, then they count as failures too", async () => {
     const address = newAddress();
-    for (let i = 0; i < FAILURES; i++) expect((await get(base, i % 2 ? null : "Basic abc", from(address))).status).toBe(401);
+    for (let i = 0; i < FAILURES; i++)
+      expect((await get(base, i % 2 ? null : "Basic abc", from(address))).status).toBe(401);
     expect((await get(base, null, from(address))).status).toBe(429);
   });
 
@@ -152,7 +169,8 @@ describe("throttling failed authentication", () => {
     const address = newAddress();
     const valid = await newClient(t);
     const [bad] = fc.sample(badKey, 1);
-    for (let i = 0; i < 3 * FAILURES; i++) expect((await get(base, `Bearer ${valid.apiKey}`, from(address))).status).toBe(200);
+    for (let i = 0; i < 3 * FAILURES; i++)
+      expect((await get(base, `Bearer ${valid.apiKey}`, from(address))).status).toBe(200);
     for (let i = 0; i < FAILURES; i++) expect((await get(base, `Bearer ${bad}${i}`, from(address))).status).toBe(401);
     expect((await get(base, `Bearer ${valid.apiKey}`, from(address))).status).toBe(429);
   });

@@ -35,8 +35,12 @@ describe("the gateway's HTTP server limits", () => {
 
   it("when a request's headers are larger than the limit, then it is refused with 431 and nothing routes it", async () => {
     const big = "x".repeat(SERVER_LIMITS.maxHeaderSize + 1);
-    expect(await rawStatus(port, `GET /healthz HTTP/1.1\r\nHost: a\r\nX-Big: ${big}\r\n\r\n`)).toBe("HTTP/1.1 431 Request Header Fields Too Large");
+    expect(await rawStatus(port, `GET /healthz HTTP/1.1\r\nHost: a\r\nX-Big: ${big}\r\n\r\n`)).toBe(
+      "HTTP/1.1 431 Request Header Fields Too Large",
+    );
     const fits = "x".repeat(SERVER_LIMITS.maxHeaderSize / 2);
-    expect(await rawStatus(port, `GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\nX-Big: ${fits}\r\n\r\n`)).toBe("HTTP/1.1 200 OK");
+    expect(
+      await rawStatus(port, `GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\nX-Big: ${fits}\r\n\r\n`),
+    ).toBe("HTTP/1.1 200 OK");
   });
 });

@@ -24,7 +24,10 @@ const cluster = requires(["nats", "postgres"]).describe;
 /** The processes whose parent is `pid` (`pgrep -P`, on Linux and macOS; it exits 1 when there is none). */
 function childrenOf(pid: number): number[] {
   try {
-    return execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" }).split("\n").filter(Boolean).map(Number);
+    return execFileSync("pgrep", ["-P", String(pid)], { encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean)
+      .map(Number);
   } catch {
     return [];
   }
@@ -59,8 +62,14 @@ cluster("npm run start:cluster on an empty database", () => {
     const child = spawn(process.execPath, [CLUSTER], {
       cwd: folder,
       env: {
-        PATH: process.env.PATH, PORT: String(port), HEALTH_PORT: "0", NAMESPACE: TEST_NAMESPACE, TRANSPORTER: natsUrl,
-        DATABASE_URL: database.url, SECRETS_ENCRYPTION_KEYS: TEST_SECRETS_ENCRYPTION_KEYS, AUTH_FAILURES_PER_MINUTE: "0",
+        PATH: process.env.PATH,
+        PORT: String(port),
+        HEALTH_PORT: "0",
+        NAMESPACE: TEST_NAMESPACE,
+        TRANSPORTER: natsUrl,
+        DATABASE_URL: database.url,
+        SECRETS_ENCRYPTION_KEYS: TEST_SECRETS_ENCRYPTION_KEYS,
+        AUTH_FAILURES_PER_MINUTE: "0",
       },
     });
     let output = "";
@@ -70,18 +79,27 @@ cluster("npm run start:cluster on an empty database", () => {
     try {
       await Promise.race([
         (async () => {
-          while (!(output.includes("Partner app API key:") && BANNER_END.test(output.slice(output.indexOf("Partner app API key:"))))) {
+          while (!(
+            output.includes("Partner app API key:") &&
+            BANNER_END.test(output.slice(output.indexOf("Partner app API key:")))
+          )) {
             await new Promise((resolve) => setTimeout(resolve, 200));
           }
         })(),
         exited.then(() => Promise.reject(new Error(`start:cluster exited before its demo banner:\n${output}`))),
       ]);
-      const partnerCurl = output.split("\n").find((line) => line.startsWith("curl ") && line.includes("DEMO-PARTNER-0001"))!;
+      const partnerCurl = output
+        .split("\n")
+        .find((line) => line.startsWith("curl ") && line.includes("DEMO-PARTNER-0001"))!;
       expect(partnerCurl).toContain(`http://localhost:${port}/api/v1/orders`);
       const { stdout } = await promisify(execFile)("sh", ["-c", `${partnerCurl} -w '\\n%{http_code}'`]);
       const [body, status] = stdout.trimEnd().split(/\n(?=\d{3}$)/);
       expect(status).toBe("201");
-      expect(JSON.parse(body)).toMatchObject({ externalId: "DEMO-PARTNER-0001", status: "pending", code: expect.stringMatching(/^ORD-/) });
+      expect(JSON.parse(body)).toMatchObject({
+        externalId: "DEMO-PARTNER-0001",
+        status: "pending",
+        code: expect.stringMatching(/^ORD-/),
+      });
 
       // Stopped as a user stops it, it ends after every service process it started, not before
       // (an orphan kept running, on NATS and the database, once the runner had gone).

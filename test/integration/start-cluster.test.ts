@@ -28,7 +28,10 @@ async function readyOrExited(child: ChildProcess, healthPort: number): Promise<b
   child.once("exit", () => (exited = true));
   for (;;) {
     if (exited) return false;
-    const ready = await fetch(`http://127.0.0.1:${healthPort}/readyz`).then((r) => r.ok, () => false);
+    const ready = await fetch(`http://127.0.0.1:${healthPort}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) return true;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -97,13 +100,17 @@ cluster("npm run start:cluster without SECRETS_ENCRYPTION_KEYS", () => {
 
     const first = await startCluster(folder, database.url);
     expect(first.ready).toBe(true);
-    expect(first.output()).toMatch(/SECRETS_ENCRYPTION_KEYS is not set: generated .*production must set SECRETS_ENCRYPTION_KEYS/);
+    expect(first.output()).toMatch(
+      /SECRETS_ENCRYPTION_KEYS is not set: generated .*production must set SECRETS_ENCRYPTION_KEYS/,
+    );
     expect(fs.statSync(keyFile).mode & 0o777).toBe(0o600);
     const key = fs.readFileSync(keyFile, "utf8");
 
     const second = await startCluster(folder, database.url);
     expect(second.ready).toBe(true);
-    expect(second.output()).toMatch(/SECRETS_ENCRYPTION_KEYS is not set: .*encrypted with the key in .*production must set SECRETS_ENCRYPTION_KEYS/);
+    expect(second.output()).toMatch(
+      /SECRETS_ENCRYPTION_KEYS is not set: .*encrypted with the key in .*production must set SECRETS_ENCRYPTION_KEYS/,
+    );
     expect(fs.readFileSync(keyFile, "utf8")).toBe(key);
   }, 120_000);
 

@@ -20,14 +20,24 @@ interface Run {
 
 function run(script: string, args: string[], cwd: string, env: Record<string, string>): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [path.join(DIST, script), ...args], { cwd, env: { PATH: process.env.PATH, HEALTH_PORT: "0", ...env }, timeout: 60_000 },
-      (err, _stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stderr }));
+    execFile(
+      process.execPath,
+      [path.join(DIST, script), ...args],
+      { cwd, env: { PATH: process.env.PATH, HEALTH_PORT: "0", ...env }, timeout: 60_000 },
+      (err, _stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stderr }),
+    );
   });
 }
 
 async function readyAt(port: number, child: ChildProcess): Promise<void> {
   while (child.exitCode === null) {
-    if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false)) return;
+    if (
+      await fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (r) => r.ok,
+        () => false,
+      )
+    )
+      return;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   throw new Error("the first start exited before it was ready");
@@ -44,7 +54,9 @@ describe("when a data folder is held by a running npm start", () => {
   it("then a second start and a CLI command are refused in one line naming the holder's pid, and the pid file goes when the holder stops", async () => {
     const port = await freePort();
     const first = spawn(process.execPath, [path.join(DIST, "start.js")], {
-      cwd: folder, env: { PATH: process.env.PATH, PORT: String(port), HEALTH_PORT: "0", DEMO_DATA: "never", LOG_LEVEL: "warn" }, stdio: "ignore",
+      cwd: folder,
+      env: { PATH: process.env.PATH, PORT: String(port), HEALTH_PORT: "0", DEMO_DATA: "never", LOG_LEVEL: "warn" },
+      stdio: "ignore",
     });
     const exited = new Promise((resolve) => first.once("exit", resolve));
     try {
@@ -73,7 +85,10 @@ describe("when a data folder is held by a running npm start", () => {
 describe("when the database does not answer or a setting is wrong", () => {
   it("then start exits 1 with one line naming the database and why", async () => {
     const result = await run("start.js", [], folder, {
-      PORT: String(await freePort()), DATABASE_URL: "postgres://postgres@127.0.0.1:1/nowhere", SECRETS_ENCRYPTION_KEYS: TEST_SECRETS_ENCRYPTION_KEYS, LOG_LEVEL: "fatal",
+      PORT: String(await freePort()),
+      DATABASE_URL: "postgres://postgres@127.0.0.1:1/nowhere",
+      SECRETS_ENCRYPTION_KEYS: TEST_SECRETS_ENCRYPTION_KEYS,
+      LOG_LEVEL: "fatal",
     });
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split("\n")).toEqual([

@@ -54,7 +54,9 @@ describeWithNats("a trace from POST /orders/{id}/validate to the webhook deliver
   let backoffice: ApiClient;
 
   const orderCreated = async (): Promise<number> => {
-    const r = await backoffice.as(world.partnerKey).post<{ id: number }>("/api/v1/orders", partnerOrderBody(world, { externalReference: `PO-TRACE-${Date.now()}` }));
+    const r = await backoffice
+      .as(world.partnerKey)
+      .post<{ id: number }>("/api/v1/orders", partnerOrderBody(world, { externalReference: `PO-TRACE-${Date.now()}` }));
     expect(r.status).toBe(201);
     return r.body.id;
   };
@@ -74,8 +76,17 @@ describeWithNats("a trace from POST /orders/{id}/validate to the webhook deliver
 
   beforeAll(async () => {
     stopRecording = recordSpansInto(exporter);
-    const env = { TRANSPORTER: NATS_URL!, NAMESPACE, OUTBOX_RELAY_INTERVAL_MS: "50", WEBHOOK_DISPATCH_INTERVAL_MS: "50", DATABASE_POOL_MAX: "3" };
-    gatewayNode = await startTestBroker({ services: ["gateway", "clients"], env: { ...env, NODE_ID: "traces-gateway" } });
+    const env = {
+      TRANSPORTER: NATS_URL!,
+      NAMESPACE,
+      OUTBOX_RELAY_INTERVAL_MS: "50",
+      WEBHOOK_DISPATCH_INTERVAL_MS: "50",
+      DATABASE_POOL_MAX: "3",
+    };
+    gatewayNode = await startTestBroker({
+      services: ["gateway", "clients"],
+      env: { ...env, NODE_ID: "traces-gateway" },
+    });
     ordersNode = await startTestBroker({
       services: ["clients", "crm", "catalogue", "references", "orders", "webhooks"],
       env: { ...env, NODE_ID: "traces-orders" },
@@ -83,10 +94,16 @@ describeWithNats("a trace from POST /orders/{id}/validate to the webhook deliver
     });
     await gatewayNode.broker.waitForServices(["orders", "webhooks", "crm", "catalogue", "references"]);
     receiver = await startReceiver();
-    const { apiKey } = await gatewayNode.call<{ apiKey: string }>("clients.create", { name: "traces admin", kind: "admin" });
+    const { apiKey } = await gatewayNode.call<{ apiKey: string }>("clients.create", {
+      name: "traces admin",
+      kind: "admin",
+    });
     world = await createApiWorld(api(baseUrlOf(gatewayNode)).as(apiKey));
     backoffice = api(baseUrlOf(gatewayNode)).as(world.backofficeKey);
-    const subscribed = await backoffice.put("/api/v1/webhooks", { event: "sales_order_validated", url: `${receiver.url}/validated` });
+    const subscribed = await backoffice.put("/api/v1/webhooks", {
+      event: "sales_order_validated",
+      url: `${receiver.url}/validated`,
+    });
     expect(subscribed.status).toBe(201);
   });
   afterAll(async () => {
@@ -99,7 +116,9 @@ describeWithNats("a trace from POST /orders/{id}/validate to the webhook deliver
 
   it("when the caller sends a traceparent, then the spans from the HTTP request to the delivery attempt form its trace, and the webhook request carries it on", async () => {
     const orderId = await orderCreated();
-    const validated = await backoffice.post(`/api/v1/orders/${orderId}/validate`, undefined, { traceparent: `00-${TRACE_ID}-${CALLER_SPAN_ID}-01` });
+    const validated = await backoffice.post(`/api/v1/orders/${orderId}/validate`, undefined, {
+      traceparent: `00-${TRACE_ID}-${CALLER_SPAN_ID}-01`,
+    });
     expect(validated.status).toBe(200);
 
     const [, traceId, spanId] = TRACEPARENT.exec((await deliveryOf(orderId)).headers.traceparent ?? "") ?? [];
@@ -112,11 +131,20 @@ describeWithNats("a trace from POST /orders/{id}/validate to the webhook deliver
     const chain = ancestry(attempt!, spans);
     expect(chain[0]).toBe("deliver sales_order_validated");
     expect(chain.at(-1)).toBe("POST /api/v1/orders/:id/validate");
-    expect(chain).toEqual(expect.arrayContaining([
-      "fan-out sales_order_validated", `publish ${channelOf("sales_order_validated")}`, "orders.validate", "gateway.rest",
-    ]));
-    expect(chain.indexOf("fan-out sales_order_validated")).toBeLessThan(chain.indexOf(`publish ${channelOf("sales_order_validated")}`));
-    expect(chain.indexOf(`publish ${channelOf("sales_order_validated")}`)).toBeLessThan(chain.indexOf("orders.validate"));
+    expect(chain).toEqual(
+      expect.arrayContaining([
+        "fan-out sales_order_validated",
+        `publish ${channelOf("sales_order_validated")}`,
+        "orders.validate",
+        "gateway.rest",
+      ]),
+    );
+    expect(chain.indexOf("fan-out sales_order_validated")).toBeLessThan(
+      chain.indexOf(`publish ${channelOf("sales_order_validated")}`),
+    );
+    expect(chain.indexOf(`publish ${channelOf("sales_order_validated")}`)).toBeLessThan(
+      chain.indexOf("orders.validate"),
+    );
     const request = spans.find((s) => s.name === "POST /api/v1/orders/:id/validate")!;
     expect(request.parentSpanContext?.spanId).toBe(CALLER_SPAN_ID);
     expect(request.attributes["http.response.status_code"]).toBe(200);
@@ -129,7 +157,9 @@ describeWithNats("a trace from POST /orders/{id}/validate to the webhook deliver
 
   it("when the traceparent is malformed, then it is ignored: the request succeeds in a trace of its own, carried to the delivery", async () => {
     const orderId = await orderCreated();
-    const validated = await backoffice.post(`/api/v1/orders/${orderId}/validate`, undefined, { traceparent: `00-${TRACE_ID.toUpperCase()}-nonsense-01` });
+    const validated = await backoffice.post(`/api/v1/orders/${orderId}/validate`, undefined, {
+      traceparent: `00-${TRACE_ID.toUpperCase()}-nonsense-01`,
+    });
     expect(validated.status).toBe(200);
 
     const [, traceId] = TRACEPARENT.exec((await deliveryOf(orderId)).headers.traceparent ?? "") ?? [];

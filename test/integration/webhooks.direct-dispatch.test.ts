@@ -26,16 +26,28 @@ describe("webhooks: deliveries sent by the fan-out's own dispatcher", () => {
   let source: EventSource;
   let db: Knex;
   let receiver: WebhookReceiver;
-  const partner: Principal = { ...principal("partner", ["partner", "webhooks"]), webhookEvents: ["sales_order_validated"] };
+  const partner: Principal = {
+    ...principal("partner", ["partner", "webhooks"]),
+    webhookEvents: ["sales_order_validated"],
+  };
   let subscriptionId: number;
   let seq = 0;
 
   const domainEvent = (): DomainEvent => ({
-    id: `direct-test-${++seq}`, event: "sales_order_validated", ownerClientId: partner.clientId, entity: "sales_order", entityId: seq,
-    occurredAt: new Date().toISOString(), data: { seq },
+    id: `direct-test-${++seq}`,
+    event: "sales_order_validated",
+    ownerClientId: partner.clientId,
+    entity: "sales_order",
+    entityId: seq,
+    occurredAt: new Date().toISOString(),
+    data: { seq },
   });
   const deliveryOf = async (eventId: string) =>
-    (await db.withSchema("webhooks").table("deliveries").where({ event_id: eventId }).first()) as { status: string; claim_token: string | null; next_attempt_at: Date };
+    (await db.withSchema("webhooks").table("deliveries").where({ event_id: eventId }).first()) as {
+      status: string;
+      claim_token: string | null;
+      next_attempt_at: Date;
+    };
 
   beforeAll(async () => {
     t = await startTestBroker({
@@ -50,7 +62,13 @@ describe("webhooks: deliveries sent by the fan-out's own dispatcher", () => {
     source = await addEventSource(t.broker, "webhooks_direct_source");
     db = openDatabase(t.database.url);
     receiver = await startReceiver(() => ({ status: 200, afterMs: ANSWER_AFTER_MS }));
-    subscriptionId = (await t.broker.call<{ id: number }, object>("webhooks.subscribe", { event: "sales_order_validated", url: `${receiver.url}/hook` }, { meta: { client: partner } })).id;
+    subscriptionId = (
+      await t.broker.call<{ id: number }, object>(
+        "webhooks.subscribe",
+        { event: "sales_order_validated", url: `${receiver.url}/hook` },
+        { meta: { client: partner } },
+      )
+    ).id;
   });
   afterAll(async () => {
     await t?.stop();
@@ -61,14 +79,23 @@ describe("webhooks: deliveries sent by the fan-out's own dispatcher", () => {
   describe("what the fan-out stores", () => {
     it("when it reserved a subscription, then its delivery is stored claimed under a lease, with what sending needs, and no claim takes it", async () => {
       const event = domainEvent();
-      const stored = await repo.insertEventDeliveries(db, event, JSON.stringify(event.data), [subscriptionId], { subscriptionIds: [subscriptionId], leaseMs: LEASE_MS });
+      const stored = await repo.insertEventDeliveries(db, event, JSON.stringify(event.data), [subscriptionId], {
+        subscriptionIds: [subscriptionId],
+        leaseMs: LEASE_MS,
+      });
 
       expect(stored.created).toBe(1);
       expect(stored.claimed).toHaveLength(1);
       const [claimed] = stored.claimed;
       expect(claimed).toMatchObject({
-        subscription_id: subscriptionId, event: "sales_order_validated", body: JSON.stringify(event.data), url: `${receiver.url}/hook`,
-        endpoint: receiver.url, client_id: partner.clientId, owner_client_id: partner.clientId, attempt_count: 0,
+        subscription_id: subscriptionId,
+        event: "sales_order_validated",
+        body: JSON.stringify(event.data),
+        url: `${receiver.url}/hook`,
+        endpoint: receiver.url,
+        client_id: partner.clientId,
+        owner_client_id: partner.clientId,
+        attempt_count: 0,
       });
       expect(claimed.webhook_id).toMatch(/^msg_[0-9a-f]{32}$/);
       const row = await deliveryOf(event.id);
@@ -76,18 +103,30 @@ describe("webhooks: deliveries sent by the fan-out's own dispatcher", () => {
       expect(row.next_attempt_at.getTime()).toBeGreaterThan(Date.now() + LEASE_MS / 2);
 
       // Not due for anyone while its lease runs.
-      expect((await repo.claimDue(db, 10, LEASE_MS, { perEndpoint: PER_ENDPOINT, limits: [] })).map((d) => d.id)).not.toContain(claimed.id);
+      expect(
+        (await repo.claimDue(db, 10, LEASE_MS, { perEndpoint: PER_ENDPOINT, limits: [] })).map((d) => d.id),
+      ).not.toContain(claimed.id);
       await repo.cancelClaims(db, [claimed]);
     });
 
     it("when its endpoint is paused (Retry-After), then the delivery is stored due, not claimed", async () => {
-      await db.withSchema("webhooks").table("endpoint_pauses").insert({ endpoint: receiver.url, until: new Date(Date.now() + 60_000) });
+      await db
+        .withSchema("webhooks")
+        .table("endpoint_pauses")
+        .insert({ endpoint: receiver.url, until: new Date(Date.now() + 60_000) });
       try {
         const event = domainEvent();
-        const stored = await repo.insertEventDeliveries(db, event, "{}", [subscriptionId], { subscriptionIds: [subscriptionId], leaseMs: LEASE_MS });
+        const stored = await repo.insertEventDeliveries(db, event, "{}", [subscriptionId], {
+          subscriptionIds: [subscriptionId],
+          leaseMs: LEASE_MS,
+        });
         expect(stored).toEqual({ created: 1, claimed: [] });
         expect(await deliveryOf(event.id)).toMatchObject({ status: "pending", claim_token: null });
-        await db.withSchema("webhooks").table("deliveries").where({ event_id: event.id }).update({ status: "cancelled", next_attempt_at: null });
+        await db
+          .withSchema("webhooks")
+          .table("deliveries")
+          .where({ event_id: event.id })
+          .update({ status: "cancelled", next_attempt_at: null });
       } finally {
         await db.withSchema("webhooks").table("endpoint_pauses").where({ endpoint: receiver.url }).delete();
       }
@@ -97,23 +136,46 @@ describe("webhooks: deliveries sent by the fan-out's own dispatcher", () => {
       const event = domainEvent();
       const first = await repo.insertEventDeliveries(db, event, "{}", [subscriptionId]);
       expect(first).toEqual({ created: 1, claimed: [] });
-      expect(await repo.insertEventDeliveries(db, event, "{}", [subscriptionId], { subscriptionIds: [subscriptionId], leaseMs: LEASE_MS })).toEqual({ created: 0, claimed: [] });
-      await db.withSchema("webhooks").table("deliveries").where({ event_id: event.id }).update({ status: "cancelled", next_attempt_at: null });
+      expect(
+        await repo.insertEventDeliveries(db, event, "{}", [subscriptionId], {
+          subscriptionIds: [subscriptionId],
+          leaseMs: LEASE_MS,
+        }),
+      ).toEqual({ created: 0, claimed: [] });
+      await db
+        .withSchema("webhooks")
+        .table("deliveries")
+        .where({ event_id: event.id })
+        .update({ status: "cancelled", next_attempt_at: null });
     });
   });
 
   it("when events come faster than the endpoint answers, then sent directly or claimed, each arrives once and the endpoint never has more than its cap in flight", async () => {
     const events = 20;
     const burst = () => receiver.received.filter((r) => "burst" in (JSON.parse(r.body) as object));
-    await source.emit(Array.from({ length: events }, (_, i) => ({ event: "sales_order_validated" as const, ownerClientId: partner.clientId, data: { burst: i } })));
-    await receiver.waitFor(() => burst().length >= events, 60_000, () => `${burst().length} of ${events} received`);
+    await source.emit(
+      Array.from({ length: events }, (_, i) => ({
+        event: "sales_order_validated" as const,
+        ownerClientId: partner.clientId,
+        data: { burst: i },
+      })),
+    );
+    await receiver.waitFor(
+      () => burst().length >= events,
+      60_000,
+      () => `${burst().length} of ${events} received`,
+    );
 
-    const arrivals = burst().map((r) => r.receivedAt).sort((a, b) => a - b);
+    const arrivals = burst()
+      .map((r) => r.receivedAt)
+      .sort((a, b) => a - b);
     expect(new Set(burst().map((r) => r.headers["webhook-id"])).size).toBe(events);
     expect(receiver.overlapping).toEqual([]);
     // Each answer takes ANSWER_AFTER_MS, so a request that arrived less than that before
     // another was still in flight when it arrived (a lower bound of the requests in flight).
-    const inFlightAtArrival = arrivals.map((at) => arrivals.filter((other) => other <= at && other > at - ANSWER_AFTER_MS).length);
+    const inFlightAtArrival = arrivals.map(
+      (at) => arrivals.filter((other) => other <= at && other > at - ANSWER_AFTER_MS).length,
+    );
     expect(Math.max(...inFlightAtArrival)).toBeLessThanOrEqual(PER_ENDPOINT);
     // And the cap was used: the two paths did not serialise the endpoint.
     expect(Math.max(...inFlightAtArrival)).toBeGreaterThan(1);

@@ -41,14 +41,17 @@ describe("webhook endpoint health", () => {
 
   const call = <T>(action: string, params: object, as: Principal) =>
     t.broker.call<T, object>(action, params, { meta: { client: as } satisfies RequestMeta });
-  const subscribe = (as: Principal, event: string, url: string) => call<SubscriptionJson>("webhooks.subscribe", { event, url }, as);
+  const subscribe = (as: Principal, event: string, url: string) =>
+    call<SubscriptionJson>("webhooks.subscribe", { event, url }, as);
   const emit = async (owner: Principal) => {
     seq += 1;
     await source.emit([{ event: "sales_order_created", ownerClientId: owner.clientId, data: { seq } }]);
     return seq;
   };
-  const bodiesOn = (r: WebhookReceiver, path: string) => r.received.filter((w) => w.path === path).map((w) => JSON.parse(w.body) as Record<string, unknown>);
-  const deliveriesOf = async (as: Principal, id: number) => (await call<{ items: DeliveryJson[] }>("webhooks.deliveries", { id }, as)).items;
+  const bodiesOn = (r: WebhookReceiver, path: string) =>
+    r.received.filter((w) => w.path === path).map((w) => JSON.parse(w.body) as Record<string, unknown>);
+  const deliveriesOf = async (as: Principal, id: number) =>
+    (await call<{ items: DeliveryJson[] }>("webhooks.deliveries", { id }, as)).items;
   /** Outcomes are recorded in batches a few tens of milliseconds after the answer (webhooks.outcome-recorder.ts). */
   const settledDeliveriesOf = async (as: Principal, id: number) => {
     const deadline = Date.now() + 5_000;
@@ -92,11 +95,16 @@ describe("webhook endpoint health", () => {
 
     const [notice] = bodiesOn(receiver, "/told");
     expect(notice).toMatchObject({ id: gone.id, status: "disabled", disabledReason: expect.stringContaining("410") });
-    expect(receiver.received.filter((r) => r.path === "/told")[0].headers["x-webhook-event"]).toBe("webhook_endpoint_disabled");
+    expect(receiver.received.filter((r) => r.path === "/told")[0].headers["x-webhook-event"]).toBe(
+      "webhook_endpoint_disabled",
+    );
     const read = await call<SubscriptionJson>("webhooks.get", { id: gone.id }, owner);
     expect(read).toMatchObject({ status: "disabled", disabledAt: expect.any(String) });
     const [delivery] = await deliveriesOf(owner, gone.id);
-    expect({ status: delivery.status, codes: delivery.attempts.map((a) => a.statusCode) }).toEqual({ status: "failed", codes: [410] });
+    expect({ status: delivery.status, codes: delivery.attempts.map((a) => a.statusCode) }).toEqual({
+      status: "failed",
+      codes: [410],
+    });
     expect((await call<SubscriptionJson>("webhooks.get", { id: told.id }, owner)).status).toBe("active");
 
     // Fan-out skips it: the healthy subscription gets the next event, the disabled one gets no delivery.
@@ -132,19 +140,41 @@ describe("webhook endpoint health", () => {
       // Another subscription to the same endpoint (origin) waits too.
       const sibling = await subscribe(owner, "sales_order_created", `${busy.url}/sibling`);
       await emit(owner);
-      await busy.waitFor((all) => all.filter((r) => r.path === "/busy").length === 3 && all.some((r) => r.path === "/sibling"), 15_000);
-      for (const later of busy.received.slice(1)) expect(later.receivedAt - throttledAt).toBeGreaterThanOrEqual(RETRY_AFTER_SECONDS * 1000 - 50);
+      await busy.waitFor(
+        (all) => all.filter((r) => r.path === "/busy").length === 3 && all.some((r) => r.path === "/sibling"),
+        15_000,
+      );
+      for (const later of busy.received.slice(1))
+        expect(later.receivedAt - throttledAt).toBeGreaterThanOrEqual(RETRY_AFTER_SECONDS * 1000 - 50);
 
       const [retried] = await settledDeliveriesOf(owner, first.id);
-      expect({ status: retried.status, codes: retried.attempts.map((a) => a.statusCode) }).toEqual({ status: "succeeded", codes: [429, 200] });
-      const counts = await db.withSchema("webhooks").table("deliveries").where({ subscription_id: first.id }).orderBy("id").pluck("attempt_count");
+      expect({ status: retried.status, codes: retried.attempts.map((a) => a.statusCode) }).toEqual({
+        status: "succeeded",
+        codes: [429, 200],
+      });
+      const counts = await db
+        .withSchema("webhooks")
+        .table("deliveries")
+        .where({ subscription_id: first.id })
+        .orderBy("id")
+        .pluck("attempt_count");
       expect(counts).toEqual([1, 1]);
 
       const stats = await call<Record<string, unknown>>("webhooks.stats", { id: first.id }, owner);
       expect(stats).toMatchObject({
-        id: first.id, status: "active", backlog: 0, failingSince: null, lastSuccessAt: expect.any(String),
+        id: first.id,
+        status: "active",
+        backlog: 0,
+        failingSince: null,
+        lastSuccessAt: expect.any(String),
         lastFailure: { statusCode: 429, at: expect.any(String) },
-        window: { hours: 24, attempts: 3, succeeded: 2, successRate: 2 / 3, latencyMs: { p50: expect.any(Number), p95: expect.any(Number), max: expect.any(Number) } },
+        window: {
+          hours: 24,
+          attempts: 3,
+          succeeded: 2,
+          successRate: 2 / 3,
+          latencyMs: { p50: expect.any(Number), p95: expect.any(Number), max: expect.any(Number) },
+        },
       });
       void sibling;
     } finally {
@@ -164,12 +194,25 @@ describe("webhook endpoint health", () => {
 
     const attempts = receiver.received.filter((r) => r.path === "/down").map((r) => r.receivedAt);
     expect(Math.max(...attempts) - Math.min(...attempts)).toBeGreaterThanOrEqual(2_000 - 100);
-    expect(bodiesOn(receiver, "/told-down")).toEqual([expect.objectContaining({ id: down.id, status: "disabled", disabledReason: expect.stringContaining("WEBHOOK_DISABLE_AFTER") })]);
+    expect(bodiesOn(receiver, "/told-down")).toEqual([
+      expect.objectContaining({
+        id: down.id,
+        status: "disabled",
+        disabledReason: expect.stringContaining("WEBHOOK_DISABLE_AFTER"),
+      }),
+    ]);
     const deliveries = await deliveriesOf(owner, down.id);
     expect(deliveries.map((d) => d.status)).toEqual(["failed", "failed"]);
 
     const stats = await call<Record<string, unknown>>("webhooks.stats", { id: down.id }, owner);
-    expect(stats).toMatchObject({ status: "disabled", backlog: 0, lastSuccessAt: null, failingSince: expect.any(String), lastFailure: { statusCode: 500 }, window: { successRate: 0 } });
+    expect(stats).toMatchObject({
+      status: "disabled",
+      backlog: 0,
+      lastSuccessAt: null,
+      failingSince: expect.any(String),
+      lastFailure: { statusCode: 500 },
+      window: { successRate: 0 },
+    });
 
     const { body } = await renderMetrics(t.broker);
     const disabled = Number(/^webhook_subscriptions\{state="disabled"\} (\d+)/m.exec(body)?.[1]);

@@ -30,21 +30,41 @@ describe("webhooks: a hanging endpoint among healthy ones", () => {
   let db: Knex;
   let hanging: WebhookReceiver;
   let healthy: WebhookReceiver;
-  const partner = (): Principal => ({ ...principal("partner", ["partner", "webhooks"]), webhookEvents: ["sales_order_validated"] });
+  const partner = (): Principal => ({
+    ...principal("partner", ["partner", "webhooks"]),
+    webhookEvents: ["sales_order_validated"],
+  });
   const noisy = partner();
   const quiet = partner();
   let noisySubscription: number;
 
   const subscribe = async (client: Principal, url: string) =>
-    (await t.broker.call<{ id: number }, object>("webhooks.subscribe", { event: "sales_order_validated", url: `${url}/hook` }, { meta: { client } })).id;
+    (
+      await t.broker.call<{ id: number }, object>(
+        "webhooks.subscribe",
+        { event: "sales_order_validated", url: `${url}/hook` },
+        { meta: { client } },
+      )
+    ).id;
 
   const emit = (client: Principal, from: number, count: number) =>
-    source.emit(Array.from({ length: count }, (_, i) => ({ event: "sales_order_validated" as const, ownerClientId: client.clientId, data: { seq: from + i } })));
+    source.emit(
+      Array.from({ length: count }, (_, i) => ({
+        event: "sales_order_validated" as const,
+        ownerClientId: client.clientId,
+        data: { seq: from + i },
+      })),
+    );
 
   /** The noisy subscription's recorded attempts, oldest first: one is recorded only once it ended. */
   const noisyAttempts = async (): Promise<AttemptRow[]> =>
-    (await db.withSchema("webhooks").table("attempts as a").join("deliveries as d", "d.id", "a.delivery_id")
-      .where("d.subscription_id", noisySubscription).orderBy("a.attempted_at").select("a.attempted_at", "a.duration_ms", "a.status_code")) as AttemptRow[];
+    (await db
+      .withSchema("webhooks")
+      .table("attempts as a")
+      .join("deliveries as d", "d.id", "a.delivery_id")
+      .where("d.subscription_id", noisySubscription)
+      .orderBy("a.attempted_at")
+      .select("a.attempted_at", "a.duration_ms", "a.status_code")) as AttemptRow[];
 
   async function waitFor(done: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
@@ -93,7 +113,10 @@ describe("webhooks: a hanging endpoint among healthy ones", () => {
     expect(new Set(healthy.received.map((r) => (JSON.parse(r.body) as { seq: number }).seq)).size).toBe(QUIET_EVENTS);
 
     // On probation after its time-outs: one probe at a time, never overlapping another attempt.
-    await waitFor(async () => (await noisyAttempts()).length >= PER_ENDPOINT + 2, "two probes of the hanging endpoint to time out");
+    await waitFor(
+      async () => (await noisyAttempts()).length >= PER_ENDPOINT + 2,
+      "two probes of the hanging endpoint to time out",
+    );
     const probes = (await noisyAttempts()).slice(PER_ENDPOINT);
     const earlier = (await noisyAttempts()).slice(0, PER_ENDPOINT);
     let lastEnd = Math.max(...earlier.map((a) => a.attempted_at.getTime() + a.duration_ms));
@@ -110,8 +133,12 @@ describe("webhooks: a hanging endpoint among healthy ones", () => {
     // Once the endpoint answers again, probation ends and its backlog is delivered.
     hanging.answerWith(() => 200);
     await waitFor(async () => {
-      const row = await db.withSchema("webhooks").table("deliveries")
-        .where({ subscription_id: noisySubscription, status: "succeeded" }).count({ n: "*" }).first() as { n: string | number };
+      const row = (await db
+        .withSchema("webhooks")
+        .table("deliveries")
+        .where({ subscription_id: noisySubscription, status: "succeeded" })
+        .count({ n: "*" })
+        .first()) as { n: string | number };
       return Number(row.n) === NOISY_EVENTS;
     }, "every delivery of the recovered endpoint to succeed");
   });

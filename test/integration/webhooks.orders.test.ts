@@ -45,19 +45,33 @@ describe("webhooks of orders and contact references", () => {
     await subscribe(backoffice, "sales_order_validated", "/office/validated");
     await subscribe(otherPartner, "sales_order_validated", "/other/validated");
 
-    const order = await t.call<{ id: number; code: string }>("orders.create", partnerOrder(f, { externalReference: "PO-WEBHOOK" }), partner);
+    const order = await t.call<{ id: number; code: string }>(
+      "orders.create",
+      partnerOrder(f, { externalReference: "PO-WEBHOOK" }),
+      partner,
+    );
     const afterCreate = await t.call<object>("orders.get", { id: order.id }, partner);
     await t.call("orders.validate", { id: order.id }, backoffice);
     const afterValidate = await t.call<{ code: string }>("orders.get", { id: order.id }, partner);
 
-    await receiver.waitFor(() => on("/partner/created").length === 1 && on("/partner/validated").length === 1 && on("/office/validated").length === 1, 15_000);
+    await receiver.waitFor(
+      () =>
+        on("/partner/created").length === 1 &&
+        on("/partner/validated").length === 1 &&
+        on("/office/validated").length === 1,
+      15_000,
+    );
     const bodyOf = (path: string) => JSON.parse(on(path)[0].body) as unknown;
     expect(bodyOf("/partner/created")).toEqual(afterCreate);
     expect(bodyOf("/partner/validated")).toEqual(afterValidate);
     expect(bodyOf("/office/validated")).toEqual(afterValidate);
     expect(afterValidate.code).toMatch(/^ORD-\d{8}-\d+$/);
-    expect(new Webhook(validated.secret).verify(on("/partner/validated")[0].body, on("/partner/validated")[0].headers)).toMatchObject({ code: afterValidate.code });
-    expect(new Webhook(created.secret).verify(on("/partner/created")[0].body, on("/partner/created")[0].headers)).toMatchObject({ id: order.id });
+    expect(
+      new Webhook(validated.secret).verify(on("/partner/validated")[0].body, on("/partner/validated")[0].headers),
+    ).toMatchObject({ code: afterValidate.code });
+    expect(
+      new Webhook(created.secret).verify(on("/partner/created")[0].body, on("/partner/created")[0].headers),
+    ).toMatchObject({ id: order.id });
 
     await new Promise((r) => setTimeout(r, 300));
     expect(on("/other/validated")).toHaveLength(0);
@@ -66,11 +80,18 @@ describe("webhooks of orders and contact references", () => {
   it("when a partner creates a contact reference, then its contact_reference_created subscription receives the reference", async () => {
     await subscribe(partner, "contact_reference_created", "/partner/reference");
     const body = {
-      contact: { externalReference: `WH-${Date.now()}`, firstName: "Katherine", lastName: "Johnson", email: `kj-${Date.now()}@nasa.test` },
+      contact: {
+        externalReference: `WH-${Date.now()}`,
+        firstName: "Katherine",
+        lastName: "Johnson",
+        email: `kj-${Date.now()}@nasa.test`,
+      },
       customer: { name: "NASA" },
     };
     const reference = await t.call<{ id: number }>("references.createContactReference", body, partner);
     await receiver.waitFor(() => on("/partner/reference").length === 1, 15_000);
-    expect(JSON.parse(on("/partner/reference")[0].body)).toEqual(await t.call("references.getContactReference", { id: reference.id }, partner));
+    expect(JSON.parse(on("/partner/reference")[0].body)).toEqual(
+      await t.call("references.getContactReference", { id: reference.id }, partner),
+    );
   });
 });

@@ -27,7 +27,8 @@ describe("webhook and outbox retention", () => {
   let db: Knex;
   const owner: Principal = { ...principal("partner", ["partner", "webhooks"]), webhookEvents: [...EVENTS] };
   const W = () => db.withSchema("webhooks");
-  const count = async (table: string, schema = "webhooks") => Number(((await db.withSchema(schema).table(table).count({ n: "*" }).first()) as { n: string }).n);
+  const count = async (table: string, schema = "webhooks") =>
+    Number(((await db.withSchema(schema).table(table).count({ n: "*" }).first()) as { n: string }).n);
 
   beforeAll(async () => {
     t = await startTestBroker({
@@ -46,30 +47,70 @@ describe("webhook and outbox retention", () => {
   it("when deliveries settled longer ago than the retention, then they go with their attempts and events; pending, recent and still-needed ones stay", async () => {
     receiver.answerWith((r) => (r.path === "/fails" ? 500 : 200));
     const meta: RequestMeta = { client: owner };
-    const ok = await t.broker.call<{ id: number }, object>("webhooks.subscribe", { event: "sales_order_created", url: `${receiver.url}/ok` }, { meta });
-    const fails = await t.broker.call<{ id: number }, object>("webhooks.subscribe", { event: "sales_order_created", url: `${receiver.url}/fails` }, { meta });
-    await source.emit([1, 2, 3].map((seq) => ({ event: "sales_order_created" as const, ownerClientId: owner.clientId, data: { seq } })));
+    const ok = await t.broker.call<{ id: number }, object>(
+      "webhooks.subscribe",
+      { event: "sales_order_created", url: `${receiver.url}/ok` },
+      { meta },
+    );
+    const fails = await t.broker.call<{ id: number }, object>(
+      "webhooks.subscribe",
+      { event: "sales_order_created", url: `${receiver.url}/fails` },
+      { meta },
+    );
+    await source.emit(
+      [1, 2, 3].map((seq) => ({ event: "sales_order_created" as const, ownerClientId: owner.clientId, data: { seq } })),
+    );
     // Every event reached both: 3 succeeded on /ok, 3 pending (a retry in 10 minutes) on /fails.
-    await receiver.waitFor((all) => all.filter((r) => r.path === "/ok").length === 3 && all.filter((r) => r.path === "/fails").length === 3, 15_000);
-    await waitUntil(async () => Number((await W().table("deliveries").where({ subscription_id: ok.id, status: "succeeded" }).count({ n: "*" }).first() as { n: string }).n) === 3);
+    await receiver.waitFor(
+      (all) => all.filter((r) => r.path === "/ok").length === 3 && all.filter((r) => r.path === "/fails").length === 3,
+      15_000,
+    );
+    await waitUntil(
+      async () =>
+        Number(
+          (
+            (await W()
+              .table("deliveries")
+              .where({ subscription_id: ok.id, status: "succeeded" })
+              .count({ n: "*" })
+              .first()) as { n: string }
+          ).n,
+        ) === 3,
+    );
 
-    const okDeliveries = (await W().table("deliveries").where({ subscription_id: ok.id }).orderBy("id").select("id", "event_id")) as { id: string | number; event_id: string }[];
+    const okDeliveries = (await W()
+      .table("deliveries")
+      .where({ subscription_id: ok.id })
+      .orderBy("id")
+      .select("id", "event_id")) as { id: string | number; event_id: string }[];
     const [oldOk, recentOk] = okDeliveries.map((d) => d.id);
     // The same event's delivery on /fails (events are fanned out concurrently: ids need not follow the events' order).
-    const [oldFailed] = (await W().table("deliveries").where({ subscription_id: fails.id, event_id: okDeliveries[0].event_id }).pluck("id")) as (string | number)[];
+    const [oldFailed] = (await W()
+      .table("deliveries")
+      .where({ subscription_id: fails.id, event_id: okDeliveries[0].event_id })
+      .pluck("id")) as (string | number)[];
     const longAgo = db.raw("now() - interval '31 days'");
     // Aged: one success (its event also needed by a pending delivery), one failed settled long ago, and every event.
     await W().table("deliveries").whereIn("id", [oldOk]).update({ updated_at: longAgo, created_at: longAgo });
-    await W().table("deliveries").whereIn("id", [oldFailed]).update({ status: "failed", next_attempt_at: null, updated_at: longAgo, created_at: longAgo });
+    await W()
+      .table("deliveries")
+      .whereIn("id", [oldFailed])
+      .update({ status: "failed", next_attempt_at: null, updated_at: longAgo, created_at: longAgo });
     await W().table("events").update({ received_at: longAgo });
     // A success settled 29 days ago stays.
-    await W().table("deliveries").where({ id: recentOk }).update({ updated_at: db.raw("now() - interval '29 days'") });
+    await W()
+      .table("deliveries")
+      .where({ id: recentOk })
+      .update({ updated_at: db.raw("now() - interval '29 days'") });
     const attemptsBefore = await count("attempts");
 
     const pruned = await pruneWebhooks(db, RETENTION_MS);
 
     expect(pruned).toEqual({ deliveries: 2, attempts: 2, events: 1 });
-    const left = (await W().table("deliveries").orderBy("id").select("id", "status")) as { id: string | number; status: string }[];
+    const left = (await W().table("deliveries").orderBy("id").select("id", "status")) as {
+      id: string | number;
+      status: string;
+    }[];
     expect(left.map((d) => d.id)).not.toContain(oldOk);
     expect(left.map((d) => d.id)).not.toContain(oldFailed);
     expect(left).toHaveLength(4);
@@ -81,10 +122,27 @@ describe("webhook and outbox retention", () => {
 
   it("when sent outbox rows are older than the retention, then they go in batches of 1,000 and unsent rows stay", async () => {
     const sentLongAgo = db.raw("now() - interval '8 days'");
-    const rows = Array.from({ length: PRUNE_BATCH + 5 }, (_, i) => ({ event: "sales_order_created", owner_client_id: 1, entity: "order", entity_id: i, data: "{}", published_at: sentLongAgo }));
+    const rows = Array.from({ length: PRUNE_BATCH + 5 }, (_, i) => ({
+      event: "sales_order_created",
+      owner_client_id: 1,
+      entity: "order",
+      entity_id: i,
+      data: "{}",
+      published_at: sentLongAgo,
+    }));
     await db.withSchema(SOURCE).table("outbox").insert(rows);
     // Unsent, and held by a claim so that the running relay leaves it alone.
-    await db.withSchema(SOURCE).table("outbox").insert({ event: "sales_order_created", owner_client_id: 1, entity: "order", entity_id: 0, data: "{}", claimed_until: db.raw("now() + interval '1 hour'") });
+    await db
+      .withSchema(SOURCE)
+      .table("outbox")
+      .insert({
+        event: "sales_order_created",
+        owner_client_id: 1,
+        entity: "order",
+        entity_id: 0,
+        data: "{}",
+        claimed_until: db.raw("now() + interval '1 hour'"),
+      });
     const unsent = await source.unpublished();
     expect(unsent).toBe(1);
 
@@ -98,18 +156,25 @@ describe("webhook and outbox retention", () => {
     const claims = await Promise.all([1, 2, 3, 4].map(() => claimJobRun(db, "webhooks", "retention test job", 60_000)));
     expect(claims.filter(Boolean)).toHaveLength(1);
     expect(await claimJobRun(db, "webhooks", "retention test job", 60_000)).toBe(false);
-    await W().table("job_runs").where({ job: "retention test job" }).update({ started_at: db.raw("now() - interval '61 seconds'") });
+    await W()
+      .table("job_runs")
+      .where({ job: "retention test job" })
+      .update({ started_at: db.raw("now() - interval '61 seconds'") });
     expect(await claimJobRun(db, "webhooks", "retention test job", 60_000)).toBe(true);
   });
 
   it("when the retention job runs, then /metrics counts the rows it pruned by table", async () => {
     await W().table("job_runs").del();
-    await W().table("deliveries").update({ status: "cancelled", next_attempt_at: null, updated_at: db.raw("now() - interval '31 days'") });
+    await W()
+      .table("deliveries")
+      .update({ status: "cancelled", next_attempt_at: null, updated_at: db.raw("now() - interval '31 days'") });
     const job = webhooksRetentionJob({ db, logger: t.broker.logger, retentionMs: RETENTION_MS, everyMs: 3_600_000 });
     expect(await job.runIfDue()).toBe(true);
     expect(await job.runIfDue()).toBe(false);
     const { body } = await renderMetrics(t.broker);
-    expect(Number(/^retention_rows_pruned_total\{table="webhooks.deliveries"\} (\d+)/m.exec(body)?.[1])).toBeGreaterThanOrEqual(4);
+    expect(
+      Number(/^retention_rows_pruned_total\{table="webhooks.deliveries"\} (\d+)/m.exec(body)?.[1]),
+    ).toBeGreaterThanOrEqual(4);
     expect(await count("deliveries")).toBe(0);
   });
 });

@@ -27,8 +27,11 @@ interface SubscriptionJson {
 function ed25519Verifies(publicKey: string, request: ReceivedWebhook): boolean {
   const raw = Buffer.from(publicKey.replace(/^whpk_/, ""), "base64");
   const key = createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: raw.toString("base64url") }, format: "jwk" });
-  const content = Buffer.from(`${request.headers["webhook-id"]}.${request.headers["webhook-timestamp"]}.${request.body}`);
-  return request.headers["webhook-signature"].split(" ")
+  const content = Buffer.from(
+    `${request.headers["webhook-id"]}.${request.headers["webhook-timestamp"]}.${request.body}`,
+  );
+  return request.headers["webhook-signature"]
+    .split(" ")
     .filter((s) => s.startsWith("v1a,"))
     .some((s) => verify(null, content, key, Buffer.from(s.slice("v1a,".length), "base64")));
 }
@@ -52,7 +55,11 @@ describe("webhook signatures: rotation with overlap, Ed25519", () => {
 
   const call = <T>(action: string, params: object) => t.call<T>(action, params, partner);
   const subscribe = (path: string, extra: object = {}) =>
-    call<SubscriptionJson>("webhooks.subscribe", { event: "sales_order_created", url: `${receiver.url}${path}`, ...extra });
+    call<SubscriptionJson>("webhooks.subscribe", {
+      event: "sales_order_created",
+      url: `${receiver.url}${path}`,
+      ...extra,
+    });
 
   /** Raises one event and returns the request the subscription at `path` received for it. */
   async function deliveredTo(path: string): Promise<ReceivedWebhook> {
@@ -64,7 +71,10 @@ describe("webhook signatures: rotation with overlap, Ed25519", () => {
   }
 
   beforeAll(async () => {
-    t = await startTestBroker({ services: ["webhooks"], env: { WEBHOOK_DISPATCH_INTERVAL_MS: "50", OUTBOX_RELAY_INTERVAL_MS: "50" } });
+    t = await startTestBroker({
+      services: ["webhooks"],
+      env: { WEBHOOK_DISPATCH_INTERVAL_MS: "50", OUTBOX_RELAY_INTERVAL_MS: "50" },
+    });
     source = await addEventSource(t.broker, "webhooks_signatures_source");
     receiver = await startReceiver();
     db = openDatabase(t.database.url);
@@ -88,7 +98,11 @@ describe("webhook signatures: rotation with overlap, Ed25519", () => {
     expect(during.headers["x-webhook-previous-key"]).toBe(original.key);
 
     // The overlap ends.
-    await db.withSchema("webhooks").table("subscriptions").where({ id: original.id }).update({ previous_until: db.raw("now() - interval '1 second'") });
+    await db
+      .withSchema("webhooks")
+      .table("subscriptions")
+      .where({ id: original.id })
+      .update({ previous_until: db.raw("now() - interval '1 second'") });
     const after = await deliveredTo("/rotating");
     expect(after.headers["webhook-signature"]).toMatch(/^v1,\S+$/);
     expect(verifiesWith(rotated.secret, after)).toBe(true);
@@ -101,7 +115,10 @@ describe("webhook signatures: rotation with overlap, Ed25519", () => {
   it("when a subscription asks for ed25519, then the API shows its public key, the private key is stored sealed, and deliveries carry a v1a signature that key verifies", async () => {
     const sub = await subscribe("/ed25519", { signature: "ed25519" });
     expect(sub).toMatchObject({ signature: "ed25519", publicKey: expect.stringMatching(/^whpk_[A-Za-z0-9+/]{43}=$/) });
-    expect(await call<SubscriptionJson>("webhooks.get", { id: sub.id })).toMatchObject({ signature: "ed25519", publicKey: sub.publicKey });
+    expect(await call<SubscriptionJson>("webhooks.get", { id: sub.id })).toMatchObject({
+      signature: "ed25519",
+      publicKey: sub.publicKey,
+    });
     const stored = await db.withSchema("webhooks").table("subscriptions").where({ id: sub.id }).first();
     expect(SecretBox.isSealed(stored.signing_key)).toBe(true);
 
@@ -121,18 +138,29 @@ describe("webhook signatures: rotation with overlap, Ed25519", () => {
     expect(rotated.publicKey).toMatch(/^whpk_/);
     expect(rotated.publicKey).not.toBe(sub.publicKey);
     const request = await deliveredTo("/ed25519-rotating");
-    expect(request.headers["webhook-signature"].split(" ").map((s) => s.split(",")[0])).toEqual(["v1a", "v1", "v1a", "v1"]);
+    expect(request.headers["webhook-signature"].split(" ").map((s) => s.split(",")[0])).toEqual([
+      "v1a",
+      "v1",
+      "v1a",
+      "v1",
+    ]);
     expect(ed25519Verifies(rotated.publicKey ?? "", request)).toBe(true);
     expect(ed25519Verifies(sub.publicKey ?? "", request)).toBe(true);
 
     const plain = await subscribe("/switching");
     expect(plain).toMatchObject({ signature: "hmac", publicKey: null });
-    await expect(subscribe("/switching", { signature: "ed25519" })).rejects.toMatchObject({ code: 409, data: { path: "signature" } });
+    await expect(subscribe("/switching", { signature: "ed25519" })).rejects.toMatchObject({
+      code: 409,
+      data: { path: "signature" },
+    });
     const switched = await call<SubscriptionJson>("webhooks.rotate", { id: plain.id, signature: "ed25519" });
     expect(switched).toMatchObject({ signature: "ed25519", publicKey: expect.stringMatching(/^whpk_/) });
   });
 
   it("when the signature scheme is unknown, then 422 names `signature`", async () => {
-    await expect(subscribe("/bad", { signature: "rsa" })).rejects.toMatchObject({ code: 422, data: [{ field: "signature" }] });
+    await expect(subscribe("/bad", { signature: "rsa" })).rejects.toMatchObject({
+      code: 422,
+      data: [{ field: "signature" }],
+    });
   });
 });

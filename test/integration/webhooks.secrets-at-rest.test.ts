@@ -32,14 +32,29 @@ describe("webhook secrets at rest", () => {
   let t: TestBroker;
   let receiver: WebhookReceiver;
   const partner: Principal = { ...principal("partner", ["partner", "webhooks"]), webhookEvents: [...EVENTS] };
-  const stored = async (): Promise<Stored[]> => openDatabase(t.database.url)("webhooks.subscriptions").select("id", "url", "key", "secret").orderBy("id");
+  const stored = async (): Promise<Stored[]> =>
+    openDatabase(t.database.url)("webhooks.subscriptions").select("id", "url", "key", "secret").orderBy("id");
   const subscribe = (path: string) =>
-    t.broker.call<{ id: number; key: string; secret: string }, object>("webhooks.subscribe", { event: "sales_order_validated", url: `${receiver.url}${path}` }, { meta: { client: partner } });
+    t.broker.call<{ id: number; key: string; secret: string }, object>(
+      "webhooks.subscribe",
+      { event: "sales_order_validated", url: `${receiver.url}${path}` },
+      { meta: { client: partner } },
+    );
 
   /** Sends one request as the dispatcher would, from the row as stored. */
   async function deliverFrom(row: Stored, secrets: SecretBox) {
     const body = JSON.stringify({ id: row.id });
-    return sendWebhook({ url: row.url, event: "sales_order_validated", key: row.key, secret: row.secret, webhookId: `msg_${row.id}_${Date.now()}`, body }, { timeoutMs: 5_000, allowInsecure: true, secrets });
+    return sendWebhook(
+      {
+        url: row.url,
+        event: "sales_order_validated",
+        key: row.key,
+        secret: row.secret,
+        webhookId: `msg_${row.id}_${Date.now()}`,
+        body,
+      },
+      { timeoutMs: 5_000, allowInsecure: true, secrets },
+    );
   }
 
   beforeAll(async () => {
@@ -75,10 +90,21 @@ describe("webhook secrets at rest", () => {
       await rewriteStoredSecrets(openDatabase(t.database.url), (v) => rotated.reseal(v));
     } else {
       const out = await new Promise<string>((resolve, reject) =>
-        execFile(process.execPath, [CLI, "secrets", "reencrypt"], {
-          env: { PATH: process.env.PATH, DATABASE_URL: t.database.url, SECRETS_ENCRYPTION_KEYS: `${newKey},${TEST_SECRETS_ENCRYPTION_KEYS}`, LOG_LEVEL: "warn" },
-          timeout: 60_000,
-        }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout))));
+        execFile(
+          process.execPath,
+          [CLI, "secrets", "reencrypt"],
+          {
+            env: {
+              PATH: process.env.PATH,
+              DATABASE_URL: t.database.url,
+              SECRETS_ENCRYPTION_KEYS: `${newKey},${TEST_SECRETS_ENCRYPTION_KEYS}`,
+              LOG_LEVEL: "warn",
+            },
+            timeout: 60_000,
+          },
+          (err, stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout)),
+        ),
+      );
       expect(out).toMatch(/Re-encrypted \d+ webhook subscription\(s\) with the key "k2"/);
     }
     const rows = await stored();
@@ -89,16 +115,27 @@ describe("webhook secrets at rest", () => {
     expect(await deliverFrom(row, boxOf(newKey))).toMatchObject({ kind: "delivered" });
     const request = receiver.received.at(-1)!;
     expect(new Webhook(sub.secret).verify(request.body, request.headers)).toEqual({ id: row.id });
-    expect(await deliverFrom(row, boxOf(TEST_SECRETS_ENCRYPTION_KEYS))).toMatchObject({ kind: "error", error: expect.stringContaining('key "k2"') });
+    expect(await deliverFrom(row, boxOf(TEST_SECRETS_ENCRYPTION_KEYS))).toMatchObject({
+      kind: "error",
+      error: expect.stringContaining('key "k2"'),
+    });
 
     // Back to the test key, for the next test.
-    await rewriteStoredSecrets(openDatabase(t.database.url), (v) => boxOf(TEST_SECRETS_ENCRYPTION_KEYS, newKey).reseal(v));
+    await rewriteStoredSecrets(openDatabase(t.database.url), (v) =>
+      boxOf(TEST_SECRETS_ENCRYPTION_KEYS, newKey).reseal(v),
+    );
   });
 
   it("when rows were stored in clear, then the migration encrypts them and its down gives them back in clear", async () => {
     const db = openDatabase(t.database.url);
     const [plain] = (await db("webhooks.subscriptions")
-      .insert({ client_id: partner.clientId, event: "sales_order_validated", url: `${receiver.url}/legacy`, key: "whk_legacy", secret: "whsec_bGVnYWN5bGVnYWN5bGVnYWN5" })
+      .insert({
+        client_id: partner.clientId,
+        event: "sales_order_validated",
+        url: `${receiver.url}/legacy`,
+        key: "whk_legacy",
+        secret: "whsec_bGVnYWN5bGVnYWN5bGVnYWN5",
+      })
       .returning("id")) as { id: number }[];
     const byId = async () => (await stored()).find((r) => r.id === plain.id)!;
 
@@ -111,6 +148,8 @@ describe("webhook secrets at rest", () => {
     expect(await byId()).toMatchObject({ key: "whk_legacy", secret: "whsec_bGVnYWN5bGVnYWN5bGVnYWN5" });
     expect((await stored()).filter((r) => SecretBox.isSealed(r.key)).map((r) => r.id)).toEqual([]);
     await encryptSecrets.up(db);
-    expect((await stored()).filter((r) => !SecretBox.isSealed(r.key) || !SecretBox.isSealed(r.secret)).map((r) => r.id)).toEqual([]);
+    expect(
+      (await stored()).filter((r) => !SecretBox.isSealed(r.key) || !SecretBox.isSealed(r.secret)).map((r) => r.id),
+    ).toEqual([]);
   });
 });

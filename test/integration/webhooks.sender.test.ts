@@ -10,7 +10,12 @@ import { useResolver, type ResolvedAddress } from "../../services/webhooks/webho
 
 const box = new SecretBox(parseEncryptionKeys([newEncryptionKeyEntry("t")], "keys").keys);
 const webhook = (url: string): OutgoingWebhook => ({
-  url, event: "sales_order_validated", key: box.seal("whk_k"), secret: box.seal("whsec_c2VjcmV0c2VjcmV0c2VjcmV0"), webhookId: "msg_1", body: "{}",
+  url,
+  event: "sales_order_validated",
+  key: box.seal("whk_k"),
+  secret: box.seal("whsec_c2VjcmV0c2VjcmV0c2VjcmV0"),
+  webhookId: "msg_1",
+  body: "{}",
 });
 
 /** A keep-alive HTTP server on one loopback address that counts the requests it answered. */
@@ -31,7 +36,11 @@ describe("webhook sender", () => {
   it("when the resolver never answers, then the attempt ends as a timeout within WEBHOOK_TIMEOUT_MS", async () => {
     useResolver(() => new Promise<ResolvedAddress[]>(() => undefined));
     // Without the deadline around the check this would never settle (and the test would time out).
-    const outcome = await sendWebhook(webhook("https://hangs.example.com/in"), { timeoutMs: 300, allowInsecure: false, secrets: box });
+    const outcome = await sendWebhook(webhook("https://hangs.example.com/in"), {
+      timeoutMs: 300,
+      allowInsecure: false,
+      secrets: box,
+    });
     expect(outcome).toMatchObject({ kind: "timeout", error: expect.stringContaining("300 ms") });
   });
 
@@ -56,7 +65,10 @@ describe("webhook sender", () => {
 
   it("when the stored secret was sealed with a key that is not configured, then the attempt is an error naming the key id", async () => {
     const other = new SecretBox(parseEncryptionKeys([newEncryptionKeyEntry("gone")], "keys").keys);
-    const outcome = await sendWebhook({ ...webhook("https://hooks.example.com/in"), secret: other.seal("whsec_x") }, { timeoutMs: 1_000, allowInsecure: false, secrets: box });
+    const outcome = await sendWebhook(
+      { ...webhook("https://hooks.example.com/in"), secret: other.seal("whsec_x") },
+      { timeoutMs: 1_000, allowInsecure: false, secrets: box },
+    );
     expect(outcome).toMatchObject({ kind: "error", error: expect.stringContaining('"gone"') });
   });
 });

@@ -33,7 +33,12 @@ interface RecoveryJson {
   all: boolean;
 }
 
-const ENV = { WEBHOOK_RETRY_SCHEDULE: "0.2,0.2", WEBHOOK_TIMEOUT_MS: "1000", WEBHOOK_DISPATCH_INTERVAL_MS: "50", OUTBOX_RELAY_INTERVAL_MS: "50" };
+const ENV = {
+  WEBHOOK_RETRY_SCHEDULE: "0.2,0.2",
+  WEBHOOK_TIMEOUT_MS: "1000",
+  WEBHOOK_DISPATCH_INTERVAL_MS: "50",
+  OUTBOX_RELAY_INTERVAL_MS: "50",
+};
 
 describe("webhooks: test event and recovery", () => {
   let replicaA: TestBroker;
@@ -53,8 +58,13 @@ describe("webhooks: test event and recovery", () => {
       return { result, status: meta.$statusCode as number | undefined, location: meta.$location as string | undefined };
     },
   });
-  const subscribe = (path: string) => on(replicaA).call<SubscriptionJson>("webhooks.subscribe", { event: "sales_order_created", url: `${receiver.url}${path}` });
-  const deliveriesOf = async (id: number) => (await on(replicaA).call<{ items: DeliveryJson[] }>("webhooks.deliveries", { id })).items;
+  const subscribe = (path: string) =>
+    on(replicaA).call<SubscriptionJson>("webhooks.subscribe", {
+      event: "sales_order_created",
+      url: `${receiver.url}${path}`,
+    });
+  const deliveriesOf = async (id: number) =>
+    (await on(replicaA).call<{ items: DeliveryJson[] }>("webhooks.deliveries", { id })).items;
   const receivedOn = (path: string) => receiver.received.filter((r) => r.path === path);
 
   async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
@@ -86,17 +96,30 @@ describe("webhooks: test event and recovery", () => {
     const bystander = await subscribe("/bystander");
     receiver.answerWith((r, before) => (r.path === "/test" && before === 0 ? 500 : 200));
 
-    const { result: queued, status } = await on(replicaB).callWithMeta<DeliveryJson>("webhooks.sendTest", { id: sub.id });
+    const { result: queued, status } = await on(replicaB).callWithMeta<DeliveryJson>("webhooks.sendTest", {
+      id: sub.id,
+    });
     expect(status).toBe(202);
-    expect(queued).toMatchObject({ event: "webhook_test", status: "pending", payload: { test: true, subscriptionId: sub.id, event: "sales_order_created" } });
+    expect(queued).toMatchObject({
+      event: "webhook_test",
+      status: "pending",
+      payload: { test: true, subscriptionId: sub.id, event: "sales_order_created" },
+    });
 
     await receiver.waitFor(() => receivedOn("/test").length === 2, 10_000);
     const [first, second] = receivedOn("/test");
     expect(first.headers["x-webhook-event"]).toBe("webhook_test");
     expect(second.headers["webhook-id"]).toBe(first.headers["webhook-id"]);
-    expect(new Webhook(sub.secret ?? "").verify(second.body, second.headers)).toMatchObject({ test: true, subscriptionId: sub.id });
+    expect(new Webhook(sub.secret ?? "").verify(second.body, second.headers)).toMatchObject({
+      test: true,
+      subscriptionId: sub.id,
+    });
 
-    const [listed] = await until("the test delivery succeeding", () => deliveriesOf(sub.id), (d) => d[0]?.status === "succeeded");
+    const [listed] = await until(
+      "the test delivery succeeding",
+      () => deliveriesOf(sub.id),
+      (d) => d[0]?.status === "succeeded",
+    );
     expect(listed).toMatchObject({ id: queued.id, webhookId: first.headers["webhook-id"], event: "webhook_test" });
     expect(listed.attempts.map((a) => a.statusCode)).toEqual([500, 200]);
     expect(receivedOn("/bystander")).toEqual([]);
@@ -106,7 +129,9 @@ describe("webhooks: test event and recovery", () => {
   it("when another client asks for a test or a recovery of a subscription, then it is not found", async () => {
     const sub = await subscribe("/not-yours");
     await expect(on(replicaA).call("webhooks.sendTest", { id: sub.id }, stranger)).rejects.toMatchObject({ code: 404 });
-    await expect(on(replicaA).call("webhooks.recover", { id: sub.id, since: new Date().toISOString() }, stranger)).rejects.toMatchObject({ code: 404 });
+    await expect(
+      on(replicaA).call("webhooks.recover", { id: sub.id, since: new Date().toISOString() }, stranger),
+    ).rejects.toMatchObject({ code: 404 });
   });
 
   it("when deliveries failed during an outage, then a recovery, asked twice on two replicas, runs once and sends each failed one again; `all` sends every one", async () => {
@@ -119,8 +144,11 @@ describe("webhooks: test event and recovery", () => {
       { event: "sales_order_created", ownerClientId: partner.clientId, data: { n: ++seq } },
       { event: "sales_order_created", ownerClientId: partner.clientId, data: { n: ++seq, up: true } },
     ]);
-    const settled = await until("the outage's deliveries settling", () => deliveriesOf(sub.id),
-      (d) => d.length === 3 && d.every((x) => x.status === "failed" || x.status === "succeeded"));
+    const settled = await until(
+      "the outage's deliveries settling",
+      () => deliveriesOf(sub.id),
+      (d) => d.length === 3 && d.every((x) => x.status === "failed" || x.status === "succeeded"),
+    );
     const failedIds = settled.filter((d) => d.status === "failed").map((d) => d.webhookId);
     expect(failedIds).toHaveLength(2);
     receiver.answerWith(() => 200);
@@ -134,47 +162,98 @@ describe("webhooks: test event and recovery", () => {
     expect([a.status, b.status].sort()).toEqual([200, 202]);
     expect(a.location).toBe(`/api/v1/webhooks/${sub.id}/recoveries/${a.result.id}`);
 
-    const done = await until("the recovery finishing", () => on(replicaB).call<RecoveryJson>("webhooks.recovery", { id: sub.id, recoveryId: a.result.id }),
-      (r) => r.status === "done");
+    const done = await until(
+      "the recovery finishing",
+      () => on(replicaB).call<RecoveryJson>("webhooks.recovery", { id: sub.id, recoveryId: a.result.id }),
+      (r) => r.status === "done",
+    );
     expect(done).toMatchObject({ examined: 3, queued: 2, all: false });
     await receiver.waitFor(() => receivedOn("/outage").length >= before + 2, 10_000);
-    await until("the recovered deliveries succeeding", () => deliveriesOf(sub.id), (d) => d.every((x) => x.status === "succeeded"));
-    const resent = receivedOn("/outage").slice(before).map((r) => r.headers["webhook-id"]);
+    await until(
+      "the recovered deliveries succeeding",
+      () => deliveriesOf(sub.id),
+      (d) => d.every((x) => x.status === "succeeded"),
+    );
+    const resent = receivedOn("/outage")
+      .slice(before)
+      .map((r) => r.headers["webhook-id"]);
     expect(resent.sort()).toEqual([...failedIds].sort());
 
     // Finished, so the same request is a new recovery; with `all`, the successful ones go again too.
-    const everything = await on(replicaA).callWithMeta<RecoveryJson>("webhooks.recover", { id: sub.id, since, all: true });
+    const everything = await on(replicaA).callWithMeta<RecoveryJson>("webhooks.recover", {
+      id: sub.id,
+      since,
+      all: true,
+    });
     expect(everything.status).toBe(202);
     expect(everything.result.id).not.toBe(a.result.id);
-    expect(await until("the second recovery finishing", () => on(replicaA).call<RecoveryJson>("webhooks.recovery", { id: sub.id, recoveryId: everything.result.id }),
-      (r) => r.status === "done")).toMatchObject({ examined: 3, queued: 3, all: true });
+    expect(
+      await until(
+        "the second recovery finishing",
+        () => on(replicaA).call<RecoveryJson>("webhooks.recovery", { id: sub.id, recoveryId: everything.result.id }),
+        (r) => r.status === "done",
+      ),
+    ).toMatchObject({ examined: 3, queued: 3, all: true });
   });
 
   it("when a recovery is unfinished, then the same request answers it, another window is 409, and a replica takes it over once its holder's lease ended", async () => {
     const sub = await subscribe("/held");
     const since = "2026-01-01T00:00:00Z";
     // A recovery held by a replica that died: its lease is still running.
-    const [held] = await db.withSchema("webhooks").table("recoveries").insert({
-      subscription_id: sub.id, since, until: db.fn.now(), all_deliveries: false, status: "running",
-      claim_token: "00000000-0000-4000-8000-000000000000", claimed_until: db.raw("now() + interval '1 hour'"),
-    }).returning("id");
+    const [held] = await db
+      .withSchema("webhooks")
+      .table("recoveries")
+      .insert({
+        subscription_id: sub.id,
+        since,
+        until: db.fn.now(),
+        all_deliveries: false,
+        status: "running",
+        claim_token: "00000000-0000-4000-8000-000000000000",
+        claimed_until: db.raw("now() + interval '1 hour'"),
+      })
+      .returning("id");
     const heldId = Number((held as { id: string }).id);
 
     const again = await on(replicaA).callWithMeta<RecoveryJson>("webhooks.recover", { id: sub.id, since });
     expect(again).toMatchObject({ status: 200, result: { id: heldId, status: "running" } });
-    await expect(on(replicaA).call("webhooks.recover", { id: sub.id, since, all: true })).rejects.toMatchObject({ code: 409, data: { recoveryId: heldId } });
+    await expect(on(replicaA).call("webhooks.recover", { id: sub.id, since, all: true })).rejects.toMatchObject({
+      code: 409,
+      data: { recoveryId: heldId },
+    });
 
-    await db.withSchema("webhooks").table("recoveries").where({ id: heldId }).update({ claimed_until: db.raw("now() - interval '1 second'") });
-    expect(await until("the recovery taken over", () => on(replicaA).call<RecoveryJson>("webhooks.recovery", { id: sub.id, recoveryId: heldId }),
-      (r) => r.status === "done")).toMatchObject({ examined: 0, queued: 0 });
+    await db
+      .withSchema("webhooks")
+      .table("recoveries")
+      .where({ id: heldId })
+      .update({ claimed_until: db.raw("now() - interval '1 second'") });
+    expect(
+      await until(
+        "the recovery taken over",
+        () => on(replicaA).call<RecoveryJson>("webhooks.recovery", { id: sub.id, recoveryId: heldId }),
+        (r) => r.status === "done",
+      ),
+    ).toMatchObject({ examined: 0, queued: 0 });
   });
 
   it("when the window is malformed, then 422 names the field; an unknown recovery is 404", async () => {
     const sub = await subscribe("/bad-window");
-    await expect(on(replicaA).call("webhooks.recover", { id: sub.id, since: "yesterday" })).rejects.toMatchObject({ code: 422, data: [{ field: "since" }] });
-    await expect(on(replicaA).call("webhooks.recover", { id: sub.id, since: "2026-02-01T00:00:00Z", until: "2026-01-01T00:00:00Z" }))
-      .rejects.toMatchObject({ code: 422, data: { errors: [{ path: "until" }] } });
-    await expect(on(replicaA).call("webhooks.recover", { id: sub.id, since: "2026-01-01T00:00:00Z", all: "yes" })).rejects.toMatchObject({ code: 422, data: [{ field: "all" }] });
-    await expect(on(replicaA).call("webhooks.recovery", { id: sub.id, recoveryId: 999_999 })).rejects.toMatchObject({ code: 404 });
+    await expect(on(replicaA).call("webhooks.recover", { id: sub.id, since: "yesterday" })).rejects.toMatchObject({
+      code: 422,
+      data: [{ field: "since" }],
+    });
+    await expect(
+      on(replicaA).call("webhooks.recover", {
+        id: sub.id,
+        since: "2026-02-01T00:00:00Z",
+        until: "2026-01-01T00:00:00Z",
+      }),
+    ).rejects.toMatchObject({ code: 422, data: { errors: [{ path: "until" }] } });
+    await expect(
+      on(replicaA).call("webhooks.recover", { id: sub.id, since: "2026-01-01T00:00:00Z", all: "yes" }),
+    ).rejects.toMatchObject({ code: 422, data: [{ field: "all" }] });
+    await expect(on(replicaA).call("webhooks.recovery", { id: sub.id, recoveryId: 999_999 })).rejects.toMatchObject({
+      code: 404,
+    });
   });
 });

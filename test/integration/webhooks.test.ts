@@ -26,7 +26,10 @@ interface DeliveryJson {
   attempts: { attemptedAt: string; statusCode: number | null; error: string | null; durationMs: number }[];
 }
 
-const withEvents = (p: Principal, events: readonly string[] = EVENTS): Principal => ({ ...p, webhookEvents: [...events] });
+const withEvents = (p: Principal, events: readonly string[] = EVENTS): Principal => ({
+  ...p,
+  webhookEvents: [...events],
+});
 
 describe("webhooks service", () => {
   let t: TestBroker;
@@ -35,7 +38,9 @@ describe("webhooks service", () => {
   let db: Knex;
   const partner = withEvents(principal("partner", ["partner", "orders:write", "orders:read", "webhooks"]));
   const otherPartner = withEvents(principal("partner", ["partner", "orders:write", "orders:read", "webhooks"]));
-  const backoffice = withEvents(principal("backoffice", ["crm", "catalogue", "orders:write", "orders:read", "orders:manage", "webhooks"]));
+  const backoffice = withEvents(
+    principal("backoffice", ["crm", "catalogue", "orders:write", "orders:read", "orders:manage", "webhooks"]),
+  );
   const limited = withEvents(principal("partner", ["partner", "webhooks"]), ["sales_order_validated"]);
   let seq = 0;
 
@@ -56,7 +61,12 @@ describe("webhooks service", () => {
   beforeAll(async () => {
     t = await startTestBroker({
       services: ["webhooks"],
-      env: { WEBHOOK_RETRY_SCHEDULE: "0.2,0.2", WEBHOOK_TIMEOUT_MS: "500", WEBHOOK_DISPATCH_INTERVAL_MS: "50", OUTBOX_RELAY_INTERVAL_MS: "50" },
+      env: {
+        WEBHOOK_RETRY_SCHEDULE: "0.2,0.2",
+        WEBHOOK_TIMEOUT_MS: "500",
+        WEBHOOK_DISPATCH_INTERVAL_MS: "50",
+        OUTBOX_RELAY_INTERVAL_MS: "50",
+      },
     });
     source = await addEventSource(t.broker, "webhooks_it_source");
     receiver = await startReceiver();
@@ -80,7 +90,12 @@ describe("webhooks service", () => {
       const first = await subscribe(partner, "sales_order_created", "/created");
       expect(first.meta.$statusCode).toBe(201);
       expect(first.meta.$location).toBe(`/api/v1/webhooks/${first.result.id}`);
-      expect(first.result).toMatchObject({ event: "sales_order_created", url: `${receiver.url}/created`, key: expect.stringMatching(/^whk_/), secret: expect.stringMatching(/^whsec_/) });
+      expect(first.result).toMatchObject({
+        event: "sales_order_created",
+        url: `${receiver.url}/created`,
+        key: expect.stringMatching(/^whk_/),
+        secret: expect.stringMatching(/^whsec_/),
+      });
 
       const again = await subscribe(partner, "sales_order_created", "/created");
       expect(again.meta.$statusCode ?? 200).toBe(200);
@@ -90,13 +105,23 @@ describe("webhooks service", () => {
     });
 
     it("when a client subscribes to an event it may not use, then it is forbidden; an unknown event names `event`", async () => {
-      await expect(subscribe(limited, "sales_order_created", "/x")).rejects.toMatchObject({ code: 403, data: { event: "sales_order_created" } });
-      await expect(subscribe(limited, "order_shipped", "/x")).rejects.toMatchObject({ code: 422, type: "VALIDATION_ERROR", data: [{ field: "event" }] });
+      await expect(subscribe(limited, "sales_order_created", "/x")).rejects.toMatchObject({
+        code: 403,
+        data: { event: "sales_order_created" },
+      });
+      await expect(subscribe(limited, "order_shipped", "/x")).rejects.toMatchObject({
+        code: 422,
+        type: "VALIDATION_ERROR",
+        data: [{ field: "event" }],
+      });
     });
 
     it("when the URL is not one, then 422 names `url`", async () => {
-      await expect(call("webhooks.subscribe", { event: "sales_order_validated", url: "not a url" }, limited)).rejects.toMatchObject({
-        code: 422, data: { errors: [{ path: "url" }] },
+      await expect(
+        call("webhooks.subscribe", { event: "sales_order_validated", url: "not a url" }, limited),
+      ).rejects.toMatchObject({
+        code: 422,
+        data: { errors: [{ path: "url" }] },
       });
     });
 
@@ -106,7 +131,10 @@ describe("webhooks service", () => {
 
       const list = (await call<{ items: SubscriptionJson[] }>("webhooks.list", {}, otherPartner)).result.items;
       expect(list.map((s) => s.id)).toEqual([mine.id]);
-      expect((await call<SubscriptionJson>("webhooks.get", { id: mine.id }, otherPartner)).result).toMatchObject({ id: mine.id, url: mine.url });
+      expect((await call<SubscriptionJson>("webhooks.get", { id: mine.id }, otherPartner)).result).toMatchObject({
+        id: mine.id,
+        url: mine.url,
+      });
       for (const action of ["webhooks.get", "webhooks.rotate", "webhooks.unsubscribe", "webhooks.deliveries"]) {
         await expect(call(action, { id: theirs.id }, otherPartner)).rejects.toMatchObject({ code: 404 });
       }
@@ -153,8 +181,13 @@ describe("webhooks service", () => {
     it("when the same event is published twice, then it makes one delivery per subscription", async () => {
       const sub = (await subscribe(partner, "contact_reference_created", "/twice")).result;
       const event: DomainEvent = {
-        id: `test-twice-${++seq}`, event: "contact_reference_created", ownerClientId: partner.clientId,
-        entity: "contact_reference", entityId: 9, occurredAt: new Date().toISOString(), data: { id: 9 },
+        id: `test-twice-${++seq}`,
+        event: "contact_reference_created",
+        ownerClientId: partner.clientId,
+        entity: "contact_reference",
+        entityId: 9,
+        occurredAt: new Date().toISOString(),
+        data: { id: 9 },
       };
       await t.broker.sendToChannel(channelOf("contact_reference_created"), event);
       await t.broker.sendToChannel(channelOf("contact_reference_created"), event);
@@ -170,7 +203,13 @@ describe("webhooks service", () => {
       const occurredAt = new Date(Date.now() - 60_000).toISOString();
       const sub = (await subscribe(partner, "sales_order_cancelled", "/late")).result;
       await t.broker.sendToChannel(channelOf("sales_order_cancelled"), {
-        id: `test-old-${++seq}`, event: "sales_order_cancelled", ownerClientId: partner.clientId, entity: "order", entityId: 1, occurredAt, data: {},
+        id: `test-old-${++seq}`,
+        event: "sales_order_cancelled",
+        ownerClientId: partner.clientId,
+        entity: "order",
+        entityId: 1,
+        occurredAt,
+        data: {},
       });
       expect(await deliveriesOf(partner, sub.id)).toEqual([]);
     });
@@ -199,7 +238,11 @@ describe("webhooks service", () => {
       expect(delivery.nextAttemptAt).toBeNull();
 
       receiver.answerWith(() => 200);
-      const redelivered = await call<DeliveryJson>("webhooks.redeliver", { id: sub.id, deliveryId: delivery.id }, partner);
+      const redelivered = await call<DeliveryJson>(
+        "webhooks.redeliver",
+        { id: sub.id, deliveryId: delivery.id },
+        partner,
+      );
       expect(redelivered.meta.$statusCode).toBe(202);
       expect(redelivered.result.status).toBe("pending");
       await waitForStatus(partner, sub.id, "succeeded");
@@ -209,8 +252,12 @@ describe("webhooks service", () => {
       // A succeeded delivery can be sent again as well; another client cannot touch it.
       await call("webhooks.redeliver", { id: sub.id, deliveryId: delivery.id }, partner);
       await receiver.waitFor(() => receivedOn("/down").length === 5, 10_000);
-      await expect(call("webhooks.redeliver", { id: sub.id, deliveryId: delivery.id }, otherPartner)).rejects.toMatchObject({ code: 404 });
-      await expect(call("webhooks.redeliver", { id: sub.id, deliveryId: 99_999_999 }, partner)).rejects.toMatchObject({ code: 404 });
+      await expect(
+        call("webhooks.redeliver", { id: sub.id, deliveryId: delivery.id }, otherPartner),
+      ).rejects.toMatchObject({ code: 404 });
+      await expect(call("webhooks.redeliver", { id: sub.id, deliveryId: 99_999_999 }, partner)).rejects.toMatchObject({
+        code: 404,
+      });
     });
 
     it("when the receiver never answers, then the attempt times out and is retried", async () => {
@@ -229,7 +276,12 @@ describe("webhooks service", () => {
       await source.emit([{ event: "sales_order_created", ownerClientId: partner.clientId, data: { gone: ++seq } }]);
       await new Promise((r) => setTimeout(r, 400));
       expect(receivedOn("/gone")).toHaveLength(0);
-      const left = await db.withSchema("webhooks").table("deliveries").where({ subscription_id: sub.id }).count({ n: "*" }).first();
+      const left = await db
+        .withSchema("webhooks")
+        .table("deliveries")
+        .where({ subscription_id: sub.id })
+        .count({ n: "*" })
+        .first();
       expect(Number((left as { n: unknown }).n)).toBe(0);
     });
   });

@@ -17,7 +17,12 @@ describe("webhook URL policy, enforced", () => {
   const partner: Principal = { ...principal("partner", ["partner", "webhooks"]), webhookEvents: [...EVENTS] };
   let answers = new Map<string, ResolvedAddress[]>();
 
-  const subscribe = (url: string) => t.broker.call<{ id: number }, object>("webhooks.subscribe", { event: "sales_order_validated", url }, { meta: { client: partner } });
+  const subscribe = (url: string) =>
+    t.broker.call<{ id: number }, object>(
+      "webhooks.subscribe",
+      { event: "sales_order_validated", url },
+      { meta: { client: partner } },
+    );
 
   beforeAll(async () => {
     useResolver(async (host) => {
@@ -27,7 +32,11 @@ describe("webhook URL policy, enforced", () => {
     });
     t = await startTestBroker({
       services: ["webhooks"],
-      env: { WEBHOOK_ALLOW_INSECURE_TARGETS: "false", WEBHOOK_DISPATCH_INTERVAL_MS: "50", OUTBOX_RELAY_INTERVAL_MS: "50" },
+      env: {
+        WEBHOOK_ALLOW_INSECURE_TARGETS: "false",
+        WEBHOOK_DISPATCH_INTERVAL_MS: "50",
+        OUTBOX_RELAY_INTERVAL_MS: "50",
+      },
     });
     source = await addEventSource(t.broker, "webhooks_policy_source");
   });
@@ -36,7 +45,10 @@ describe("webhook URL policy, enforced", () => {
     useResolver(null);
   });
   beforeEach(() => {
-    answers = new Map([["hooks.example.com", [PUBLIC]], ["internal.example.com", [{ address: "10.1.2.3", family: 4 }]]]);
+    answers = new Map([
+      ["hooks.example.com", [PUBLIC]],
+      ["internal.example.com", [{ address: "10.1.2.3", family: 4 }]],
+    ]);
   });
 
   it.each([
@@ -60,12 +72,20 @@ describe("webhook URL policy, enforced", () => {
     const deadline = Date.now() + 10_000;
     let deliveries: { status: string; attempts: { statusCode: number | null; error: string | null }[] }[] = [];
     while (Date.now() < deadline) {
-      deliveries = (await t.broker.call<{ items: typeof deliveries }, object>("webhooks.deliveries", { id: sub.id }, { meta: { client: partner } })).items;
+      deliveries = (
+        await t.broker.call<{ items: typeof deliveries }, object>(
+          "webhooks.deliveries",
+          { id: sub.id },
+          { meta: { client: partner } },
+        )
+      ).items;
       if (deliveries[0]?.status === "refused") break;
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(deliveries).toHaveLength(1);
     expect(deliveries[0].status).toBe("refused");
-    expect(deliveries[0].attempts).toEqual([expect.objectContaining({ statusCode: null, error: expect.stringContaining("10.0.0.5") })]);
+    expect(deliveries[0].attempts).toEqual([
+      expect.objectContaining({ statusCode: null, error: expect.stringContaining("10.0.0.5") }),
+    ]);
   });
 });

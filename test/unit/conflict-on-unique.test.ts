@@ -6,7 +6,8 @@ import { conflictOnUnique } from "../../shared/database-errors";
 import { ConflictError } from "../../shared/errors";
 
 /** What pg raises for a duplicate key. */
-const uniqueViolation = (constraint: string) => Object.assign(new Error("duplicate key value violates unique constraint"), { code: "23505", constraint });
+const uniqueViolation = (constraint: string) =>
+  Object.assign(new Error("duplicate key value violates unique constraint"), { code: "23505", constraint });
 
 describe("conflictOnUnique", () => {
   it("when the work succeeds, then its value is returned and no conflict is built", async () => {
@@ -17,7 +18,9 @@ describe("conflictOnUnique", () => {
 
   it("when a unique constraint breaks, then the caller's conflict is thrown, given the constraint's name", async () => {
     const conflict = jest.fn((constraint: string) => new ConflictError(`taken: ${constraint}`));
-    await expect(conflictOnUnique(Promise.reject(uniqueViolation("customers_name_unique")), conflict)).rejects.toThrow(new ConflictError("taken: customers_name_unique"));
+    await expect(conflictOnUnique(Promise.reject(uniqueViolation("customers_name_unique")), conflict)).rejects.toThrow(
+      new ConflictError("taken: customers_name_unique"),
+    );
     expect(conflict).toHaveBeenCalledWith("customers_name_unique");
   });
 

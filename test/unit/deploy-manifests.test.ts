@@ -7,9 +7,25 @@ import fs from "node:fs";
 import path from "node:path";
 import { ALL_SERVICES, loadConfig, VARIABLES } from "../../shared/config";
 import {
-  baseManifests, composeAppServices, composeEnv, composeServices, containerEnv, DOCKERFILE, K8S_BASE, K8S_MONITORING, K8S_NETWORK_POLICIES, K8S_OVERLAY,
-  interpolateUnset, ofKind, readKustomization, resolvePort, ROOT, variableNamesSetIn, yamlFilesIn,
-  type Container, type Manifest,
+  baseManifests,
+  composeAppServices,
+  composeEnv,
+  composeServices,
+  containerEnv,
+  DOCKERFILE,
+  K8S_BASE,
+  K8S_MONITORING,
+  K8S_NETWORK_POLICIES,
+  K8S_OVERLAY,
+  interpolateUnset,
+  ofKind,
+  readKustomization,
+  resolvePort,
+  ROOT,
+  variableNamesSetIn,
+  yamlFilesIn,
+  type Container,
+  type Manifest,
 } from "../helpers/manifests";
 import { SERVICE_NODE_OPTIONS } from "../../runtime/process-limits";
 
@@ -22,33 +38,51 @@ const dockerfile = fs.readFileSync(DOCKERFILE, "utf8");
 /** runtime/start.ts forces the exit this long after SHUTDOWN_TIMEOUT_MS. */
 const START_EXIT_MARGIN_MS = 5_000;
 
-const servicesOf = (env: Record<string, string>) => (env.SERVICES ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+const servicesOf = (env: Record<string, string>) =>
+  (env.SERVICES ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 const containerOf = (m: Manifest): Container => m.spec!.template!.spec.containers[0];
-const deploymentFor = (name: string) => deployments.find((d) => servicesOf(containerEnv(containerOf(d), manifests)).join() === name);
+const deploymentFor = (name: string) =>
+  deployments.find((d) => servicesOf(containerEnv(containerOf(d), manifests)).join() === name);
 const variableNames = new Set(Object.keys(VARIABLES));
 
 describe("kustomize folders", () => {
-  it.each([["base", K8S_BASE], ["overlays/example", K8S_OVERLAY], ["components/monitoring", K8S_MONITORING], ["components/network-policies", K8S_NETWORK_POLICIES]])(
-    "when %s/kustomization.yaml is read, then it lists exactly the YAML files of its folder",
-    (_label, dir) => {
-      const k = readKustomization(dir);
-      const listed = [...(k.resources ?? []), ...(k.patches ?? []).map((p) => p.path ?? "")]
-        .filter((f) => !f.startsWith(".."))
-        .sort();
-      expect(listed).toEqual(yamlFilesIn(dir).filter((f) => f !== "kustomization.yaml"));
-    },
-  );
+  it.each([
+    ["base", K8S_BASE],
+    ["overlays/example", K8S_OVERLAY],
+    ["components/monitoring", K8S_MONITORING],
+    ["components/network-policies", K8S_NETWORK_POLICIES],
+  ])("when %s/kustomization.yaml is read, then it lists exactly the YAML files of its folder", (_label, dir) => {
+    const k = readKustomization(dir);
+    const listed = [...(k.resources ?? []), ...(k.patches ?? []).map((p) => p.path ?? "")]
+      .filter((f) => !f.startsWith(".."))
+      .sort();
+    expect(listed).toEqual(yamlFilesIn(dir).filter((f) => f !== "kustomization.yaml"));
+  });
 
   it("when the base is parsed, then every object has an apiVersion, a kind and a name", () => {
     expect(manifests.length).toBeGreaterThan(0);
-    const named = { apiVersion: expect.stringMatching(/\S/), kind: expect.stringMatching(/\S/), name: expect.stringMatching(/\S/) };
-    for (const m of manifests) expect({ file: m.file, apiVersion: m.apiVersion, kind: m.kind, name: m.metadata?.name }).toEqual({ file: m.file, ...named });
+    const named = {
+      apiVersion: expect.stringMatching(/\S/),
+      kind: expect.stringMatching(/\S/),
+      name: expect.stringMatching(/\S/),
+    };
+    for (const m of manifests)
+      expect({ file: m.file, apiVersion: m.apiVersion, kind: m.kind, name: m.metadata?.name }).toEqual({
+        file: m.file,
+        ...named,
+      });
   });
 });
 
 describe("one Deployment per service", () => {
   it("when services/ is listed, then every folder is a service the runner knows", () => {
-    const folders = fs.readdirSync(path.join(ROOT, "services"), { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+    const folders = fs
+      .readdirSync(path.join(ROOT, "services"), { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
     expect(folders.filter((f) => !(ALL_SERVICES as readonly string[]).includes(f))).toEqual([]);
   });
 
@@ -58,29 +92,38 @@ describe("one Deployment per service", () => {
     expect(ran.flat().sort()).toEqual([...ALL_SERVICES].sort());
   });
 
-  it.each([...ALL_SERVICES])("when the %s Deployment's environment is loaded, then it is a valid distributed configuration", (name) => {
-    const deployment = deploymentFor(name)!;
-    const cfg = loadConfig(containerEnv(containerOf(deployment), manifests));
-    expect(cfg.services).toEqual([name]);
-    expect(cfg.transporter).toMatch(/^nats:\/\//);
-    expect(cfg.databaseUrl).toMatch(/^postgres(ql)?:\/\//);
-    expect(cfg.migrateOnStart).toBe(false);
-    expect(cfg.demoData).toBe("never");
-  });
+  it.each([...ALL_SERVICES])(
+    "when the %s Deployment's environment is loaded, then it is a valid distributed configuration",
+    (name) => {
+      const deployment = deploymentFor(name)!;
+      const cfg = loadConfig(containerEnv(containerOf(deployment), manifests));
+      expect(cfg.services).toEqual([name]);
+      expect(cfg.transporter).toMatch(/^nats:\/\//);
+      expect(cfg.databaseUrl).toMatch(/^postgres(ql)?:\/\//);
+      expect(cfg.migrateOnStart).toBe(false);
+      expect(cfg.demoData).toBe("never");
+    },
+  );
 
   it("when a Deployment's selector is read, then it matches its pods and one PodDisruptionBudget", () => {
     const pdbs = ofKind(manifests, "PodDisruptionBudget");
     for (const d of deployments) {
       const selector = d.spec!.selector!.matchLabels!;
       expect(d.spec!.template!.metadata!.labels).toMatchObject(selector);
-      const budgets = pdbs.filter((p) => JSON.stringify((p.spec as { selector: unknown }).selector) === JSON.stringify({ matchLabels: selector }));
+      const budgets = pdbs.filter(
+        (p) => JSON.stringify((p.spec as { selector: unknown }).selector) === JSON.stringify({ matchLabels: selector }),
+      );
       expect(budgets.map((p) => p.metadata.name)).toEqual([d.metadata.name]);
     }
   });
 
   it("when the autoscalers are read, then gateway, orders and webhooks have one each and those Deployments leave replicas to it", () => {
-    const targets = ofKind(manifests, "HorizontalPodAutoscaler").map((h) => (h.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name);
-    expect(targets.sort()).toEqual(["gateway", "orders", "webhooks"].map((s) => deploymentFor(s)!.metadata.name).sort());
+    const targets = ofKind(manifests, "HorizontalPodAutoscaler").map(
+      (h) => (h.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name,
+    );
+    expect(targets.sort()).toEqual(
+      ["gateway", "orders", "webhooks"].map((s) => deploymentFor(s)!.metadata.name).sort(),
+    );
     for (const d of deployments) {
       // A Deployment that also sets replicas would be scaled back at every apply.
       expect(d.spec!.replicas === undefined).toBe(targets.includes(d.metadata.name));
@@ -105,46 +148,66 @@ describe("one Deployment per service", () => {
       // A Kubernetes quantity such as 50m, 96Mi or 1 (YAML may read the last as a number).
       const quantity = expect.stringMatching(/^\d+(\.\d+)?([mkMGT]i?)?$/);
       const sized = { cpu: quantity, memory: quantity, memoryLimit: quantity };
-      expect({ name: m.metadata.name, cpu: `${r?.requests?.cpu}`, memory: `${r?.requests?.memory}`, memoryLimit: `${r?.limits?.memory}` }).toEqual({ name: m.metadata.name, ...sized });
+      expect({
+        name: m.metadata.name,
+        cpu: `${r?.requests?.cpu}`,
+        memory: `${r?.requests?.memory}`,
+        memoryLimit: `${r?.limits?.memory}`,
+      }).toEqual({ name: m.metadata.name, ...sized });
     }
   });
 });
 
 describe("ports and probes", () => {
-  it.each([...ALL_SERVICES])("when the %s container is read, then it exposes the ports its process listens on and probes it", (name) => {
-    const deployment = deploymentFor(name)!;
-    const container = containerOf(deployment);
-    const cfg = loadConfig(containerEnv(container, manifests));
-    const port = name === "gateway" ? cfg.port : cfg.healthPort;
-    expect(port).toBeGreaterThan(0);
-    expect(container.ports?.map((p) => p.containerPort)).toEqual(name === "gateway" ? [cfg.port, cfg.healthPort] : [cfg.healthPort]);
-    // Every process serves /metrics on HEALTH_PORT, port `health`: what the ServiceMonitor and the NetworkPolicies name.
-    expect(resolvePort("health", container)).toBe(cfg.healthPort);
-    expect(resolvePort(container.readinessProbe?.httpGet?.port, container)).toBe(port);
-    expect(container.readinessProbe?.httpGet?.path).toBe("/readyz");
-    expect(deployment.spec!.template!.metadata!.annotations?.["prometheus.io/port"]).toBe(String(cfg.healthPort));
-    for (const probe of [container.livenessProbe, container.startupProbe]) {
-      expect(resolvePort(probe?.httpGet?.port, container)).toBe(port);
-      expect(probe?.httpGet?.path).toBe("/healthz");
-    }
-  });
+  it.each([...ALL_SERVICES])(
+    "when the %s container is read, then it exposes the ports its process listens on and probes it",
+    (name) => {
+      const deployment = deploymentFor(name)!;
+      const container = containerOf(deployment);
+      const cfg = loadConfig(containerEnv(container, manifests));
+      const port = name === "gateway" ? cfg.port : cfg.healthPort;
+      expect(port).toBeGreaterThan(0);
+      expect(container.ports?.map((p) => p.containerPort)).toEqual(
+        name === "gateway" ? [cfg.port, cfg.healthPort] : [cfg.healthPort],
+      );
+      // Every process serves /metrics on HEALTH_PORT, port `health`: what the ServiceMonitor and the NetworkPolicies name.
+      expect(resolvePort("health", container)).toBe(cfg.healthPort);
+      expect(resolvePort(container.readinessProbe?.httpGet?.port, container)).toBe(port);
+      expect(container.readinessProbe?.httpGet?.path).toBe("/readyz");
+      expect(deployment.spec!.template!.metadata!.annotations?.["prometheus.io/port"]).toBe(String(cfg.healthPort));
+      for (const probe of [container.livenessProbe, container.startupProbe]) {
+        expect(resolvePort(probe?.httpGet?.port, container)).toBe(port);
+        expect(probe?.httpGet?.path).toBe("/healthz");
+      }
+    },
+  );
 
   it("when the gateway Service and Ingress are read, then they reach the gateway container's port", () => {
     const gateway = deploymentFor("gateway")!;
     const [service] = ofKind(manifests, "Service");
-    const spec = service.spec as { selector: Record<string, string>; ports: { name: string; targetPort: string | number }[] };
+    const spec = service.spec as {
+      selector: Record<string, string>;
+      ports: { name: string; targetPort: string | number }[];
+    };
     expect(spec.selector).toEqual(gateway.spec!.selector!.matchLabels);
-    expect(resolvePort(spec.ports[0].targetPort, containerOf(gateway))).toBe(loadConfig(containerEnv(containerOf(gateway), manifests)).port);
+    expect(resolvePort(spec.ports[0].targetPort, containerOf(gateway))).toBe(
+      loadConfig(containerEnv(containerOf(gateway), manifests)).port,
+    );
     const [ingress] = ofKind(manifests, "Ingress");
-    const paths = (ingress.spec as { rules: { http: { paths: { path: string; backend: { service: unknown } }[] } }[] }).rules
-      .flatMap((r) => r.http.paths);
-    for (const p of paths) expect(p.backend.service).toEqual({ name: service.metadata.name, port: { name: spec.ports[0].name } });
+    const paths = (
+      ingress.spec as { rules: { http: { paths: { path: string; backend: { service: unknown } }[] } }[] }
+    ).rules.flatMap((r) => r.http.paths);
+    for (const p of paths)
+      expect(p.backend.service).toEqual({ name: service.metadata.name, port: { name: spec.ports[0].name } });
     expect(paths.map((p) => p.path)).toContain("/api");
   });
 
   it("when the Ingress is read, then the probes and metrics stay inside the cluster", () => {
     const paths = ofKind(manifests, "Ingress").flatMap((i) =>
-      (i.spec as { rules: { http: { paths: { path: string }[] } }[] }).rules.flatMap((r) => r.http.paths.map((p) => p.path)));
+      (i.spec as { rules: { http: { paths: { path: string }[] } }[] }).rules.flatMap((r) =>
+        r.http.paths.map((p) => p.path),
+      ),
+    );
     const exposed = ["/healthz", "/readyz", "/metrics"].filter((probe) => paths.some((p) => probe.startsWith(p)));
     expect(exposed).toEqual([]);
   });
@@ -186,8 +249,11 @@ describe("one image", () => {
   });
 
   it("when a manifest runs a compiled script, then its TypeScript source exists", () => {
-    const texts = [dockerfile, fs.readFileSync(path.join(ROOT, "deploy/docker/compose.yaml"), "utf8"),
-      ...yamlFilesIn(K8S_BASE).map((f) => fs.readFileSync(path.join(K8S_BASE, f), "utf8"))];
+    const texts = [
+      dockerfile,
+      fs.readFileSync(path.join(ROOT, "deploy/docker/compose.yaml"), "utf8"),
+      ...yamlFilesIn(K8S_BASE).map((f) => fs.readFileSync(path.join(K8S_BASE, f), "utf8")),
+    ];
     const scripts = new Set(texts.flatMap((t) => [...t.matchAll(/dist\/([\w/.-]+)\.js/g)].map((m) => m[1])));
     expect(scripts.size).toBeGreaterThan(0);
     for (const s of scripts) expect(`${s}: ${fs.existsSync(path.join(ROOT, `${s}.ts`))}`).toBe(`${s}: true`);
@@ -206,7 +272,9 @@ describe("Dockerfile", () => {
   });
 
   it("when its defaults are loaded, then it runs every service and exposes and health-checks their ports", () => {
-    const env = Object.fromEntries([...dockerfile.matchAll(/^(?:ENV\s+|\s+)(\w+)=(\S+?)\s*\\?$/gm)].map((m) => [m[1], m[2]]));
+    const env = Object.fromEntries(
+      [...dockerfile.matchAll(/^(?:ENV\s+|\s+)(\w+)=(\S+?)\s*\\?$/gm)].map((m) => [m[1], m[2]]),
+    );
     const cfg = loadConfig(env);
     expect([...cfg.services].sort()).toEqual([...ALL_SERVICES].sort());
     const exposed = (/^EXPOSE (.+)$/m.exec(dockerfile)?.[1] ?? "").split(/\s+/).map(Number);
@@ -220,21 +288,24 @@ describe("Dockerfile", () => {
 });
 
 describe("Compose", () => {
-  it.each([...ALL_SERVICES])("when the %s service is read, then it runs only that service on NATS and PostgreSQL after the migration", (name) => {
-    const matching = appServices.filter(([, s]) => servicesOf(composeEnv(s)).join() === name);
-    expect(matching).toHaveLength(1);
-    const [, service] = matching[0];
-    const cfg = loadConfig(composeEnv(service));
-    expect(cfg.transporter).toBe("nats://nats:4222");
-    expect(cfg.databaseUrl).toMatch(/^postgres:\/\/[^@]+@postgres:5432\//);
-    expect(cfg.migrateOnStart).toBe(false);
-    expect(service.depends_on).toEqual({
-      migrate: { condition: "service_completed_successfully" },
-      nats: { condition: "service_healthy" },
-      postgres: { condition: "service_healthy" },
-    });
-    expect(service.healthcheck?.test).toEqual("node dist/runtime/healthcheck.js");
-  });
+  it.each([...ALL_SERVICES])(
+    "when the %s service is read, then it runs only that service on NATS and PostgreSQL after the migration",
+    (name) => {
+      const matching = appServices.filter(([, s]) => servicesOf(composeEnv(s)).join() === name);
+      expect(matching).toHaveLength(1);
+      const [, service] = matching[0];
+      const cfg = loadConfig(composeEnv(service));
+      expect(cfg.transporter).toBe("nats://nats:4222");
+      expect(cfg.databaseUrl).toMatch(/^postgres:\/\/[^@]+@postgres:5432\//);
+      expect(cfg.migrateOnStart).toBe(false);
+      expect(service.depends_on).toEqual({
+        migrate: { condition: "service_completed_successfully" },
+        nats: { condition: "service_healthy" },
+        postgres: { condition: "service_healthy" },
+      });
+      expect(service.healthcheck?.test).toEqual("node dist/runtime/healthcheck.js");
+    },
+  );
 
   it("when the migration service is read, then it runs once, migrates, and waits for PostgreSQL only", () => {
     const migrate = compose.migrate;

@@ -40,18 +40,30 @@ const sources = new Map(sourceFiles().map((file) => [file, readFileSync(path.joi
 /** The files that spell `name` as a string literal (comments may name it in backquotes). */
 function filesSpelling(name: string): string[] {
   const literal = new RegExp(`["']${name.replace(/\./g, "\\.")}["']`);
-  return [...sources].filter(([, text]) => literal.test(text)).map(([file]) => file).sort();
+  return [...sources]
+    .filter(([, text]) => literal.test(text))
+    .map(([file]) => file)
+    .sort();
 }
 
 const serviceSchemas: Record<string, Partial<ServiceSchema>> = {
-  catalogue, clients, crm, orders, references, webhooks, gateway: gatewaySchema(SERVICE_DESCRIPTIONS, loadConfig({})),
+  catalogue,
+  clients,
+  crm,
+  orders,
+  references,
+  webhooks,
+  gateway: gatewaySchema(SERVICE_DESCRIPTIONS, loadConfig({})),
 } as Record<string, Partial<ServiceSchema>>;
 
 describe("the event contract", () => {
   it("when a domain event is declared, then its channel is `<entity>.<past tense>` of its entity, and no two events share one", () => {
     for (const event of EVENTS) {
       const { channel, entity } = DOMAIN_EVENTS[event];
-      expect({ event, channel }).toEqual({ event, channel: expect.stringMatching(new RegExp(`^${entity}\\.[a-z]+ed$`)) });
+      expect({ event, channel }).toEqual({
+        event,
+        channel: expect.stringMatching(new RegExp(`^${entity}\\.[a-z]+ed$`)),
+      });
     }
     const channels = EVENTS.map(channelOf);
     expect(channels.filter((channel, i) => channels.indexOf(channel) !== i)).toEqual([]);
@@ -60,12 +72,15 @@ describe("the event contract", () => {
 
   it("when a channel or broadcast name is needed, then only shared/events.ts spells it", () => {
     const names = [...EVENTS.map(channelOf), ...Object.values(BROADCASTS).map((b) => b.name)];
-    for (const name of names) expect({ name, spelledIn: filesSpelling(name) }).toEqual({ name, spelledIn: ["shared/events.ts"] });
+    for (const name of names)
+      expect({ name, spelledIn: filesSpelling(name) }).toEqual({ name, spelledIn: ["shared/events.ts"] });
   });
 
   it("when a service appends an event to its outbox, then the contract names that service as the event's producer", () => {
     // appendEvent inserts the row in a transaction; outboxRow makes it for a statement that writes the change too.
-    const appending = [...sources].filter(([file, text]) => file.startsWith("services/") && (text.includes("appendEvent(") || text.includes("outboxRow(")));
+    const appending = [...sources].filter(
+      ([file, text]) => file.startsWith("services/") && (text.includes("appendEvent(") || text.includes("outboxRow(")),
+    );
     const appended = new Set<EventName>();
     for (const [file, text] of appending) {
       const service = file.split(path.sep)[1];
@@ -84,13 +99,24 @@ describe("the event contract", () => {
       expect({ service, undeclared: heard.filter((name) => !declared.has(name)) }).toEqual({ service, undeclared: [] });
     }
     for (const broadcast of Object.values(BROADCASTS)) {
-      const listeners = Object.entries(serviceSchemas).filter(([, schema]) => broadcast.name in (schema.events ?? {})).map(([s]) => s);
-      expect({ broadcast: broadcast.name, listeners: listeners.sort() }).toEqual({ broadcast: broadcast.name, listeners: [...broadcast.listeners].sort() });
+      const listeners = Object.entries(serviceSchemas)
+        .filter(([, schema]) => broadcast.name in (schema.events ?? {}))
+        .map(([s]) => s);
+      expect({ broadcast: broadcast.name, listeners: listeners.sort() }).toEqual({
+        broadcast: broadcast.name,
+        listeners: [...broadcast.listeners].sort(),
+      });
     }
   });
 
   it("when a client may hear every event, then the webhook catalogue lists them in the contract's order with the contract's meaning", () => {
-    const everything: Principal = { clientId: 1, name: "all", kind: "backoffice", scopes: ["webhooks"], webhookEvents: [...EVENTS] };
+    const everything: Principal = {
+      clientId: 1,
+      name: "all",
+      kind: "backoffice",
+      scopes: ["webhooks"],
+      webhookEvents: [...EVENTS],
+    };
     expect(availableEvents(everything).map(describeEvent)).toEqual(
       Object.entries(DOMAIN_EVENTS).map(([event, declared]) => ({ event, description: declared.meaning })),
     );
@@ -98,7 +124,16 @@ describe("the event contract", () => {
 
   it("when the OpenAPI document describes the webhooks, then each event's request carries the contract's summary, meaning and body schema", () => {
     const document = buildOpenApiDocument(SERVICE_DESCRIPTIONS) as unknown as {
-      webhooks: Record<string, { post: { summary: string; description: string; requestBody: { content: Record<string, { schema: { $ref: string } }> } } }>;
+      webhooks: Record<
+        string,
+        {
+          post: {
+            summary: string;
+            description: string;
+            requestBody: { content: Record<string, { schema: { $ref: string } }> };
+          };
+        }
+      >;
       components: { schemas: Record<string, unknown> };
     };
     expect(Object.keys(document.webhooks)).toEqual([...EVENTS]);
@@ -106,7 +141,11 @@ describe("the event contract", () => {
       const { post } = document.webhooks[event];
       const declared = DOMAIN_EVENTS[event];
       const bodyRef = post.requestBody.content["application/json"].schema.$ref;
-      expect({ event, summary: post.summary, bodyRef }).toEqual({ event, summary: declared.summary, bodyRef: `#/components/schemas/${declared.body}` });
+      expect({ event, summary: post.summary, bodyRef }).toEqual({
+        event,
+        summary: declared.summary,
+        bodyRef: `#/components/schemas/${declared.body}`,
+      });
       expect({ event, description: post.description }).toEqual({ event, description: startingWith(declared.meaning) });
       expect(Object.keys(document.components.schemas)).toContain(declared.body);
     }

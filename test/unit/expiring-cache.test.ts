@@ -13,9 +13,10 @@ interface Contact {
 /** A fetch the test answers when it wants, recording which ids each call asked for. */
 function controlledFetch() {
   const calls: { ids: number[]; answer(values: Contact[]): void }[] = [];
-  const fetch = (ids: number[]) => new Promise<Contact[]>((resolve) => {
-    calls.push({ ids, answer: resolve });
-  });
+  const fetch = (ids: number[]) =>
+    new Promise<Contact[]>((resolve) => {
+      calls.push({ ids, answer: resolve });
+    });
   return { calls, fetch };
 }
 
@@ -29,7 +30,10 @@ describe("ExpiringCache.getMany", () => {
     const pending = cache.getMany([1, 2, 3, 2], fetch, idOf);
     expect(calls.map((c) => c.ids)).toEqual([[2, 3]]);
     calls[0].answer([{ id: 2, name: "Bob" }]);
-    expect(await pending).toEqual([{ id: 1, name: "Ada" }, { id: 2, name: "Bob" }]);
+    expect(await pending).toEqual([
+      { id: 1, name: "Ada" },
+      { id: 2, name: "Bob" },
+    ]);
     expect(cache.get(2)).toEqual({ id: 2, name: "Bob" });
     expect(cache.get(3)).toBeUndefined();
   });
@@ -38,25 +42,30 @@ describe("ExpiringCache.getMany", () => {
     ["delete", (cache: ExpiringCache<number, Contact>) => cache.delete(2)],
     ["deleteWhere", (cache: ExpiringCache<number, Contact>) => cache.deleteWhere((c) => c.id === 2)],
     ["clear", (cache: ExpiringCache<number, Contact>) => cache.clear()],
-  ])("when a removal (%s) comes while a fetch is under way, then its caller gets the fetched values but they are not kept", async (_, remove) => {
-    const cache = new ExpiringCache<number, Contact>(60_000, 100);
-    const { calls, fetch } = controlledFetch();
-    const before = cache.getMany([2], fetch, idOf);
-    remove(cache);
-    calls[0].answer([{ id: 2, name: "Bob (before the change)" }]);
-    expect(await before).toEqual([{ id: 2, name: "Bob (before the change)" }]);
-    expect(cache.get(2)).toBeUndefined();
+  ])(
+    "when a removal (%s) comes while a fetch is under way, then its caller gets the fetched values but they are not kept",
+    async (_, remove) => {
+      const cache = new ExpiringCache<number, Contact>(60_000, 100);
+      const { calls, fetch } = controlledFetch();
+      const before = cache.getMany([2], fetch, idOf);
+      remove(cache);
+      calls[0].answer([{ id: 2, name: "Bob (before the change)" }]);
+      expect(await before).toEqual([{ id: 2, name: "Bob (before the change)" }]);
+      expect(cache.get(2)).toBeUndefined();
 
-    const after = cache.getMany([2], fetch, idOf);
-    expect(calls).toHaveLength(2);
-    calls[1].answer([{ id: 2, name: "Bob (after)" }]);
-    expect(await after).toEqual([{ id: 2, name: "Bob (after)" }]);
-    expect(cache.get(2)).toEqual({ id: 2, name: "Bob (after)" });
-  });
+      const after = cache.getMany([2], fetch, idOf);
+      expect(calls).toHaveLength(2);
+      calls[1].answer([{ id: 2, name: "Bob (after)" }]);
+      expect(await after).toEqual([{ id: 2, name: "Bob (after)" }]);
+      expect(cache.get(2)).toEqual({ id: 2, name: "Bob (after)" });
+    },
+  );
 
   it("when a fetch fails, then nothing is kept and the failure reaches the caller", async () => {
     const cache = new ExpiringCache<number, Contact>(60_000, 100);
-    await expect(cache.getMany([5], () => Promise.reject(new Error("crm unavailable")), idOf)).rejects.toThrow("crm unavailable");
+    await expect(cache.getMany([5], () => Promise.reject(new Error("crm unavailable")), idOf)).rejects.toThrow(
+      "crm unavailable",
+    );
     expect(cache.get(5)).toBeUndefined();
   });
 });

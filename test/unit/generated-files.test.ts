@@ -10,12 +10,15 @@ import { GENERATED_FILES } from "../../runtime/generated-files";
 import { SERVICE_DESCRIPTIONS } from "../../runtime/services";
 
 const ROOT = path.resolve(__dirname, "../..");
-const committed = (file: string) => (fs.existsSync(path.join(ROOT, file)) ? fs.readFileSync(path.join(ROOT, file), "utf8") : "(missing)");
+const committed = (file: string) =>
+  fs.existsSync(path.join(ROOT, file)) ? fs.readFileSync(path.join(ROOT, file), "utf8") : "(missing)";
 
 describe.each(GENERATED_FILES.map((file) => [file.path, file] as const))("when %s is committed", (name, file) => {
   it("then it is exactly what its script generates", () => {
     const same = committed(name) === file.render();
-    expect(same ? "up to date" : `${name} differs from the generated one: run \`npm run ${file.script}\` and commit it`).toBe("up to date");
+    expect(
+      same ? "up to date" : `${name} differs from the generated one: run \`npm run ${file.script}\` and commit it`,
+    ).toBe("up to date");
   });
 });
 
@@ -30,8 +33,12 @@ describe("when the committed OpenAPI document is read", () => {
 
 describe("when .env.example is read", () => {
   it("then it sets every variable of shared/config.ts once, to its default", () => {
-    const settings = committed(".env.example").split("\n").filter((line) => /^[A-Z][A-Z0-9_]*=/.test(line));
-    const expected = (Object.entries(VARIABLES) as [string, { default?: string }][]).map(([name, spec]) => `${name}=${spec.default ?? ""}`);
+    const settings = committed(".env.example")
+      .split("\n")
+      .filter((line) => /^[A-Z][A-Z0-9_]*=/.test(line));
+    const expected = (Object.entries(VARIABLES) as [string, { default?: string }][]).map(
+      ([name, spec]) => `${name}=${spec.default ?? ""}`,
+    );
     expect(settings).toEqual(expected);
   });
 });

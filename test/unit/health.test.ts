@@ -59,7 +59,11 @@ describe("readiness", () => {
     onShutdown(broker, () => new Promise<void>((resolve) => (finishDrain = resolve)));
     const draining = drainForShutdown(broker, Date.now() + 5_000);
     try {
-      expect(await checkReadiness(broker)).toMatchObject({ status: "unavailable", failing: ["broker"], checks: { broker: "shutting down" } });
+      expect(await checkReadiness(broker)).toMatchObject({
+        status: "unavailable",
+        failing: ["broker"],
+        checks: { broker: "shutting down" },
+      });
     } finally {
       finishDrain();
       await draining;

@@ -37,38 +37,51 @@ const safeKey = fc.stringMatching(/^[a-z][a-z0-9]{0,5}$/);
 describe("parseJsonBody", () => {
   it("when a generated JSON value holds no forbidden key or string, then it is accepted as is", () => {
     fc.assert(
-      fc.property(fc.jsonValue({ maxDepth: 5 }).filter((v) => !hasPrototypeKey(v) && !/\\u0000|\\ud[89a-f]/i.test(JSON.stringify(v))), (value) => {
-        const parsed = parseJsonBody(Buffer.from(JSON.stringify(value)));
-        expect(parsed).toEqual(JSON.parse(JSON.stringify(value)));
-        expect(unusualPrototypes(parsed)).toEqual([]);
-      }),
+      fc.property(
+        fc
+          .jsonValue({ maxDepth: 5 })
+          .filter((v) => !hasPrototypeKey(v) && !/\\u0000|\\ud[89a-f]/i.test(JSON.stringify(v))),
+        (value) => {
+          const parsed = parseJsonBody(Buffer.from(JSON.stringify(value)));
+          expect(parsed).toEqual(JSON.parse(JSON.stringify(value)));
+          expect(unusualPrototypes(parsed)).toEqual([]);
+        },
+      ),
       { numRuns: 300, seed: 1 },
     );
   });
 
   it("when __proto__, constructor, prototype or another Object.prototype name (toString…) stands at a random depth, then it is refused naming that path", () => {
     fc.assert(
-      fc.property(fc.array(fc.oneof(safeKey, fc.nat({ max: 2 })), { maxLength: 8 }), fc.constantFrom(...FORBIDDEN), fc.jsonValue({ maxDepth: 2 }), (steps, key, value) => {
-        let text = `{${JSON.stringify(key)}:${JSON.stringify(value)}}`;
-        let path = key;
-        for (const step of [...steps].reverse()) {
-          if (typeof step === "number") {
-            text = `[${"0,".repeat(step)}${text}]`;
-            path = `[${step}]${path.startsWith("[") ? "" : "."}${path}`;
-          } else {
-            text = `{${JSON.stringify(step)}:${text}}`;
-            path = `${step}${path.startsWith("[") ? "" : "."}${path}`;
+      fc.property(
+        fc.array(fc.oneof(safeKey, fc.nat({ max: 2 })), { maxLength: 8 }),
+        fc.constantFrom(...FORBIDDEN),
+        fc.jsonValue({ maxDepth: 2 }),
+        (steps, key, value) => {
+          let text = `{${JSON.stringify(key)}:${JSON.stringify(value)}}`;
+          let path = key;
+          for (const step of [...steps].reverse()) {
+            if (typeof step === "number") {
+              text = `[${"0,".repeat(step)}${text}]`;
+              path = `[${step}]${path.startsWith("[") ? "" : "."}${path}`;
+            } else {
+              text = `{${JSON.stringify(step)}:${text}}`;
+              path = `${step}${path.startsWith("[") ? "" : "."}${path}`;
+            }
           }
-        }
-        if (path.startsWith("[")) path = path.replace(/^\[(\d+)\]\./, "[$1].");
-        expect(refusal(text).paths).toContain(path.replace(/^\./, ""));
-      }),
+          if (path.startsWith("[")) path = path.replace(/^\[(\d+)\]\./, "[$1].");
+          expect(refusal(text).paths).toContain(path.replace(/^\./, ""));
+        },
+      ),
       { numRuns: 300, seed: 2 },
     );
   });
 
   it("when a string value or key holds NUL or a lone surrogate, then it is refused naming the field", () => {
-    const bad = fc.oneof(fc.constant("\\u0000"), fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => `\\u${c.toString(16)}`));
+    const bad = fc.oneof(
+      fc.constant("\\u0000"),
+      fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => `\\u${c.toString(16)}`),
+    );
     fc.assert(
       fc.property(safeKey, fc.string({ maxLength: 8 }), bad, fc.boolean(), (field, around, escape, asKey) => {
         // Raw JSON text with the escape, so that the surrogate stays lone whatever `around` holds.

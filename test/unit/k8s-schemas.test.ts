@@ -10,7 +10,10 @@ import { requires } from "../helpers/prerequisites";
 
 const kubectl = requires(["kubectl"]);
 
-const folders: [string, string][] = [["base", K8S_BASE], ["overlays/example", K8S_OVERLAY]];
+const folders: [string, string][] = [
+  ["base", K8S_BASE],
+  ["overlays/example", K8S_OVERLAY],
+];
 
 kubectl.describe.each(folders)("the %s kustomization", (_label, dir) => {
   const rendered = kubectl.met ? renderKustomization(dir) : [];
@@ -28,7 +31,8 @@ kubectl.describe("the schema validation", () => {
   let errors: string[][] = [];
   beforeAll(async () => {
     const overlay = renderKustomization(K8S_OVERLAY);
-    const find = (kind: string, name: string) => structuredClone(overlay.find((o) => o.kind === kind && o.metadata.name === name)!);
+    const find = (kind: string, name: string) =>
+      structuredClone(overlay.find((o) => o.kind === kind && o.metadata.name === name)!);
     const deployment = find("Deployment", "order-intake-orders");
     (deployment.spec as Record<string, unknown>).replicas = "two";
     const serviceMonitor = find("ServiceMonitor", "order-intake");

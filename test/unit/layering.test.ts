@@ -6,7 +6,15 @@
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { folderCycles, importGraph, LAYERING_RULES, relativeSpecifiers, sourceFiles, violations, type ImportEdge } from "../helpers/import-graph";
+import {
+  folderCycles,
+  importGraph,
+  LAYERING_RULES,
+  relativeSpecifiers,
+  sourceFiles,
+  violations,
+  type ImportEdge,
+} from "../helpers/import-graph";
 
 const ROOT = path.resolve(__dirname, "../..");
 const edges = importGraph(ROOT);
@@ -34,18 +42,29 @@ describe("reading the imports", () => {
       '/* import { neither } from "../gateway/in-a-block"; */',
     ].join("\n");
     expect(relativeSpecifiers(source).sort()).toEqual(
-      ["../services/orders/orders.openapi", "../shared/auth", "../shared/config", "../shared/types", "./docs-paths", "./later", "./old", "./outcomes"].sort(),
+      [
+        "../services/orders/orders.openapi",
+        "../shared/auth",
+        "../shared/config",
+        "../shared/types",
+        "./docs-paths",
+        "./later",
+        "./old",
+        "./outcomes",
+      ].sort(),
     );
   });
 
   it("when the tree is read, then imports known to exist are in the graph, resolved to their files", () => {
-    expect(edges).toEqual(expect.arrayContaining([
-      edge("runtime/services.ts", "services/orders/orders.service.ts"),
-      edge("runtime/services.ts", "gateway/gateway.service.ts"),
-      edge("gateway/gateway.service.ts", "shared/shutdown.ts"),
-      edge("moleculer.config.ts", "shared/config.ts"),
-      edge("runtime/broker.ts", "moleculer.config.ts"),
-    ]));
+    expect(edges).toEqual(
+      expect.arrayContaining([
+        edge("runtime/services.ts", "services/orders/orders.service.ts"),
+        edge("runtime/services.ts", "gateway/gateway.service.ts"),
+        edge("gateway/gateway.service.ts", "shared/shutdown.ts"),
+        edge("moleculer.config.ts", "shared/config.ts"),
+        edge("runtime/broker.ts", "moleculer.config.ts"),
+      ]),
+    );
   });
 });
 
@@ -55,33 +74,66 @@ describe("the layering rules", () => {
     ["shared/ imports the gateway", edge("shared/health.ts", "gateway/problem.ts"), "shared/"],
     ["shared/ imports the composition root", edge("shared/db.ts", "runtime/migrations.ts"), "shared/"],
     ["shared/ imports moleculer.config.ts", edge("shared/channels.ts", "moleculer.config.ts"), "shared/"],
-    ["a service imports another", edge("services/orders/orders.resolve.ts", "services/catalogue/catalogue.repository.ts"), "a service imports no other"],
-    ["a service imports the gateway", edge("services/webhooks/webhooks.service.ts", "gateway/problem.ts"), "a service imports nothing"],
-    ["a service imports the composition root", edge("services/clients/clients.service.ts", "runtime/broker.ts"), "a service imports nothing"],
-    ["the gateway imports a service", edge("gateway/openapi/components.ts", "services/orders/orders.openapi.ts"), "gateway/"],
-    ["the gateway imports the composition root", edge("gateway/openapi/document.ts", "runtime/services.ts"), "gateway/"],
+    [
+      "a service imports another",
+      edge("services/orders/orders.resolve.ts", "services/catalogue/catalogue.repository.ts"),
+      "a service imports no other",
+    ],
+    [
+      "a service imports the gateway",
+      edge("services/webhooks/webhooks.service.ts", "gateway/problem.ts"),
+      "a service imports nothing",
+    ],
+    [
+      "a service imports the composition root",
+      edge("services/clients/clients.service.ts", "runtime/broker.ts"),
+      "a service imports nothing",
+    ],
+    [
+      "the gateway imports a service",
+      edge("gateway/openapi/components.ts", "services/orders/orders.openapi.ts"),
+      "gateway/",
+    ],
+    [
+      "the gateway imports the composition root",
+      edge("gateway/openapi/document.ts", "runtime/services.ts"),
+      "gateway/",
+    ],
   ])("when %s, then that rule reports the import", (_case, forbidden, rule) => {
     expect(violations([forbidden])).toEqual({ [ruleNamed(rule)]: [`${forbidden.from} → ${forbidden.to}`] });
   });
 
   it.each([
     ["a service imports shared/", edge("services/orders/orders.service.ts", "shared/db.ts")],
-    ["a service imports its own files", edge("services/orders/orders.service.ts", "services/orders/orders.repository.ts")],
-    ["a service imports its own migrations", edge("services/orders/migrations/index.ts", "services/orders/migrations/20240101000000_orders.ts")],
+    [
+      "a service imports its own files",
+      edge("services/orders/orders.service.ts", "services/orders/orders.repository.ts"),
+    ],
+    [
+      "a service imports its own migrations",
+      edge("services/orders/migrations/index.ts", "services/orders/migrations/20240101000000_orders.ts"),
+    ],
     ["the gateway imports shared/", edge("gateway/gateway.service.ts", "shared/config.ts")],
-    ["the composition root imports a service and the gateway", edge("runtime/services.ts", "services/orders/orders.service.ts")],
+    [
+      "the composition root imports a service and the gateway",
+      edge("runtime/services.ts", "services/orders/orders.service.ts"),
+    ],
     ["moleculer.config.ts imports shared/", edge("moleculer.config.ts", "shared/channels.ts")],
   ])("when %s, then no rule reports it", (_case, allowed) => {
     expect(violations([allowed])).toEqual({});
   });
 
   it("when two folders import each other, directly or round three, then the cycle is reported along its folders", () => {
-    expect(folderCycles([edge("shared/a.ts", "gateway/b.ts"), edge("gateway/b.ts", "shared/c.ts")])).toEqual([["shared", "gateway", "shared"]]);
-    expect(folderCycles([
-      edge("runtime/a.ts", "gateway/b.ts"),
-      edge("gateway/b.ts", "shared/c.ts"),
-      edge("shared/c.ts", "runtime/d.ts"),
-    ])).toEqual([["runtime", "gateway", "shared", "runtime"]]);
+    expect(folderCycles([edge("shared/a.ts", "gateway/b.ts"), edge("gateway/b.ts", "shared/c.ts")])).toEqual([
+      ["shared", "gateway", "shared"],
+    ]);
+    expect(
+      folderCycles([
+        edge("runtime/a.ts", "gateway/b.ts"),
+        edge("gateway/b.ts", "shared/c.ts"),
+        edge("shared/c.ts", "runtime/d.ts"),
+      ]),
+    ).toEqual([["runtime", "gateway", "shared", "runtime"]]);
     expect(folderCycles([edge("shared/a.ts", "shared/b.ts"), edge("shared/b.ts", "shared/a.ts")])).toEqual([]);
   });
 });
@@ -117,7 +169,9 @@ describe("reading the configuration", () => {
   });
 
   it("when the services, the gateway and shared/ are read, then none imports config(): each is handed its settings by the composition root", () => {
-    const readers = sourceFiles(ROOT, ["services", "gateway", "shared"]).filter((file) => importsConfigReader(readFileSync(path.join(ROOT, file), "utf8")));
+    const readers = sourceFiles(ROOT, ["services", "gateway", "shared"]).filter((file) =>
+      importsConfigReader(readFileSync(path.join(ROOT, file), "utf8")),
+    );
     expect(readers).toEqual([]);
   });
 });

@@ -21,12 +21,24 @@ function loggerWritingTo(level: "info" | "debug") {
 }
 
 describe("when moleculer announces its start-up", () => {
-  const chatter = ["Moleculer v0.15.2 is starting...", "Node ID: vm-1", "Service 'orders' started.", "'gateway' service is registered.",
-    "✔ ServiceBroker with 8 service(s) started successfully in 4s.", "Channel prefix:"];
+  const chatter = [
+    "Moleculer v0.15.2 is starting...",
+    "Node ID: vm-1",
+    "Service 'orders' started.",
+    "'gateway' service is registered.",
+    "✔ ServiceBroker with 8 service(s) started successfully in 4s.",
+    "Channel prefix:",
+  ];
 
   it("then each start-up line is chatter and an operator's message is not", () => {
     expect(chatter.filter((line) => !isLifecycleChatter(line))).toEqual([]);
-    expect(["API Gateway listening on http://0.0.0.0:3000", "outbox retention failed", "SECRETS_ENCRYPTION_KEYS is not set"].filter(isLifecycleChatter)).toEqual([]);
+    expect(
+      [
+        "API Gateway listening on http://0.0.0.0:3000",
+        "outbox retention failed",
+        "SECRETS_ENCRYPTION_KEYS is not set",
+      ].filter(isLifecycleChatter),
+    ).toEqual([]);
   });
 
   it("then at info level it is not written, and other info lines are", () => {

@@ -1,6 +1,12 @@
 import { ServiceBroker } from "moleculer";
 import { NotFoundError } from "../../shared/errors";
-import { actionMetricsMiddleware, observeHttpRequest, observeWebhookAttempt, registry, renderMetrics } from "../../shared/metrics";
+import {
+  actionMetricsMiddleware,
+  observeHttpRequest,
+  observeWebhookAttempt,
+  registry,
+  renderMetrics,
+} from "../../shared/metrics";
 
 /** A counter's value, or a histogram's number of observations, for these labels. */
 async function sampleCount(metric: string, labels: Record<string, string>): Promise<number> {
@@ -9,7 +15,9 @@ async function sampleCount(metric: string, labels: Record<string, string>): Prom
     const name = (v as { metricName?: string }).metricName;
     return name === undefined || name.endsWith("_count");
   };
-  const match = found?.values.find((v) => isCount(v) && Object.entries(labels).every(([k, want]) => v.labels[k] === want));
+  const match = found?.values.find(
+    (v) => isCount(v) && Object.entries(labels).every(([k, want]) => v.labels[k] === want),
+  );
   return match?.value ?? 0;
 }
 

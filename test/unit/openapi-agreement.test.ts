@@ -21,7 +21,10 @@ import { operationsOf, type Operation, type Parameter } from "../helpers/openapi
 import { bodyBreakers, fieldPaths, paramBreakers, type Broken } from "../helpers/rule-breakers";
 import { valuesOf } from "../helpers/schema-arbitrary";
 
-type Checker = (params: object, opts: { meta: object }) => true | { field?: string; message?: string }[] | Promise<true | { field?: string; message?: string }[]>;
+type Checker = (
+  params: object,
+  opts: { meta: object },
+) => true | { field?: string; message?: string }[] | Promise<true | { field?: string; message?: string }[]>;
 
 interface ServedRoute {
   key: string;
@@ -61,7 +64,10 @@ beforeAll(async () => {
     // The default policy: only https:// subscriber URLs (the document says so).
     env: { WEBHOOK_ALLOW_INSECURE_TARGETS: "false" },
   });
-  const gateway = tb.broker.getLocalService("gateway") as unknown as { server: Server; aliases: { method: string; fullPath: string; action?: unknown; route: { opts: { authentication?: boolean } } }[] };
+  const gateway = tb.broker.getLocalService("gateway") as unknown as {
+    server: Server;
+    aliases: { method: string; fullPath: string; action?: unknown; route: { opts: { authentication?: boolean } } }[];
+  };
   served = gateway.aliases.map((a) => ({
     key: `${a.method} ${a.fullPath.replace(/:(\w+)/g, "{$1}")}`,
     action: typeof a.action === "string" ? a.action : null,
@@ -76,7 +82,10 @@ beforeAll(async () => {
 afterAll(() => tb?.stop(), 30_000);
 
 function registeredAction(broker: ServiceBroker, name: string): { scope?: string; params?: object } | null {
-  const list = broker.registry.getActionList({}) as unknown as { name: string; action?: { scope?: string; params?: object } }[];
+  const list = broker.registry.getActionList({}) as unknown as {
+    name: string;
+    action?: { scope?: string; params?: object };
+  }[];
   return list.find((a) => a.name === name)?.action ?? null;
 }
 
@@ -90,7 +99,8 @@ function apiOperations(): { op: Operation; action: string }[] {
 /** What the document says of a request: empty when it allows it. */
 function documentProblems(op: Operation, req: Request): string[] {
   const problems: string[] = [];
-  if (op.body && req.body !== undefined) problems.push(...schemas.validate(op.body.schemaAt, req.body).map((e) => `body ${e}`));
+  if (op.body && req.body !== undefined)
+    problems.push(...schemas.validate(op.body.schemaAt, req.body).map((e) => `body ${e}`));
   if (op.body?.required && req.body === undefined) problems.push("the body is required");
   for (const p of op.parameters.filter((q) => q.in !== "header")) {
     const raw = (p.in === "path" ? req.path : req.query)[p.name];
@@ -101,7 +111,8 @@ function documentProblems(op: Operation, req: Request): string[] {
     }
   }
   const known = new Set(op.parameters.filter((p) => p.in === "query").map((p) => p.name));
-  for (const name of Object.keys(req.query)) if (!known.has(name)) problems.push(`query ${name} is not documented (unknown query parameters are refused)`);
+  for (const name of Object.keys(req.query))
+    if (!known.has(name)) problems.push(`query ${name} is not documented (unknown query parameters are refused)`);
   return problems;
 }
 
@@ -116,7 +127,10 @@ function parameterProblems(p: Parameter, raw: string): string[] {
 
 /** The action's params as the gateway hands them over (moleculer-web mergeParams: body, query, path). */
 function actionParams(req: Request): Record<string, unknown> {
-  const body = req.body !== null && typeof req.body === "object" && !Array.isArray(req.body) ? (structuredClone(req.body) as object) : {};
+  const body =
+    req.body !== null && typeof req.body === "object" && !Array.isArray(req.body)
+      ? (structuredClone(req.body) as object)
+      : {};
   return { ...body, ...req.query, ...req.path };
 }
 
@@ -155,8 +169,11 @@ async function actionRefusal(action: string, req: Request): Promise<{ code: numb
     await tb.call(action, actionParams(req), ADMIN);
     return null;
   } catch (err) {
-    const e = err as { code?: number; data?: { errors?: { path?: string; field?: string }[] } | { path?: string; field?: string }[] };
-    const list = Array.isArray(e.data) ? e.data : e.data?.errors ?? [];
+    const e = err as {
+      code?: number;
+      data?: { errors?: { path?: string; field?: string }[] } | { path?: string; field?: string }[];
+    };
+    const list = Array.isArray(e.data) ? e.data : (e.data?.errors ?? []);
     return { code: e.code ?? 500, fields: list.map((f) => String(f.path ?? f.field)) };
   }
 }
@@ -165,11 +182,20 @@ async function actionRefusal(action: string, req: Request): Promise<{ code: numb
 function validRequests(op: Operation): fc.Arbitrary<Request> {
   const group = (where: "path" | "query") => {
     const ps = op.parameters.filter((p) => p.in === where);
-    const value = (p: Parameter) => (OPAQUE_PARAMETERS.has(p.name) ? fc.integer({ min: 1, max: 2 ** 31 - 1 }).map(encodeCursor) : valuesOf(document, p.schema).map(String));
-    return fc.record(Object.fromEntries(ps.map((p) => [p.name, value(p)])), { requiredKeys: ps.filter((p) => p.required).map((p) => p.name) }) as fc.Arbitrary<Record<string, string>>;
+    const value = (p: Parameter) =>
+      OPAQUE_PARAMETERS.has(p.name)
+        ? fc.integer({ min: 1, max: 2 ** 31 - 1 }).map(encodeCursor)
+        : valuesOf(document, p.schema).map(String);
+    return fc.record(Object.fromEntries(ps.map((p) => [p.name, value(p)])), {
+      requiredKeys: ps.filter((p) => p.required).map((p) => p.name),
+    }) as fc.Arbitrary<Record<string, string>>;
   };
-  const body = op.body ? valuesOf(document, op.body.schema).filter((b) => schemas.validate(op.body!.schemaAt, b).length === 0) : fc.constant(undefined);
-  return fc.record({ path: group("path"), query: group("query"), body }).map((r) => (r.body === undefined ? { path: r.path, query: r.query } : r));
+  const body = op.body
+    ? valuesOf(document, op.body.schema).filter((b) => schemas.validate(op.body!.schemaAt, b).length === 0)
+    : fc.constant(undefined);
+  return fc
+    .record({ path: group("path"), query: group("query"), body })
+    .map((r) => (r.body === undefined ? { path: r.path, query: r.query } : r));
 }
 
 /** Each request that breaks one documented rule of `base`, named by where and which rule. */
@@ -177,17 +203,23 @@ function brokenRequests(op: Operation, base: Request): Broken<Request>[] {
   const out: Broken<Request>[] = [];
   if (op.body && base.body !== undefined) {
     const sample = (items: Record<string, unknown>) => fc.sample(valuesOf(document, items), { numRuns: 1, seed: 7 })[0];
-    for (const b of bodyBreakers(document, op.body.schema, base.body, sample)) out.push({ ...b, value: { ...base, body: b.value } });
+    for (const b of bodyBreakers(document, op.body.schema, base.body, sample))
+      out.push({ ...b, value: { ...base, body: b.value } });
   }
   for (const p of op.parameters.filter((q) => q.in === "path" || q.in === "query")) {
     const where = p.in as "path" | "query";
-    for (const b of paramBreakers(document, p.schema)) out.push({ path: p.name, rule: b.rule, value: { ...base, [where]: { ...base[where], [p.name]: b.value } } });
+    for (const b of paramBreakers(document, p.schema))
+      out.push({ path: p.name, rule: b.rule, value: { ...base, [where]: { ...base[where], [p.name]: b.value } } });
     if (where === "query" && p.required && p.name in base.query) {
       const { [p.name]: _dropped, ...rest } = base.query;
       out.push({ path: p.name, rule: "required", value: { ...base, query: rest } });
     }
   }
-  out.push({ path: "zzUnknown", rule: "unknown query parameter", value: { ...base, query: { ...base.query, zzUnknown: "1" } } });
+  out.push({
+    path: "zzUnknown",
+    rule: "unknown query parameter",
+    value: { ...base, query: { ...base.query, zzUnknown: "1" } },
+  });
   return out;
 }
 
@@ -202,7 +234,9 @@ describe("the OpenAPI document against the running gateway and services", () => 
     const found = operations.map((op) => {
       const route = served.find((r) => r.key === op.key);
       const action = route?.action ? registeredAction(tb.broker, route.action) : null;
-      const security = (document.paths as Record<string, Record<string, { security?: unknown[] }>>)[op.template][op.method.toLowerCase()].security;
+      const security = (document.paths as Record<string, Record<string, { security?: unknown[] }>>)[op.template][
+        op.method.toLowerCase()
+      ].security;
       return {
         op: op.key,
         action: route?.action ? { registered: action !== null, scope: action?.scope ?? null } : null,
@@ -224,7 +258,11 @@ describe("the OpenAPI document against the running gateway and services", () => 
       await fc.assert(
         fc.asyncProperty(validRequests(op), async (req) => {
           expect({ op: op.key, document: documentProblems(op, req) }).toEqual({ op: op.key, document: [] });
-          expect({ op: op.key, req, validator: await validatorRefusal(action, req) }).toEqual({ op: op.key, req, validator: null });
+          expect({ op: op.key, req, validator: await validatorRefusal(action, req) }).toEqual({
+            op: op.key,
+            req,
+            validator: null,
+          });
         }),
         { numRuns: 40 },
       );
@@ -249,7 +287,9 @@ describe("the OpenAPI document against the running gateway and services", () => 
           const exception = CHECKED_BY_THE_ACTION[`${action} ${broken.path} ${broken.rule}`];
           const refusal = exception ? await actionRefusal(action, broken.value) : null;
           if (refusal?.code === 422 && refusal.fields.includes(broken.path)) continue;
-          disagreements.push(`${what}: accepted ${JSON.stringify(broken.value).slice(0, 300)}${refusal ? ` (action: ${JSON.stringify(refusal)})` : ""}`);
+          disagreements.push(
+            `${what}: accepted ${JSON.stringify(broken.value).slice(0, 300)}${refusal ? ` (action: ${JSON.stringify(refusal)})` : ""}`,
+          );
         }
       }
       const documented = op.body ? fieldPaths(document, op.body.schema).filter((p) => p !== "") : [];
@@ -262,20 +302,51 @@ describe("the OpenAPI document against the running gateway and services", () => 
   it("when the validator refuses a request, then the document refuses it too", async () => {
     const hostile = fc.oneof(
       fc.jsonValue({ maxDepth: 2 }),
-      fc.constantFrom("", " ", " x ", "0", "-1", "01", "1e3", "0x10", "1.5", "true", "null", 0, -1, 1.0005, 2 ** 31, 2 ** 53, null, [], {}),
+      fc.constantFrom(
+        "",
+        " ",
+        " x ",
+        "0",
+        "-1",
+        "01",
+        "1e3",
+        "0x10",
+        "1.5",
+        "true",
+        "null",
+        0,
+        -1,
+        1.0005,
+        2 ** 31,
+        2 ** 53,
+        null,
+        [],
+        {},
+      ),
       fc.string({ maxLength: 300 }),
       fc.double(),
     );
     let refusals = 0;
     for (const { op, action } of apiOperations()) {
       await fc.assert(
-        fc.asyncProperty(validRequests(op), fc.nat(), hostile, fc.string({ minLength: 1, maxLength: 8 }), async (base, pick, value, text) => {
-          const req = perturb(op, base, pick, value, text);
-          const refusal = await validatorRefusal(action, req);
-          if (refusal === null || OPAQUE_PARAMETERS.has(refusal.split(":")[0])) return;
-          refusals++;
-          expect({ op: op.key, req, refusal, document: documentProblems(op, req).length > 0 }).toEqual({ op: op.key, req, refusal, document: true });
-        }),
+        fc.asyncProperty(
+          validRequests(op),
+          fc.nat(),
+          hostile,
+          fc.string({ minLength: 1, maxLength: 8 }),
+          async (base, pick, value, text) => {
+            const req = perturb(op, base, pick, value, text);
+            const refusal = await validatorRefusal(action, req);
+            if (refusal === null || OPAQUE_PARAMETERS.has(refusal.split(":")[0])) return;
+            refusals++;
+            expect({ op: op.key, req, refusal, document: documentProblems(op, req).length > 0 }).toEqual({
+              op: op.key,
+              req,
+              refusal,
+              document: true,
+            });
+          },
+        ),
         { numRuns: 60 },
       );
     }
@@ -293,7 +364,10 @@ function perturb(op: Operation, base: Request, pick: number, value: unknown, tex
   if (choice < places.length + params.length) {
     const p = params[choice - places.length];
     const where = p.in as "path" | "query";
-    return { ...base, [where]: { ...base[where], [p.name]: typeof value === "string" ? value : JSON.stringify(value) ?? text } };
+    return {
+      ...base,
+      [where]: { ...base[where], [p.name]: typeof value === "string" ? value : (JSON.stringify(value) ?? text) },
+    };
   }
   return { ...base, query: { ...base.query, [text]: "1" } };
 }
@@ -304,8 +378,12 @@ function jsonPlaces(value: unknown): ((v: unknown) => unknown)[] {
   const places: ((v: unknown) => unknown)[] = [(v) => v];
   if (Array.isArray(value)) {
     value.forEach((item, i) => {
-      for (const inner of jsonPlaces(item).concat(item !== null && typeof item === "object" ? [] : [(v: unknown) => v])) {
-        places.push((v) => value.map((x, j) => (j === i ? inner(v) : structuredClone(x))).filter((x) => x !== undefined));
+      for (const inner of jsonPlaces(item).concat(
+        item !== null && typeof item === "object" ? [] : [(v: unknown) => v],
+      )) {
+        places.push((v) =>
+          value.map((x, j) => (j === i ? inner(v) : structuredClone(x))).filter((x) => x !== undefined),
+        );
       }
     });
     return places;

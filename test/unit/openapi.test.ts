@@ -3,7 +3,12 @@
  * actions' own params (no second copy of a request schema that could drift).
  */
 import { actionLookup } from "../../gateway/openapi/actions";
-import { buildOpenApiDocument, openApiPath, type OpenApiDocument, type Operation } from "../../gateway/openapi/document";
+import {
+  buildOpenApiDocument,
+  openApiPath,
+  type OpenApiDocument,
+  type Operation,
+} from "../../gateway/openapi/document";
 import { OUTCOMES } from "../../gateway/openapi/outcomes";
 import { ROUTES, type Route } from "../../gateway/routes";
 import { EVENTS } from "../../shared/events";
@@ -31,17 +36,22 @@ describe("the OpenAPI document", () => {
   });
 
   it("when generated, then info.version is the package version", () => {
-    const { version } = JSON.parse(readFileSync(path.join(__dirname, "../../package.json"), "utf8")) as { version: string };
+    const { version } = JSON.parse(readFileSync(path.join(__dirname, "../../package.json"), "utf8")) as {
+      version: string;
+    };
     expect(document.info).toMatchObject({ version });
   });
 
-  it.each(ROUTES.map((r) => [routeName(r), r] as const))("when %s is routed, then its service defines it as a published action with a summary, and its answers are known", (_name, route) => {
-    const action = actionDefinition(route.action);
-    expect(action).not.toBeNull();
-    expect(action).toMatchObject({ visibility: "published", summary: expect.any(String) });
-    expect(OUTCOMES[route.action]).toBeDefined();
-    expect(operationOf(route)?.summary).toBe(action?.summary);
-  });
+  it.each(ROUTES.map((r) => [routeName(r), r] as const))(
+    "when %s is routed, then its service defines it as a published action with a summary, and its answers are known",
+    (_name, route) => {
+      const action = actionDefinition(route.action);
+      expect(action).not.toBeNull();
+      expect(action).toMatchObject({ visibility: "published", summary: expect.any(String) });
+      expect(OUTCOMES[route.action]).toBeDefined();
+      expect(operationOf(route)?.summary).toBe(action?.summary);
+    },
+  );
 
   // What the document says of requests is compared with the running validators in
   // test/unit/openapi-agreement.test.ts; here only what no request can show.
@@ -50,9 +60,15 @@ describe("the OpenAPI document", () => {
     const open = ["/healthz", "/readyz", "/docs", "/docs/{asset}", "/api/v1/openapi.json"];
     // /metrics is on the probe port (HEALTH_PORT); the public port has it only with METRICS_ON_PUBLIC_PORT.
     expect(document.paths["/metrics"]).toBeUndefined();
-    expect(buildOpenApiDocument(SERVICE_DESCRIPTIONS, { metricsOnPublicPort: true }).paths["/metrics"]?.get?.tags).toEqual(["operations"]);
+    expect(
+      buildOpenApiDocument(SERVICE_DESCRIPTIONS, { metricsOnPublicPort: true }).paths["/metrics"]?.get?.tags,
+    ).toEqual(["operations"]);
     for (const path of open) {
-      expect({ path, tags: document.paths[path]?.get?.tags, security: document.paths[path]?.get?.security }).toEqual({ path, tags: ["operations"], security: [] });
+      expect({ path, tags: document.paths[path]?.get?.tags, security: document.paths[path]?.get?.security }).toEqual({
+        path,
+        tags: ["operations"],
+        security: [],
+      });
     }
     expect((document.tags as { name: string }[]).map((t) => t.name)).toContain("operations");
     const readyz = document.paths["/readyz"].get.responses as Record<string, unknown>;
@@ -65,9 +81,15 @@ describe("the OpenAPI document", () => {
     expect(responses.UnsupportedEncoding.headers["Accept-Post"]).toEqual({ $ref: "#/components/headers/AcceptPost" });
     for (const route of ROUTES) {
       const responses = operationOf(route)?.responses as Record<string, unknown>;
-      expect({ route: routeName(route), unavailable: responses["503"] }).toEqual({ route: routeName(route), unavailable: { $ref: "#/components/responses/Unavailable" } });
+      expect({ route: routeName(route), unavailable: responses["503"] }).toEqual({
+        route: routeName(route),
+        unavailable: { $ref: "#/components/responses/Unavailable" },
+      });
       const withBody = (operationOf(route) as Operation).requestBody !== undefined;
-      expect({ route: routeName(route), "415": responses["415"] !== undefined }).toEqual({ route: routeName(route), "415": withBody || ["POST", "PUT", "PATCH"].includes(route.method) });
+      expect({ route: routeName(route), "415": responses["415"] !== undefined }).toEqual({
+        route: routeName(route),
+        "415": withBody || ["POST", "PUT", "PATCH"].includes(route.method),
+      });
     }
   });
 
@@ -80,7 +102,10 @@ describe("the OpenAPI document", () => {
     expect(description).toMatch(/503.*Retry-After/s);
     expect(description).toMatch(/X-Request-Id.*400/s);
     expect(description).toMatch(/512 KiB/);
-    const deliveries = document.paths["/api/v1/webhooks/{id}/deliveries"].get.responses as Record<string, { description: string }>;
+    const deliveries = document.paths["/api/v1/webhooks/{id}/deliveries"].get.responses as Record<
+      string,
+      { description: string }
+    >;
     expect(deliveries["200"].description).toMatch(/512 KiB/);
   });
 
@@ -89,14 +114,23 @@ describe("the OpenAPI document", () => {
     expect(op.requestBody.required).toBe(true);
     expect(op.parameters).toContainEqual({ $ref: "#/components/parameters/IdempotencyKey" });
     expect(op.responses["201"].headers.Location).toEqual({ $ref: "#/components/headers/Location" });
-    expect(op.responses["201"].headers["Idempotent-Replayed"]).toEqual({ $ref: "#/components/headers/IdempotentReplayed" });
-    expect((document.paths["/api/v1/orders/{id}/validate"].post as Record<string, any>).responses["200"].headers).not.toHaveProperty("Idempotent-Replayed");
-    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(["201", "400", "401", "403", "409", "413", "422", "429"]));
+    expect(op.responses["201"].headers["Idempotent-Replayed"]).toEqual({
+      $ref: "#/components/headers/IdempotentReplayed",
+    });
+    expect(
+      (document.paths["/api/v1/orders/{id}/validate"].post as Record<string, any>).responses["200"].headers,
+    ).not.toHaveProperty("Idempotent-Replayed");
+    expect(Object.keys(op.responses)).toEqual(
+      expect.arrayContaining(["201", "400", "401", "403", "409", "413", "422", "429"]),
+    );
   });
 
   it("when a list is documented, then it answers an array and may carry a Link header", () => {
     const op = document.paths["/api/v1/packaging_references"].get as Record<string, any>;
-    expect(op.responses["200"].content["application/json"].schema).toEqual({ type: "array", items: { $ref: "#/components/schemas/PackagingReference" } });
+    expect(op.responses["200"].content["application/json"].schema).toEqual({
+      type: "array",
+      items: { $ref: "#/components/schemas/PackagingReference" },
+    });
     expect(op.responses["200"].headers.Link).toBeDefined();
     expect(op.parameters.map((p: { name?: string }) => p.name)).toEqual(expect.arrayContaining(["limit", "cursor"]));
   });
@@ -123,10 +157,18 @@ describe("the OpenAPI document", () => {
     expect(Object.keys(webhooks).sort()).toEqual([...EVENTS].sort());
     const validated = webhooks.sales_order_validated.post;
     expect(validated.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Order" });
-    expect(validated.parameters.map((p: { name: string }) => p.name)).toEqual(
-      ["X-WEBHOOK-EVENT", "X-WEBHOOK-KEY", "X-WEBHOOK-PREVIOUS-KEY", "User-Agent", "webhook-id", "webhook-timestamp", "webhook-signature"],
-    );
-    expect(webhooks.contact_reference_created.post.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ContactReference" });
+    expect(validated.parameters.map((p: { name: string }) => p.name)).toEqual([
+      "X-WEBHOOK-EVENT",
+      "X-WEBHOOK-KEY",
+      "X-WEBHOOK-PREVIOUS-KEY",
+      "User-Agent",
+      "webhook-id",
+      "webhook-timestamp",
+      "webhook-signature",
+    ]);
+    expect(webhooks.contact_reference_created.post.requestBody.content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/ContactReference",
+    });
   });
 
   it("when an error is documented, then it is a problem document with X-Request-ID, and 401 says WWW-Authenticate, 429 Retry-After", () => {

@@ -14,7 +14,11 @@ describe("docs/operations.md", () => {
     const start = doc.indexOf(TABLE_START);
     const end = doc.indexOf(TABLE_END);
     expect(start).toBeGreaterThanOrEqual(0);
-    const rows = doc.slice(start, end).split("\n").map((line) => /^\| `(\w+)` \|/.exec(line)?.[1]).filter(Boolean);
+    const rows = doc
+      .slice(start, end)
+      .split("\n")
+      .map((line) => /^\| `(\w+)` \|/.exec(line)?.[1])
+      .filter(Boolean);
     expect(rows.sort()).toEqual(Object.keys(VARIABLES).sort());
   });
 

@@ -1,30 +1,59 @@
 import {
-  ResolvedReferences, CONTACT_TTL_MS, type ContactReference, type CrmContact, type PackagingReference, type ReferencesAnswer,
+  ResolvedReferences,
+  CONTACT_TTL_MS,
+  type ContactReference,
+  type CrmContact,
+  type PackagingReference,
+  type ReferencesAnswer,
 } from "../../services/orders/orders.references-cache";
 import type { PackagingSnapshot } from "../../services/orders/orders.representation";
 
-const contactRef = (id: number, externalReference: string, contactId: number, lastName = "Hopper"): ContactReference => ({
-  id, externalReference, contact: { id: contactId, firstName: "Grace", lastName, email: "grace@navy.test" }, customer: { id: 1, name: "Navy" },
+const contactRef = (
+  id: number,
+  externalReference: string,
+  contactId: number,
+  lastName = "Hopper",
+): ContactReference => ({
+  id,
+  externalReference,
+  contact: { id: contactId, firstName: "Grace", lastName, email: "grace@navy.test" },
+  customer: { id: 1, name: "Navy" },
 });
 const packagingRef = (id: number, externalReference: string): PackagingReference => ({
-  id, externalReference, active: true, label: `P ${id}`, packaging: { id: 100 + id } as unknown as PackagingSnapshot,
+  id,
+  externalReference,
+  active: true,
+  label: `P ${id}`,
+  packaging: { id: 100 + id } as unknown as PackagingSnapshot,
 });
 
 const CONTACT = { by: "external", value: "C-1" } as const;
-const ITEMS = [{ by: "external", value: "P-1" }, { by: "internal", value: "2" }] as const;
+const ITEMS = [
+  { by: "external", value: "P-1" },
+  { by: "internal", value: "2" },
+] as const;
 
 /** A references stand-in that counts its calls and answers what it is told to. */
 function referencesStandIn(answer: () => ReferencesAnswer) {
   const calls = { count: 0 };
-  return { calls, fetch: async () => { calls.count += 1; return answer(); } };
+  return {
+    calls,
+    fetch: async () => {
+      calls.count += 1;
+      return answer();
+    },
+  };
 }
 
 describe("the references an order resolved, kept by orders", () => {
   let answer: ReferencesAnswer;
   let cache: ResolvedReferences;
   let references: ReturnType<typeof referencesStandIn>;
-  const resolve = (clientId = 7, contact: { by: "external" | "internal"; value: string } = CONTACT, items: readonly { by: "external" | "internal"; value: string }[] = ITEMS) =>
-    cache.resolve(clientId, contact, [...items], references.fetch);
+  const resolve = (
+    clientId = 7,
+    contact: { by: "external" | "internal"; value: string } = CONTACT,
+    items: readonly { by: "external" | "internal"; value: string }[] = ITEMS,
+  ) => cache.resolve(clientId, contact, [...items], references.fetch);
 
   beforeEach(() => {
     answer = { contact: contactRef(1, "C-1", 10), packagings: [packagingRef(1, "P-1"), packagingRef(2, "P-2")] };
@@ -93,9 +122,15 @@ describe("the references an order resolved, kept by orders", () => {
 
   it("when a change is broadcast while references is being asked, then that answer is used but not kept", async () => {
     let release: () => void = () => undefined;
-    const slow = cache.resolve(7, CONTACT, [...ITEMS], () => new Promise<ReferencesAnswer>((resolve) => {
-      release = () => resolve(answer);
-    }));
+    const slow = cache.resolve(
+      7,
+      CONTACT,
+      [...ITEMS],
+      () =>
+        new Promise<ReferencesAnswer>((resolve) => {
+          release = () => resolve(answer);
+        }),
+    );
     cache.forgetContactReferences([1]);
     release();
     await slow;
@@ -113,14 +148,23 @@ describe("the references an order resolved, kept by orders", () => {
 });
 
 describe("the CRM contacts and catalogue packagings an order named by id, kept by orders", () => {
-  const ada = (lastName = "Lovelace"): CrmContact => ({ id: 3, firstName: "Ada", lastName, email: "ada@acme.test", customer: { id: 1, name: "Acme" } });
-  const packaging = (id: number) => ({ id } as unknown as PackagingSnapshot);
+  const ada = (lastName = "Lovelace"): CrmContact => ({
+    id: 3,
+    firstName: "Ada",
+    lastName,
+    email: "ada@acme.test",
+    customer: { id: 1, name: "Acme" },
+  });
+  const packaging = (id: number) => ({ id }) as unknown as PackagingSnapshot;
 
   it("when the same contact is named again, then crm is asked once, and again once crm broadcasts that it changed", async () => {
     const cache = new ResolvedReferences();
     let current = ada();
     let calls = 0;
-    const fetch = async () => { calls += 1; return current; };
+    const fetch = async () => {
+      calls += 1;
+      return current;
+    };
     await cache.crmContact(3, fetch);
     expect(await cache.crmContact(3, fetch)).toEqual(ada());
     current = ada("King");
@@ -132,7 +176,10 @@ describe("the CRM contacts and catalogue packagings an order named by id, kept b
   it("when a contact is unknown, then it is asked again next time", async () => {
     const cache = new ResolvedReferences();
     let calls = 0;
-    const fetch = async () => { calls += 1; return undefined; };
+    const fetch = async () => {
+      calls += 1;
+      return undefined;
+    };
     expect(await cache.crmContact(3, fetch)).toBeUndefined();
     await cache.crmContact(3, fetch);
     expect(calls).toBe(2);
@@ -141,10 +188,16 @@ describe("the CRM contacts and catalogue packagings an order named by id, kept b
   it("when some packagings are kept, then catalogue is asked for the missing ones only", async () => {
     const cache = new ResolvedReferences();
     const asked: number[][] = [];
-    const fetch = async (missing: number[]) => { asked.push(missing); return missing.filter((id) => id !== 9).map(packaging); };
+    const fetch = async (missing: number[]) => {
+      asked.push(missing);
+      return missing.filter((id) => id !== 9).map(packaging);
+    };
     await cache.cataloguePackagingsById([1, 2], fetch);
     const found = await cache.cataloguePackagingsById([2, 3, 9], fetch);
     expect(found.map((p) => p.id).sort()).toEqual([2, 3]);
-    expect(asked).toEqual([[1, 2], [3, 9]]);
+    expect(asked).toEqual([
+      [1, 2],
+      [3, 9],
+    ]);
   });
 });

@@ -26,7 +26,9 @@ interface ArrayField {
 }
 
 function isRule(value: unknown): value is Rule {
-  return typeof value === "object" && value !== null && !Array.isArray(value) && typeof (value as Rule).type === "string";
+  return (
+    typeof value === "object" && value !== null && !Array.isArray(value) && typeof (value as Rule).type === "string"
+  );
 }
 
 /** Arrays of objects among these properties, and inside their objects (not inside array elements). */
@@ -42,14 +44,23 @@ function arrayFieldsOf(props: Rule, prefix: string): { path: string; rule: Rule 
 
 async function allArrayFields(): Promise<ArrayField[]> {
   const files = fs.readdirSync(SERVICES).flatMap((service) =>
-    fs.readdirSync(path.join(SERVICES, service)).filter((f) => f.endsWith(".params.ts")).map((f) => path.join(SERVICES, service, f)));
+    fs
+      .readdirSync(path.join(SERVICES, service))
+      .filter((f) => f.endsWith(".params.ts"))
+      .map((f) => path.join(SERVICES, service, f)),
+  );
   const found: ArrayField[] = [];
   for (const file of files) {
     const exports = (await import(file)) as Record<string, unknown>;
     for (const [name, schema] of Object.entries(exports)) {
       if (typeof schema !== "object" || schema === null || !name.endsWith("Params")) continue;
       for (const field of arrayFieldsOf(schema as Rule, "")) {
-        found.push({ schemaName: `${path.basename(file)} ${name}`, schema: schema as Rule, path: field.path, maxLength: Number(field.rule.max ?? 50) });
+        found.push({
+          schemaName: `${path.basename(file)} ${name}`,
+          schema: schema as Rule,
+          path: field.path,
+          maxLength: Number(field.rule.max ?? 50),
+        });
       }
     }
   }
@@ -63,7 +74,16 @@ function placed(fieldPath: string, value: unknown): object {
 
 // JSON values only, as the gateway's parser hands them on: it refuses keys named like
 // Object.prototype members (gateway/json-body.ts), so none of those reach a validator.
-const notAnObject = fc.oneof(fc.constant(null), fc.double(), fc.integer(), fc.string(), fc.array(fc.jsonValue().filter((v) => !hasPrototypeKey(v)), { maxLength: 3 }));
+const notAnObject = fc.oneof(
+  fc.constant(null),
+  fc.double(),
+  fc.integer(),
+  fc.string(),
+  fc.array(
+    fc.jsonValue().filter((v) => !hasPrototypeKey(v)),
+    { maxLength: 3 },
+  ),
+);
 
 let fields: ArrayField[];
 beforeAll(async () => {
@@ -71,12 +91,14 @@ beforeAll(async () => {
 });
 
 it("when the params files are walked, then the arrays of objects of orders, catalogue and references are among those found", () => {
-  expect(fields.map((f) => `${f.schemaName} ${f.path}`)).toEqual(expect.arrayContaining([
-    "orders.params.ts createOrderParams items",
-    "catalogue.params.ts createProductParams taxes",
-    "references.params.ts resolvePackagingsParams refs",
-    "references.params.ts resolveOrderParams refs",
-  ]));
+  expect(fields.map((f) => `${f.schemaName} ${f.path}`)).toEqual(
+    expect.arrayContaining([
+      "orders.params.ts createOrderParams items",
+      "catalogue.params.ts createProductParams taxes",
+      "references.params.ts resolvePackagingsParams refs",
+      "references.params.ts resolveOrderParams refs",
+    ]),
+  );
 });
 
 it("when any element of any array of objects is null, a number, a string or an array, then an error names that element's index and none names only the array", () => {
@@ -87,16 +109,19 @@ it("when any element of any array of objects is null, a number, a string or an a
     badValues: fc.array(notAnObject, { minLength: 1, maxLength: 3 }),
     seed: fc.nat(),
   });
-  fc.assert(fc.property(scenario, ({ field, length, badValues, seed }) => {
-    const size = Math.min(length, field.maxLength);
-    const elements: unknown[] = Array.from({ length: size }, () => ({}));
-    const badIndexes = new Set(badValues.map((_, k) => (seed + k * 7) % size));
-    [...badIndexes].forEach((i, k) => (elements[i] = badValues[k]));
+  fc.assert(
+    fc.property(scenario, ({ field, length, badValues, seed }) => {
+      const size = Math.min(length, field.maxLength);
+      const elements: unknown[] = Array.from({ length: size }, () => ({}));
+      const badIndexes = new Set(badValues.map((_, k) => (seed + k * 7) % size));
+      [...badIndexes].forEach((i, k) => (elements[i] = badValues[k]));
 
-    const result = checks.get(field)!(placed(field.path, elements));
-    expect(result).not.toBe(true);
-    const paths = fieldErrorsFromValidator(result).map((e) => e.path);
-    for (const i of badIndexes) expect(paths).toContain(`${field.path}[${i}]`);
-    expect(paths).not.toContain(field.path);
-  }), { numRuns: 300 });
+      const result = checks.get(field)!(placed(field.path, elements));
+      expect(result).not.toBe(true);
+      const paths = fieldErrorsFromValidator(result).map((e) => e.path);
+      for (const i of badIndexes) expect(paths).toContain(`${field.path}[${i}]`);
+      expect(paths).not.toContain(field.path);
+    }),
+    { numRuns: 300 },
+  );
 });

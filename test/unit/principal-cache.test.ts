@@ -10,9 +10,10 @@ const partner: Principal = { clientId: 7, name: "Partner", kind: "partner", scop
 /** A look-up the test answers when it wants, counting the calls. */
 function controlledLookUp() {
   const calls: { apiKey: string; answer(p: Principal): void; refuse(err: Error): void }[] = [];
-  const lookUp = (apiKey: string) => new Promise<Principal>((resolve, reject) => {
-    calls.push({ apiKey, answer: resolve, refuse: reject });
-  });
+  const lookUp = (apiKey: string) =>
+    new Promise<Principal>((resolve, reject) => {
+      calls.push({ apiKey, answer: resolve, refuse: reject });
+    });
   return { calls, lookUp };
 }
 

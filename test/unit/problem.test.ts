@@ -1,5 +1,10 @@
 import { Errors as WebErrors } from "moleculer-web";
-import { MalformedRequestError, MethodNotAllowedError, ServiceUnavailableError, UnsupportedMediaTypeError } from "../../shared/errors";
+import {
+  MalformedRequestError,
+  MethodNotAllowedError,
+  ServiceUnavailableError,
+  UnsupportedMediaTypeError,
+} from "../../shared/errors";
 import { toProblem } from "../../gateway/problem";
 
 describe("gateway problem mapping", () => {
@@ -22,18 +27,30 @@ describe("problem mapping of the gateway's own refusals", () => {
   });
 
   it("when a 415 names the media type or the encodings, then Accept-Post or Accept-Encoding says so", () => {
-    expect(toProblem(new UnsupportedMediaTypeError("x", { mediaType: "application/json" })).headers["Accept-Post"]).toBe("application/json");
-    expect(toProblem(new UnsupportedMediaTypeError("x", { encodings: "gzip" })).headers["Accept-Encoding"]).toBe("gzip");
+    expect(
+      toProblem(new UnsupportedMediaTypeError("x", { mediaType: "application/json" })).headers["Accept-Post"],
+    ).toBe("application/json");
+    expect(toProblem(new UnsupportedMediaTypeError("x", { encodings: "gzip" })).headers["Accept-Encoding"]).toBe(
+      "gzip",
+    );
   });
 
   it("when the database is unavailable, then it is 503 with Retry-After and a detail that says only what", () => {
     const problem = toProblem(new ServiceUnavailableError("The database is unavailable.", 5));
-    expect(problem).toMatchObject({ status: 503, headers: { "Retry-After": "5" }, body: { type: "/problems/unavailable", detail: "The database is unavailable." } });
+    expect(problem).toMatchObject({
+      status: 503,
+      headers: { "Retry-After": "5" },
+      body: { type: "/problems/unavailable", detail: "The database is unavailable." },
+    });
   });
 
   it("when the validator reports hundreds of unknown fields, then 50 are listed and errorCount counts them all", () => {
     const keys = Array.from({ length: 300 }, (_, i) => `x${i}`).join(", ");
-    const problem = toProblem({ type: "VALIDATION_ERROR", code: 422, data: [{ type: "objectStrict", field: "", actual: keys }] });
+    const problem = toProblem({
+      type: "VALIDATION_ERROR",
+      code: 422,
+      data: [{ type: "objectStrict", field: "", actual: keys }],
+    });
     expect(problem.body.errors).toHaveLength(50);
     expect(problem.body.errorCount).toBe(300);
     expect(problem.body.detail).toBe("300 fields are invalid.");

@@ -8,7 +8,9 @@ import path from "node:path";
 import { EMBEDDED_NODE_FLAGS } from "../../runtime/process-limits";
 
 // Read, not imported: a JSON import would copy package.json into dist/.
-const pkg = JSON.parse(readFileSync(path.join(__dirname, "../../package.json"), "utf8")) as { scripts: Record<string, string> };
+const pkg = JSON.parse(readFileSync(path.join(__dirname, "../../package.json"), "utf8")) as {
+  scripts: Record<string, string>;
+};
 
 describe("the embedded process's Node flags", () => {
   it("when npm start runs, then node gets EMBEDDED_NODE_FLAGS before the entry point", () => {
@@ -16,6 +18,10 @@ describe("the embedded process's Node flags", () => {
   });
 
   it("when node is given them, then it accepts them and runs", () => {
-    expect(execFileSync(process.execPath, [...EMBEDDED_NODE_FLAGS, "-e", "process.stdout.write('ok')"], { encoding: "utf8" })).toBe("ok");
+    expect(
+      execFileSync(process.execPath, [...EMBEDDED_NODE_FLAGS, "-e", "process.stdout.write('ok')"], {
+        encoding: "utf8",
+      }),
+    ).toBe("ok");
   });
 });

@@ -5,25 +5,45 @@
  */
 import { Errors, ServiceBroker, type Context } from "moleculer";
 import { attemptBudgetMs, EarlyRetryBudget, mayRetry, remoteCallsMiddleware } from "../../shared/remote-calls";
-import { attemptTimeoutMs, isRepeatableCall, ORDER_ATTEMPT_TIMEOUT_MS, READ_ATTEMPT_TIMEOUT_MS, UNKEYED_ORDER_ATTEMPT_TIMEOUT_MS } from "../../shared/repeatable-calls";
+import {
+  attemptTimeoutMs,
+  isRepeatableCall,
+  ORDER_ATTEMPT_TIMEOUT_MS,
+  READ_ATTEMPT_TIMEOUT_MS,
+  UNKEYED_ORDER_ATTEMPT_TIMEOUT_MS,
+} from "../../shared/repeatable-calls";
 
 const REQUEST_TIMEOUT_MS = 4_000;
 
 /** A context as the middleware sees it: an action name, params, meta, options, attempts so far. */
-function call(name: string, extra: { params?: object; meta?: object; attempt?: number; retries?: number } = {}): Context {
-  return { action: { name }, params: extra.params ?? {}, meta: extra.meta ?? {}, options: { retries: extra.retries }, _retryAttempts: extra.attempt ?? 0 } as unknown as Context;
+function call(
+  name: string,
+  extra: { params?: object; meta?: object; attempt?: number; retries?: number } = {},
+): Context {
+  return {
+    action: { name },
+    params: extra.params ?? {},
+    meta: extra.meta ?? {},
+    options: { retries: extra.retries },
+    _retryAttempts: extra.attempt ?? 0,
+  } as unknown as Context;
 }
 
 describe("which calls are sent again", () => {
-  it.each(["crm.getContact", "clients.authenticate", "orders.list", "webhooks.deliveries"])("when %s (a read) is called, then it is repeatable, after a read's attempt time-out", (name) => {
-    expect(isRepeatableCall(call(name))).toBe(true);
-    expect(attemptTimeoutMs(call(name))).toBe(READ_ATTEMPT_TIMEOUT_MS);
-  });
+  it.each(["crm.getContact", "clients.authenticate", "orders.list", "webhooks.deliveries"])(
+    "when %s (a read) is called, then it is repeatable, after a read's attempt time-out",
+    (name) => {
+      expect(isRepeatableCall(call(name))).toBe(true);
+      expect(attemptTimeoutMs(call(name))).toBe(READ_ATTEMPT_TIMEOUT_MS);
+    },
+  );
 
   it("when an order carries an Idempotency-Key, then it is repeatable after an order's attempt time-out; with only an externalId, after a longer one", () => {
     expect(attemptTimeoutMs(call("orders.create", { meta: { idempotencyKey: "K1" } }))).toBe(ORDER_ATTEMPT_TIMEOUT_MS);
     // Repeatable, after a longer attempt: a slow order repeated would be refused as its own duplicate.
-    expect(attemptTimeoutMs(call("orders.create", { params: { externalId: "E1" } }))).toBe(UNKEYED_ORDER_ATTEMPT_TIMEOUT_MS);
+    expect(attemptTimeoutMs(call("orders.create", { params: { externalId: "E1" } }))).toBe(
+      UNKEYED_ORDER_ATTEMPT_TIMEOUT_MS,
+    );
     expect(isRepeatableCall(call("orders.create", { params: { externalId: "E1" } }))).toBe(true);
   });
 
@@ -40,8 +60,14 @@ describe("which calls are sent again", () => {
 
 describe("how long an attempt may take", () => {
   it("when a repeatable call has retries left, then its attempt is short", () => {
-    expect(attemptBudgetMs(call("crm.getContact"), 10_000, 2)).toEqual({ ms: READ_ATTEMPT_TIMEOUT_MS, retryAfter: true });
-    expect(attemptBudgetMs(call("crm.getContact", { attempt: 1 }), 8_000, 2)).toEqual({ ms: READ_ATTEMPT_TIMEOUT_MS, retryAfter: true });
+    expect(attemptBudgetMs(call("crm.getContact"), 10_000, 2)).toEqual({
+      ms: READ_ATTEMPT_TIMEOUT_MS,
+      retryAfter: true,
+    });
+    expect(attemptBudgetMs(call("crm.getContact", { attempt: 1 }), 8_000, 2)).toEqual({
+      ms: READ_ATTEMPT_TIMEOUT_MS,
+      retryAfter: true,
+    });
   });
 
   it("when it is the last attempt, then it gets all the time left, so a slow answer still arrives", () => {
@@ -55,7 +81,10 @@ describe("how long an attempt may take", () => {
 
   it("when the call is not repeatable, then its one attempt gets the whole time-out; an order with only an externalId, half of it", () => {
     expect(attemptBudgetMs(call("crm.createContact"), 10_000, 2)).toEqual({ ms: 10_000, retryAfter: false });
-    expect(attemptBudgetMs(call("orders.create", { params: { externalId: "E1" } }), 10_000, 2)).toEqual({ ms: UNKEYED_ORDER_ATTEMPT_TIMEOUT_MS, retryAfter: true });
+    expect(attemptBudgetMs(call("orders.create", { params: { externalId: "E1" } }), 10_000, 2)).toEqual({
+      ms: UNKEYED_ORDER_ATTEMPT_TIMEOUT_MS,
+      retryAfter: true,
+    });
   });
 });
 
@@ -87,11 +116,24 @@ describe("mayRetry", () => {
 describe("remote calls to a replica that never answers", () => {
   const namespace = `remote-calls-${process.pid}`;
   const received = { frozen: 0, live: 0 };
-  const brokerOf = (nodeID: string) => new ServiceBroker({
-    namespace, nodeID, transporter: "Fake", logger: false, requestTimeout: REQUEST_TIMEOUT_MS,
-    retryPolicy: { enabled: true, retries: 2, delay: 50, maxDelay: 100, factor: 2, check: mayRetry as (err: Error) => boolean },
-    registry: { strategy: "RoundRobin" }, middlewares: [remoteCallsMiddleware()],
-  });
+  const brokerOf = (nodeID: string) =>
+    new ServiceBroker({
+      namespace,
+      nodeID,
+      transporter: "Fake",
+      logger: false,
+      requestTimeout: REQUEST_TIMEOUT_MS,
+      retryPolicy: {
+        enabled: true,
+        retries: 2,
+        delay: 50,
+        maxDelay: 100,
+        factor: 2,
+        check: mayRetry as (err: Error) => boolean,
+      },
+      registry: { strategy: "RoundRobin" },
+      middlewares: [remoteCallsMiddleware()],
+    });
   const caller = brokerOf("caller");
   const replica = (nodeID: "frozen" | "live") => {
     const b = brokerOf(nodeID);
@@ -107,7 +149,8 @@ describe("remote calls to a replica that never answers", () => {
   beforeAll(async () => {
     await Promise.all([caller, ...replicas].map((b) => b.start()));
     await caller.waitForServices(["crm"]);
-    while (caller.registry.getActionEndpoints("crm.getContact")?.count() !== 2) await new Promise((r) => setTimeout(r, 20));
+    while (caller.registry.getActionEndpoints("crm.getContact")?.count() !== 2)
+      await new Promise((r) => setTimeout(r, 20));
   });
   afterAll(async () => {
     await Promise.all([caller, ...replicas].map((b) => b.stop()));
@@ -129,7 +172,9 @@ describe("remote calls to a replica that never answers", () => {
   });
 
   it("when a write reaches the frozen replica, then it is not sent again and fails at its time-out", async () => {
-    const outcomes = await Promise.allSettled(Array.from({ length: 2 }, () => caller.call("crm.createContact", {}, { timeout: 1_500 })));
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 2 }, () => caller.call("crm.createContact", {}, { timeout: 1_500 })),
+    );
     expect(received.frozen + received.live).toBe(2);
     const failed = outcomes.filter((o) => o.status === "rejected") as PromiseRejectedResult[];
     expect(failed.map((o) => o.reason)).toEqual([expect.any(Errors.RequestTimeoutError)]);
@@ -139,7 +184,8 @@ describe("remote calls to a replica that never answers", () => {
     const live = replicas[1];
     await live.destroyService("crm");
     try {
-      while (caller.registry.getActionEndpoints("crm.getContact")?.count() !== 1) await new Promise((r) => setTimeout(r, 20));
+      while (caller.registry.getActionEndpoints("crm.getContact")?.count() !== 1)
+        await new Promise((r) => setTimeout(r, 20));
       const timeout = 2_500;
       const startedAt = Date.now();
       await expect(caller.call("crm.getContact", {}, { timeout })).rejects.toBeInstanceOf(Errors.RequestTimeoutError);
@@ -160,10 +206,25 @@ describe("a local action whose remote call failed", () => {
   let runs = 0;
   let readsSent = 0;
   const solo = new ServiceBroker({
-    namespace: `remote-calls-solo-${process.pid}`, nodeID: "solo", transporter: "Fake", disableBalancer: true, logger: false, requestTimeout: REQUEST_TIMEOUT_MS,
-    retryPolicy: { enabled: true, retries: 2, delay: 50, maxDelay: 100, factor: 2, check: mayRetry as (err: Error) => boolean },
+    namespace: `remote-calls-solo-${process.pid}`,
+    nodeID: "solo",
+    transporter: "Fake",
+    disableBalancer: true,
+    logger: false,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    retryPolicy: {
+      enabled: true,
+      retries: 2,
+      delay: 50,
+      maxDelay: 100,
+      factor: 2,
+      check: mayRetry as (err: Error) => boolean,
+    },
     // The first wraps innermost: it counts each attempt sent to the transporter.
-    middlewares: [{ remoteAction: (next: (ctx: Context) => Promise<unknown>) => (ctx: Context) => (readsSent++, next(ctx)) }, remoteCallsMiddleware()],
+    middlewares: [
+      { remoteAction: (next: (ctx: Context) => Promise<unknown>) => (ctx: Context) => (readsSent++, next(ctx)) },
+      remoteCallsMiddleware(),
+    ],
   });
   solo.createService({ name: "crm", actions: { getContact: () => new Promise(() => undefined) } });
   const front = solo.createService({

@@ -1,6 +1,11 @@
 import { Writable } from "node:stream";
 import { ServiceBroker, type Context } from "moleculer";
-import { currentRequestId, requestContextMiddleware, requestLogFields, withRequestId } from "../../shared/request-context";
+import {
+  currentRequestId,
+  requestContextMiddleware,
+  requestLogFields,
+  withRequestId,
+} from "../../shared/request-context";
 
 /** A broker whose pino lines land in `lines`, with the mixin the real config uses. */
 function brokerWithCapturedLogs(lines: Record<string, unknown>[]): ServiceBroker {

@@ -9,7 +9,12 @@ import addFormats from "ajv-formats";
 import Validator from "fastest-validator";
 import { CustomerSummary } from "../../services/crm/crm.openapi";
 import { Order as OrderSchema } from "../../services/orders/orders.openapi";
-import { createOrderParams, listOrdersParams, type CreateOrderParams, type ListOrdersParams } from "../../services/orders/orders.params";
+import {
+  createOrderParams,
+  listOrdersParams,
+  type CreateOrderParams,
+  type ListOrdersParams,
+} from "../../services/orders/orders.params";
 import type { Order } from "../../services/orders/orders.representation";
 import { arrayOf, bodyId, optional, pathId } from "../../shared/params";
 import type { FromJsonSchema, ParamsOf } from "../../shared/schema-types";
@@ -70,12 +75,33 @@ describe("FromJsonSchema: the type of a representation's JSON Schema", () => {
   const validOrder = ajv.compile({ ...OrderSchema, components: { schemas: { CustomerSummary } } });
 
   const order: Order = {
-    id: 1, code: "ORD-20261121-1", status: "pending", externalId: null, externalReference: null,
+    id: 1,
+    code: "ORD-20261121-1",
+    status: "pending",
+    externalId: null,
+    externalReference: null,
     contact: { id: 1, firstName: "Ada", lastName: "Lovelace", email: "ada@example.com", reference: null },
     customer: { id: 1, name: "Acme" },
-    invoicingAddress: address, deliveryAddress: address,
-    items: [{ position: 1, orderedQuantity: 3, packagingReference: null, packaging: { id: 2, name: "Pack", unit: "bottle", unit_factor: 6, product: { id: 1, code: "W", label: "Water", taxes: [] } } }],
-    createdAt: "2026-11-21T10:00:00.000Z", updatedAt: "2026-11-21T10:00:00.000Z", validatedAt: null, cancelledAt: null,
+    invoicingAddress: address,
+    deliveryAddress: address,
+    items: [
+      {
+        position: 1,
+        orderedQuantity: 3,
+        packagingReference: null,
+        packaging: {
+          id: 2,
+          name: "Pack",
+          unit: "bottle",
+          unit_factor: 6,
+          product: { id: 1, code: "W", label: "Water", taxes: [] },
+        },
+      },
+    ],
+    createdAt: "2026-11-21T10:00:00.000Z",
+    updatedAt: "2026-11-21T10:00:00.000Z",
+    validatedAt: null,
+    cancelledAt: null,
   };
 
   it("when a value is an Order, then the Order schema accepts it", () => {

@@ -2,7 +2,14 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ConfigError, loadConfig } from "../../shared/config";
-import { newEncryptionKeyEntry, OPENED_KEPT_FOR_MS, parseEncryptionKeys, rememberingOpener, SecretBox, SecretBoxError } from "../../shared/secret-box";
+import {
+  newEncryptionKeyEntry,
+  OPENED_KEPT_FOR_MS,
+  parseEncryptionKeys,
+  rememberingOpener,
+  SecretBox,
+  SecretBoxError,
+} from "../../shared/secret-box";
 import { EMBEDDED_KEY_FILE, secretBoxFor } from "../../shared/secrets-keyring";
 
 const keysOf = (...entries: string[]) => parseEncryptionKeys(entries, "SECRETS_ENCRYPTION_KEYS").keys;
@@ -55,7 +62,10 @@ describe("secret box", () => {
   });
 
   it("when SECRETS_ENCRYPTION_KEYS lists keys, then the configuration holds them in order", () => {
-    expect(loadConfig({ SECRETS_ENCRYPTION_KEYS: `${k2},${k1}` }).secretsEncryptionKeys.map((k) => k.id)).toEqual(["k2", "k1"]);
+    expect(loadConfig({ SECRETS_ENCRYPTION_KEYS: `${k2},${k1}` }).secretsEncryptionKeys.map((k) => k.id)).toEqual([
+      "k2",
+      "k1",
+    ]);
   });
 });
 
@@ -65,7 +75,13 @@ describe("remembering opener", () => {
     const sealed = box.seal("whsec_abc");
     const opened: string[] = [];
     let failing = false;
-    const opener = rememberingOpener({ open: (s) => { opened.push(s); if (failing) throw new SecretBoxError("gone"); return box.open(s); } });
+    const opener = rememberingOpener({
+      open: (s) => {
+        opened.push(s);
+        if (failing) throw new SecretBoxError("gone");
+        return box.open(s);
+      },
+    });
     jest.useFakeTimers({ now: Date.parse("2026-05-01T00:00:00Z") });
     try {
       expect(opener.open(sealed)).toBe("whsec_abc");
@@ -102,7 +118,9 @@ describe("secrets keyring", () => {
   it("when an embedded folder has no key, then one is generated in it with a warning, and kept for the next process", () => {
     const warnings: string[] = [];
     const url = `pglite://${folder}/db`;
-    const sealed = secretBoxFor({ databaseUrl: url, secretsEncryptionKeys: [] }, (l) => warnings.push(l)).seal("whk_abc");
+    const sealed = secretBoxFor({ databaseUrl: url, secretsEncryptionKeys: [] }, (l) => warnings.push(l)).seal(
+      "whk_abc",
+    );
     const file = path.join(folder, "db", EMBEDDED_KEY_FILE);
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
     expect(warnings).toEqual([expect.stringContaining(file)]);

@@ -3,7 +3,14 @@ import { InMemorySpanExporter } from "@opentelemetry/sdk-trace";
 import { trace } from "@opentelemetry/api";
 import { ServiceBroker, type Context } from "moleculer";
 import { requestContextMiddleware, requestLogFields } from "../../shared/request-context";
-import { currentTraceparent, recordSpansInto, resumeTrace, traceContextOf, traceLogFields, tracingMiddleware } from "../../shared/tracing";
+import {
+  currentTraceparent,
+  recordSpansInto,
+  resumeTrace,
+  traceContextOf,
+  traceLogFields,
+  tracingMiddleware,
+} from "../../shared/tracing";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const SPAN_ID = "00f067aa0ba902b7";
@@ -12,7 +19,12 @@ const TRACEPARENT = `00-${TRACE_ID}-${SPAN_ID}-01`;
 describe("traceparent parsing", () => {
   it("when a traceparent is well-formed, then it names the caller's trace and span", () => {
     const parent = traceContextOf(TRACEPARENT);
-    expect(parent && trace.getSpanContext(parent)).toMatchObject({ traceId: TRACE_ID, spanId: SPAN_ID, traceFlags: 1, isRemote: true });
+    expect(parent && trace.getSpanContext(parent)).toMatchObject({
+      traceId: TRACE_ID,
+      spanId: SPAN_ID,
+      traceFlags: 1,
+      isRemote: true,
+    });
   });
 
   it.each([
@@ -32,12 +44,18 @@ describe("traceparent parsing", () => {
 
 describe("without an exporter (nothing recorded)", () => {
   it("when work resumes under a stored traceparent, then it passes it on unchanged and log lines carry its ids", async () => {
-    const seen = await resumeTrace(TRACEPARENT, "stored work", {}, async () => ({ traceparent: currentTraceparent(), log: traceLogFields() }));
+    const seen = await resumeTrace(TRACEPARENT, "stored work", {}, async () => ({
+      traceparent: currentTraceparent(),
+      log: traceLogFields(),
+    }));
     expect(seen).toEqual({ traceparent: TRACEPARENT, log: { trace_id: TRACE_ID, span_id: SPAN_ID } });
   });
 
   it("when there is no traceparent, then there is no trace and log lines carry no trace ids", async () => {
-    const seen = await resumeTrace(null, "stored work", {}, async () => ({ traceparent: currentTraceparent(), log: traceLogFields() }));
+    const seen = await resumeTrace(null, "stored work", {}, async () => ({
+      traceparent: currentTraceparent(),
+      log: traceLogFields(),
+    }));
     expect(seen).toEqual({ traceparent: undefined, log: {} });
   });
 });
@@ -95,7 +113,10 @@ describe("the tracing middleware, spans recorded", () => {
     expect(outer.parentSpanContext?.spanId).toBe(SPAN_ID);
     expect(inner.parentSpanContext?.spanId).toBe(outer.spanContext().spanId);
     expect(innermost).toBe(`00-${TRACE_ID}-${inner.spanContext().spanId}-01`);
-    expect(lines.find((l) => l.msg === "inner work done")).toMatchObject({ trace_id: TRACE_ID, span_id: inner.spanContext().spanId });
+    expect(lines.find((l) => l.msg === "inner work done")).toMatchObject({
+      trace_id: TRACE_ID,
+      span_id: inner.spanContext().spanId,
+    });
   });
 
   it("when a call comes without a traceparent (or a malformed one), then it starts a trace of its own", async () => {
@@ -106,9 +127,11 @@ describe("the tracing middleware, spans recorded", () => {
   });
 
   it("when a handler fails, then its span records the error", async () => {
-    await expect(resumeTrace(null, "failing", {}, async () => {
-      throw new Error("boom");
-    })).rejects.toThrow("boom");
+    await expect(
+      resumeTrace(null, "failing", {}, async () => {
+        throw new Error("boom");
+      }),
+    ).rejects.toThrow("boom");
     const failing = exporter.getFinishedSpans().find((s) => s.name === "failing")!;
     expect(failing.status).toMatchObject({ code: 2, message: "boom" });
   });

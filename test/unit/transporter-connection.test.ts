@@ -34,13 +34,20 @@ function fakeBroker(client?: { status(): AsyncIterable<{ type: string }> }) {
   const logged: string[] = [];
   const tx = { connected: true, client };
   // pino's calling convention: an optional object first, the message last.
-  const log = (level: string) => (...args: unknown[]) => void logged.push(`${level}: ${String(args.at(-1))}`);
+  const log =
+    (level: string) =>
+    (...args: unknown[]) =>
+      void logged.push(`${level}: ${String(args.at(-1))}`);
   const announced: string[] = [];
   const discoverer = {
     sendLocalNodeInfo: async () => void announced.push("INFO"),
     discoverAllNodes: async () => void announced.push("DISCOVER"),
   };
-  const broker = { transit: { tx }, registry: { discoverer }, logger: { warn: log("warn"), info: log("info"), error: log("error") } } as unknown as ServiceBroker;
+  const broker = {
+    transit: { tx },
+    registry: { discoverer },
+    logger: { warn: log("warn"), info: log("info"), error: log("error") },
+  } as unknown as ServiceBroker;
   return { broker, tx, logged, announced };
 }
 
@@ -107,7 +114,9 @@ describe("the NATS status watcher", () => {
   });
 
   it("when the status stream fails, then the failure is logged, not thrown", async () => {
-    const failing = { status: () => ({ [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error("closed")) }) }) };
+    const failing = {
+      status: () => ({ [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new Error("closed")) }) }),
+    };
     const { broker, logged } = fakeBroker(failing);
     await start(broker);
     await settle();

@@ -25,18 +25,24 @@ function twoGateways(points: number) {
 describe("rate-limit usage shared between gateways", () => {
   it("when a client's requests are spread over two gateways in any order, then together they accept the limit and at most the unreported share more", async () => {
     const points = 100;
-    await fc.assert(fc.asyncProperty(fc.array(fc.integer({ min: 0, max: 1 }), { minLength: 2 * points, maxLength: 3 * points }), async (gatewayOfRequest) => {
-      const pair = twoGateways(points);
-      let accepted = 0;
-      for (const g of gatewayOfRequest) {
-        if ((await pair.limiters[g].consume("client-1")).allowed) accepted++;
-        // Reports travel between requests (the eager ones); the periodic ones are not needed here.
-        await pair.deliver();
-      }
-      pair.stop();
-      expect(accepted).toBeGreaterThanOrEqual(points);
-      expect(accepted).toBeLessThanOrEqual(points * 1.1);
-    }), { numRuns: 25 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.integer({ min: 0, max: 1 }), { minLength: 2 * points, maxLength: 3 * points }),
+        async (gatewayOfRequest) => {
+          const pair = twoGateways(points);
+          let accepted = 0;
+          for (const g of gatewayOfRequest) {
+            if ((await pair.limiters[g].consume("client-1")).allowed) accepted++;
+            // Reports travel between requests (the eager ones); the periodic ones are not needed here.
+            await pair.deliver();
+          }
+          pair.stop();
+          expect(accepted).toBeGreaterThanOrEqual(points);
+          expect(accepted).toBeLessThanOrEqual(points * 1.1);
+        },
+      ),
+      { numRuns: 25 },
+    );
   });
 
   it("when reports never arrive, then each gateway counts alone (what sharing prevents)", async () => {
@@ -51,7 +57,13 @@ describe("rate-limit usage shared between gateways", () => {
   it("when a report names an unknown limiter or a bad count, then it is ignored", async () => {
     const sharing = new UsageSharing(null);
     const limiter = sharing.limiter("requests", 5, 60);
-    await sharing.apply({ usage: [["other", "client-1", 5], ["requests", "client-1", -4], ["requests", "client-1", 1.5]] });
+    await sharing.apply({
+      usage: [
+        ["other", "client-1", 5],
+        ["requests", "client-1", -4],
+        ["requests", "client-1", 1.5],
+      ],
+    });
     expect((await limiter.peek("client-1")).remaining).toBe(5);
     await sharing.apply({ usage: [["requests", "client-1", 2]] });
     expect((await limiter.peek("client-1")).remaining).toBe(3);

@@ -16,17 +16,42 @@ const HEALTHY = "http://healthy.example:8080";
 
 /** Any use of the database fails, as an unreachable one would. */
 const noDatabase = new Proxy(() => undefined, {
-  get: () => { throw new Error("no database in this test"); },
-  apply: () => { throw new Error("no database in this test"); },
+  get: () => {
+    throw new Error("no database in this test");
+  },
+  apply: () => {
+    throw new Error("no database in this test");
+  },
 }) as unknown as Knex;
 
-const quietLogger = { info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined } as unknown as Service["logger"];
+const quietLogger = {
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  debug: () => undefined,
+} as unknown as Service["logger"];
 
 function delivery(id: number, endpoint: string): ClaimedDelivery {
   return {
-    id, subscription_id: id, endpoint, url: `${endpoint}/hook`, event: "sales_order_validated", body: "{}", webhook_id: `msg_${id}`,
-    attempt_count: 0, claim_token: "token", key: "k", secret: "s", signing_key: null, previous_key: null, previous_secret: null,
-    previous_signing_key: null, request_id: null, traceparent: null, client_id: 1, owner_client_id: 1,
+    id,
+    subscription_id: id,
+    endpoint,
+    url: `${endpoint}/hook`,
+    event: "sales_order_validated",
+    body: "{}",
+    webhook_id: `msg_${id}`,
+    attempt_count: 0,
+    claim_token: "token",
+    key: "k",
+    secret: "s",
+    signing_key: null,
+    previous_key: null,
+    previous_secret: null,
+    previous_signing_key: null,
+    request_id: null,
+    traceparent: null,
+    client_id: 1,
+    owner_client_id: 1,
   } as unknown as ClaimedDelivery;
 }
 
@@ -35,9 +60,10 @@ describe("webhooks dispatcher: fresh deliveries stored due", () => {
   const dispatcher = new Dispatcher({
     db: noDatabase,
     logger: quietLogger,
-    send: (w) => (w.url.startsWith(HANGING)
-      ? new Promise<AttemptOutcome>((resolve) => (answerHanging = resolve))
-      : Promise.resolve({ kind: "delivered", statusCode: 200, durationMs: 1 })),
+    send: (w) =>
+      w.url.startsWith(HANGING)
+        ? new Promise<AttemptOutcome>((resolve) => (answerHanging = resolve))
+        : Promise.resolve({ kind: "delivered", statusCode: 200, durationMs: 1 }),
     entitledOnly: async (claimed) => claimed,
     batch: 10,
     endpointConcurrency: 1,
@@ -62,7 +88,10 @@ describe("webhooks dispatcher: fresh deliveries stored due", () => {
 
   it("when the queued delivery's endpoint has no slot free, then the next event's deliveries to other endpoints are still sent at once", () => {
     dispatcher.queued([HANGING]);
-    const next = dispatcher.reserve([{ id: 2, endpoint: HEALTHY }, { id: 3, endpoint: HANGING }]);
+    const next = dispatcher.reserve([
+      { id: 2, endpoint: HEALTHY },
+      { id: 3, endpoint: HANGING },
+    ]);
     expect(next.subscriptionIds).toEqual([2]);
     next.settle([]);
   });

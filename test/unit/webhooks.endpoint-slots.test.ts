@@ -10,7 +10,10 @@ describe("EndpointSlots", () => {
     slots.take(HEALTHY);
     expect(slots.free(HANGING)).toBe(0);
     expect(slots.free("https://never-seen.example")).toBe(3);
-    expect(slots.limits()).toEqual([{ endpoint: HANGING, free: 0 }, { endpoint: HEALTHY, free: 2 }]);
+    expect(slots.limits()).toEqual([
+      { endpoint: HANGING, free: 0 },
+      { endpoint: HEALTHY, free: 2 },
+    ]);
   });
 
   it("when an attempt times out, then the endpoint gets one slot until an attempt to it is answered, with any status", () => {

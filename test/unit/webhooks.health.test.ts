@@ -1,10 +1,22 @@
 import type { Knex } from "knex";
-import { EndpointHealth, SUCCESS_NOTED_FOR_MS, summarize, verdictOf, type NotedAttempt, type Verdict } from "../../services/webhooks/webhooks.health";
+import {
+  EndpointHealth,
+  SUCCESS_NOTED_FOR_MS,
+  summarize,
+  verdictOf,
+  type NotedAttempt,
+  type Verdict,
+} from "../../services/webhooks/webhooks.health";
 import { retryAfterMs } from "../../services/webhooks/webhooks.schedule";
 import { nextState } from "../../services/webhooks/webhooks.dispatcher";
 
 const HOUR_MS = 3_600_000;
-const rejected = (statusCode: number, retryAfter?: string) => ({ kind: "rejected" as const, statusCode, durationMs: 5, ...(retryAfter ? { retryAfter } : {}) });
+const rejected = (statusCode: number, retryAfter?: string) => ({
+  kind: "rejected" as const,
+  statusCode,
+  durationMs: 5,
+  ...(retryAfter ? { retryAfter } : {}),
+});
 
 describe("endpoint health verdicts", () => {
   it("when Retry-After is seconds or an HTTP date, then the wait is read and capped; anything else is no wait", () => {
@@ -27,29 +39,59 @@ describe("endpoint health verdicts", () => {
   });
 
   it("when throttled, then the delivery waits as asked without spending a retry, even past its last scheduled retry; gone fails it", () => {
-    expect(nextState(rejected(429, "7"), 3, [1, 1], { kind: "throttled", waitMs: 7_000 })).toEqual({ status: "pending", retryInMs: 7_000, spendsRetry: false });
+    expect(nextState(rejected(429, "7"), 3, [1, 1], { kind: "throttled", waitMs: 7_000 })).toEqual({
+      status: "pending",
+      retryInMs: 7_000,
+      spendsRetry: false,
+    });
     expect(nextState(rejected(410), 1, [1, 1], { kind: "gone" })).toEqual({ status: "failed", retryInMs: null });
     expect(nextState(rejected(500), 3, [1, 1], { kind: "failing" })).toEqual({ status: "failed", retryInMs: null });
   });
 
   it("when a batch of attempts is summarised, then each subscription gets its latest success, its latest failure, and since when it fails", () => {
     const at = (second: number) => new Date(Date.UTC(2026, 4, 1, 0, 0, second));
-    const noted = (subscription: number, second: number, verdict: Verdict, statusCode: number | null = null): NotedAttempt => ({
-      delivery: { subscription_id: subscription, endpoint: "https://example.com" }, verdict,
+    const noted = (
+      subscription: number,
+      second: number,
+      verdict: Verdict,
+      statusCode: number | null = null,
+    ): NotedAttempt => ({
+      delivery: { subscription_id: subscription, endpoint: "https://example.com" },
+      verdict,
       attempt: { attemptedAt: at(second), statusCode, error: statusCode === null ? "timeout" : null, durationMs: 5 },
     });
     const healthy: Verdict = { kind: "healthy" };
     const failing: Verdict = { kind: "failing" };
     // Out of order on purpose: outcomes arrive as attempts end, not as they started.
     const notes = summarize([
-      noted(1, 3, failing, 500), noted(1, 1, failing, 502), noted(1, 2, healthy, 200), noted(1, 4, failing),
-      noted(2, 1, failing, 500), noted(2, 2, healthy, 200),
-      noted(3, 1, failing, 503), noted(3, 2, failing, 500),
+      noted(1, 3, failing, 500),
+      noted(1, 1, failing, 502),
+      noted(1, 2, healthy, 200),
+      noted(1, 4, failing),
+      noted(2, 1, failing, 500),
+      noted(2, 2, healthy, 200),
+      noted(3, 1, failing, 503),
+      noted(3, 2, failing, 500),
     ]);
     expect(notes).toEqual([
-      { subscriptionId: 1, lastSuccessAt: at(2), lastFailure: { at: at(4), statusCode: null, error: "timeout" }, failingFrom: at(3) },
-      { subscriptionId: 2, lastSuccessAt: at(2), lastFailure: { at: at(1), statusCode: 500, error: null }, failingFrom: null },
-      { subscriptionId: 3, lastSuccessAt: null, lastFailure: { at: at(2), statusCode: 500, error: null }, failingFrom: at(1) },
+      {
+        subscriptionId: 1,
+        lastSuccessAt: at(2),
+        lastFailure: { at: at(4), statusCode: null, error: "timeout" },
+        failingFrom: at(3),
+      },
+      {
+        subscriptionId: 2,
+        lastSuccessAt: at(2),
+        lastFailure: { at: at(1), statusCode: 500, error: null },
+        failingFrom: null,
+      },
+      {
+        subscriptionId: 3,
+        lastSuccessAt: null,
+        lastFailure: { at: at(2), statusCode: 500, error: null },
+        failingFrom: at(1),
+      },
     ]);
   });
 });
@@ -58,16 +100,27 @@ describe("noting health figures under load", () => {
   /** A stand-in for the database: records the subscriptions each health statement notes. */
   function recordingDb() {
     const noted: number[][] = [];
-    const db = { raw: async (_sql: string, bindings: unknown[]) => {
-      const input = JSON.parse(bindings[0] as string) as { id: number }[];
-      noted.push(input.map((i) => i.id));
-      return { rows: input.map((i) => ({ id: i.id, status: "active", failing_too_long: false })) };
-    } };
-    return { noted, health: new EndpointHealth({ db: db as unknown as Knex, retryAfterMaxMs: HOUR_MS, disableAfterMs: HOUR_MS }) };
+    const db = {
+      raw: async (_sql: string, bindings: unknown[]) => {
+        const input = JSON.parse(bindings[0] as string) as { id: number }[];
+        noted.push(input.map((i) => i.id));
+        return { rows: input.map((i) => ({ id: i.id, status: "active", failing_too_long: false })) };
+      },
+    };
+    return {
+      noted,
+      health: new EndpointHealth({ db: db as unknown as Knex, retryAfterMaxMs: HOUR_MS, disableAfterMs: HOUR_MS }),
+    };
   }
   const attempt = (subscriptionId: number, verdict: Verdict): NotedAttempt => ({
-    delivery: { subscription_id: subscriptionId, endpoint: "http://hooks.example.com" }, verdict,
-    attempt: { attemptedAt: new Date(), statusCode: verdict.kind === "healthy" ? 200 : 500, error: null, durationMs: 3 },
+    delivery: { subscription_id: subscriptionId, endpoint: "http://hooks.example.com" },
+    verdict,
+    attempt: {
+      attemptedAt: new Date(),
+      statusCode: verdict.kind === "healthy" ? 200 : 500,
+      error: null,
+      durationMs: 3,
+    },
   });
 
   it("when a subscription keeps succeeding, then its success is noted once a second, not once per batch; a failure is noted at once and makes the next success noted too", async () => {

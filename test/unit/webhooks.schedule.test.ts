@@ -13,13 +13,24 @@ describe("webhook retry schedule", () => {
 
   it("when every retry was used, then no further attempt is scheduled and the delivery fails", () => {
     expect(retryDelayMs(4, schedule)).toBeNull();
-    expect(nextState({ kind: "rejected", statusCode: 500, durationMs: 3 }, 4, schedule)).toEqual({ status: "failed", retryInMs: null });
-    expect(nextState({ kind: "error", error: "timeout", durationMs: 3 }, 1, schedule)).toMatchObject({ status: "pending" });
+    expect(nextState({ kind: "rejected", statusCode: 500, durationMs: 3 }, 4, schedule)).toEqual({
+      status: "failed",
+      retryInMs: null,
+    });
+    expect(nextState({ kind: "error", error: "timeout", durationMs: 3 }, 1, schedule)).toMatchObject({
+      status: "pending",
+    });
   });
 
   it("when the receiver answers 2xx or the target is refused, then nothing is retried", () => {
-    expect(nextState({ kind: "delivered", statusCode: 204, durationMs: 1 }, 1, schedule)).toEqual({ status: "succeeded", retryInMs: null });
-    expect(nextState({ kind: "refused", error: "private", durationMs: 1 }, 1, schedule)).toEqual({ status: "refused", retryInMs: null });
+    expect(nextState({ kind: "delivered", statusCode: 204, durationMs: 1 }, 1, schedule)).toEqual({
+      status: "succeeded",
+      retryInMs: null,
+    });
+    expect(nextState({ kind: "refused", error: "private", durationMs: 1 }, 1, schedule)).toEqual({
+      status: "refused",
+      retryInMs: null,
+    });
   });
 
   it("when the default schedule is used, then retries span about a day", () => {

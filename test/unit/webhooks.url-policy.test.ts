@@ -37,23 +37,87 @@ function ipv4Spellings(dotted: string): string[] {
   ];
 }
 
-const FORBIDDEN_IPV4 = ["127.0.0.1", "10.0.0.1", "192.168.1.1", "172.16.5.4", "169.254.169.254", "100.100.100.200", "0.0.0.0", "224.0.0.1", "168.63.129.16"];
+const FORBIDDEN_IPV4 = [
+  "127.0.0.1",
+  "10.0.0.1",
+  "192.168.1.1",
+  "172.16.5.4",
+  "169.254.169.254",
+  "100.100.100.200",
+  "0.0.0.0",
+  "224.0.0.1",
+  "168.63.129.16",
+];
 
 const FORBIDDEN_ADDRESSES = [
-  "127.0.0.1", "127.255.0.1", "127.1", "0x7f.1", "0177.0.0.1", "2130706433", "10.1.2.3", "172.16.0.1", "172.31.255.255",
-  "192.168.1.1", "169.254.169.254", "100.64.0.1", "100.100.100.200", "0.0.0.0", "224.0.0.1", "255.255.255.255",
-  "168.63.129.16", "192.0.2.1", "198.18.0.1", "240.0.0.1", "192.175.48.1", "192.52.193.1",
-  "::1", "::", "fc00::1", "fd00:ec2::254", "fe80::1", "fe80::1%eth0", "fec0::1", "ff02::1", "100::1",
-  "::ffff:10.0.0.1", "::ffff:127.0.0.1", "::ffff:7f00:1", "::7f00:1", "::127.0.0.1", "::ffff:0:7f00:1", "::ffff:0:a9fe:a9fe",
-  "64:ff9b::a00:1", "64:ff9b::7f00:1", "64:ff9b:1::5db8:d70e", "2002:a00:1::1", "2002:7f00:1::1",
-  "2001::1", "2001:2::1", "2001:3::1", "2001:db8::1", "2001:10::1", "2001:20::1", "2620:4f:8000::1", "3fff::1",
-  "not an address", "",
+  "127.0.0.1",
+  "127.255.0.1",
+  "127.1",
+  "0x7f.1",
+  "0177.0.0.1",
+  "2130706433",
+  "10.1.2.3",
+  "172.16.0.1",
+  "172.31.255.255",
+  "192.168.1.1",
+  "169.254.169.254",
+  "100.64.0.1",
+  "100.100.100.200",
+  "0.0.0.0",
+  "224.0.0.1",
+  "255.255.255.255",
+  "168.63.129.16",
+  "192.0.2.1",
+  "198.18.0.1",
+  "240.0.0.1",
+  "192.175.48.1",
+  "192.52.193.1",
+  "::1",
+  "::",
+  "fc00::1",
+  "fd00:ec2::254",
+  "fe80::1",
+  "fe80::1%eth0",
+  "fec0::1",
+  "ff02::1",
+  "100::1",
+  "::ffff:10.0.0.1",
+  "::ffff:127.0.0.1",
+  "::ffff:7f00:1",
+  "::7f00:1",
+  "::127.0.0.1",
+  "::ffff:0:7f00:1",
+  "::ffff:0:a9fe:a9fe",
+  "64:ff9b::a00:1",
+  "64:ff9b::7f00:1",
+  "64:ff9b:1::5db8:d70e",
+  "2002:a00:1::1",
+  "2002:7f00:1::1",
+  "2001::1",
+  "2001:2::1",
+  "2001:3::1",
+  "2001:db8::1",
+  "2001:10::1",
+  "2001:20::1",
+  "2620:4f:8000::1",
+  "3fff::1",
+  "not an address",
+  "",
 ];
 
 const PUBLIC_ADDRESSES = [
-  "93.184.216.34", "93.184.215.14", "8.8.8.8", "172.32.0.1", "100.128.0.1", "168.63.129.17",
-  "2606:4700::1111", "2606:4700:4700::1111", "2a00:1450:4007:80e::200e",
-  "::ffff:93.184.216.34", "64:ff9b::5db8:d870", "2002:5db8:d870::1",
+  "93.184.216.34",
+  "93.184.215.14",
+  "8.8.8.8",
+  "172.32.0.1",
+  "100.128.0.1",
+  "168.63.129.17",
+  "2606:4700::1111",
+  "2606:4700:4700::1111",
+  "2a00:1450:4007:80e::200e",
+  "::ffff:93.184.216.34",
+  "64:ff9b::5db8:d870",
+  "2002:5db8:d870::1",
 ];
 
 describe("webhook URL policy", () => {
@@ -94,11 +158,18 @@ describe("webhook URL policy", () => {
 
   it("when a trailing-dot, upper-case name resolves to loopback, then the URL is refused naming the address", async () => {
     useResolver(async (host) => (host === "hooks.example.com." ? [{ address: "127.0.0.1", family: 4 }] : []));
-    await expect(checkTarget("https://HOOKS.Example.COM./in", strict)).resolves.toMatchObject({ ok: false, kind: "refused", reason: expect.stringContaining("127.0.0.1") });
+    await expect(checkTarget("https://HOOKS.Example.COM./in", strict)).resolves.toMatchObject({
+      ok: false,
+      kind: "refused",
+      reason: expect.stringContaining("127.0.0.1"),
+    });
   });
 
   it("when the URL is http://, then it is refused unless insecure targets are allowed", () => {
-    expect(parseTarget("http://hooks.example.com/x", strict)).toMatchObject({ ok: false, reason: expect.stringMatching(/https/) });
+    expect(parseTarget("http://hooks.example.com/x", strict)).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/https/),
+    });
     expect(parseTarget("http://hooks.example.com/x", insecure)).toMatchObject({ ok: true });
   });
 
@@ -109,13 +180,23 @@ describe("webhook URL policy", () => {
   });
 
   it("when any address of the host is private, then the URL is refused", async () => {
-    useResolver(async () => [{ address: "93.184.215.14", family: 4 }, { address: "10.0.0.7", family: 4 }]);
-    await expect(checkTarget("https://hooks.example.com/in", strict)).resolves.toMatchObject({ ok: false, kind: "refused", reason: expect.stringContaining("10.0.0.7") });
+    useResolver(async () => [
+      { address: "93.184.215.14", family: 4 },
+      { address: "10.0.0.7", family: 4 },
+    ]);
+    await expect(checkTarget("https://hooks.example.com/in", strict)).resolves.toMatchObject({
+      ok: false,
+      kind: "refused",
+      reason: expect.stringContaining("10.0.0.7"),
+    });
   });
 
   it("when the host resolves to an IPv6 form carrying a loopback address, then the URL is refused", async () => {
     useResolver(async () => [{ address: "::ffff:0:7f00:1", family: 6 }]);
-    await expect(checkTarget("https://hooks.example.com/in", strict)).resolves.toMatchObject({ ok: false, kind: "refused" });
+    await expect(checkTarget("https://hooks.example.com/in", strict)).resolves.toMatchObject({
+      ok: false,
+      kind: "refused",
+    });
   });
 
   it("when every address of the host is public, then the URL is accepted, normalized and its addresses kept", async () => {
@@ -129,7 +210,10 @@ describe("webhook URL policy", () => {
     useResolver(async () => {
       throw Object.assign(new Error("nope"), { code: "ENOTFOUND" });
     });
-    await expect(checkTarget("https://nowhere.example.com/", strict)).resolves.toMatchObject({ ok: false, kind: "unresolved" });
+    await expect(checkTarget("https://nowhere.example.com/", strict)).resolves.toMatchObject({
+      ok: false,
+      kind: "unresolved",
+    });
   });
 
   it("when insecure targets are allowed, then local addresses pass", async () => {

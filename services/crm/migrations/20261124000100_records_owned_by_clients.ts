@@ -19,7 +19,9 @@ export async function up(knex: Knex): Promise<void> {
     t.unique(["owner_client_id", "name"], { indexName: "customers_owner_name_unique" });
   });
   // NULLs never collide in a unique constraint: the instance's names need an index of their own.
-  await knex.raw(`CREATE UNIQUE INDEX customers_instance_name_unique ON ${SCHEMA}.customers (name) WHERE owner_client_id IS NULL`);
+  await knex.raw(
+    `CREATE UNIQUE INDEX customers_instance_name_unique ON ${SCHEMA}.customers (name) WHERE owner_client_id IS NULL`,
+  );
 }
 
 /** Fails (unique violation) while two owners have customers of one name: merge them first. */

@@ -23,7 +23,9 @@ export async function up(knex: Knex): Promise<void> {
     t.unique(["client_id", "external_id"], { indexName: "orders_client_external_id_unique" });
     t.index(["client_id", "id"]);
   });
-  await knex.raw(`ALTER TABLE ${SCHEMA}.orders ADD CONSTRAINT orders_status_check CHECK (status IN ('pending', 'validated', 'cancelled'))`);
+  await knex.raw(
+    `ALTER TABLE ${SCHEMA}.orders ADD CONSTRAINT orders_status_check CHECK (status IN ('pending', 'validated', 'cancelled'))`,
+  );
 
   await knex.schema.withSchema(SCHEMA).createTable("order_items", (t) => {
     t.increments("id").primary();

@@ -7,7 +7,9 @@ import type { Knex } from "knex";
  * attempt would still have to update.
  */
 export async function up(knex: Knex): Promise<void> {
-  await knex.raw(`CREATE INDEX deliveries_due_by_subscription ON webhooks.deliveries (subscription_id, next_attempt_at) WHERE status = 'pending'`);
+  await knex.raw(
+    `CREATE INDEX deliveries_due_by_subscription ON webhooks.deliveries (subscription_id, next_attempt_at) WHERE status = 'pending'`,
+  );
   await knex.raw(`DROP INDEX webhooks.deliveries_due`);
 }
 

@@ -37,15 +37,26 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp("created_at", { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.timestamp("finished_at", { useTz: true });
   });
-  await knex.raw(`ALTER TABLE webhooks.recoveries ADD CONSTRAINT recoveries_status_check CHECK (status IN ('queued', 'running', 'done'))`);
+  await knex.raw(
+    `ALTER TABLE webhooks.recoveries ADD CONSTRAINT recoveries_status_check CHECK (status IN ('queued', 'running', 'done'))`,
+  );
   // One unfinished recovery per subscription: the same request again finds it (idempotent).
-  await knex.raw(`CREATE UNIQUE INDEX recoveries_one_active ON webhooks.recoveries (subscription_id) WHERE status <> 'done'`);
+  await knex.raw(
+    `CREATE UNIQUE INDEX recoveries_one_active ON webhooks.recoveries (subscription_id) WHERE status <> 'done'`,
+  );
   await knex.raw(`CREATE INDEX recoveries_unfinished ON webhooks.recoveries (id) WHERE status <> 'done'`);
 }
 
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.withSchema("webhooks").dropTableIfExists("recoveries");
   await knex.schema.withSchema("webhooks").alterTable("subscriptions", (t) => {
-    t.dropColumns("previous_key", "previous_secret", "previous_signing_key", "previous_until", "signing_key", "public_key");
+    t.dropColumns(
+      "previous_key",
+      "previous_secret",
+      "previous_signing_key",
+      "previous_until",
+      "signing_key",
+      "public_key",
+    );
   });
 }

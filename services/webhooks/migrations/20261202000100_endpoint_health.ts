@@ -21,7 +21,10 @@ export async function up(knex: Knex): Promise<void> {
     t.integer("last_failure_status_code");
     t.text("last_failure_error");
   });
-  await knex.raw(`ALTER TABLE ??.subscriptions ADD CONSTRAINT subscriptions_status_check CHECK (status IN ('active', 'disabled'))`, [SCHEMA]);
+  await knex.raw(
+    `ALTER TABLE ??.subscriptions ADD CONSTRAINT subscriptions_status_check CHECK (status IN ('active', 'disabled'))`,
+    [SCHEMA],
+  );
 
   // An endpoint (URL origin) that asked to be left alone until `until` (429/503 with Retry-After).
   await knex.schema.withSchema(SCHEMA).createTable("endpoint_pauses", (t) => {
@@ -39,6 +42,15 @@ export async function down(knex: Knex): Promise<void> {
   await knex.schema.withSchema(SCHEMA).dropTableIfExists("endpoint_pauses");
   await knex.raw(`ALTER TABLE ??.subscriptions DROP CONSTRAINT subscriptions_status_check`, [SCHEMA]);
   await knex.schema.withSchema(SCHEMA).alterTable("subscriptions", (t) => {
-    t.dropColumns("status", "disabled_at", "disabled_reason", "failing_since", "last_success_at", "last_failure_at", "last_failure_status_code", "last_failure_error");
+    t.dropColumns(
+      "status",
+      "disabled_at",
+      "disabled_reason",
+      "failing_since",
+      "last_success_at",
+      "last_failure_at",
+      "last_failure_status_code",
+      "last_failure_error",
+    );
   });
 }
