@@ -1,17 +1,17 @@
 /**
- * Broker options only; everything comes from the typed config (shared/config.ts).
+ * Broker options only; everything comes from the typed config (shared/config/config.ts).
  */
 import os from "node:os";
 import type { BrokerOptions } from "moleculer";
-import type { Config } from "./shared/config";
-import { scopeGuard } from "./shared/auth";
-import { channelsMiddleware } from "./shared/channels";
-import { brokerLogger } from "./shared/logging";
-import { actionMetricsMiddleware } from "./shared/metrics";
-import { remoteCallsMiddleware, mayRetry } from "./shared/remote-calls";
-import { requestContextMiddleware, requestLogFields } from "./shared/request-context";
-import { tracingMiddleware } from "./shared/tracing";
-import { NATS_RECONNECT_WAIT_MS, transporterConnectionMiddleware } from "./shared/transporter-connection";
+import type { Config } from "./shared/config/config";
+import { scopeGuard } from "./shared/security/auth";
+import { channelsMiddleware } from "./shared/messaging/channels";
+import { brokerLogger } from "./shared/observability/logging";
+import { actionMetricsMiddleware } from "./shared/observability/metrics";
+import { remoteCallsMiddleware, mayRetry } from "./shared/messaging/remote-calls";
+import { requestContextMiddleware, requestLogFields } from "./shared/observability/request-context";
+import { tracingMiddleware } from "./shared/observability/tracing";
+import { NATS_RECONNECT_WAIT_MS, transporterConnectionMiddleware } from "./shared/messaging/transporter-connection";
 
 /**
  * How fast a node that vanished leaves the registry (seconds; moleculer's defaults are 10 and
@@ -45,7 +45,7 @@ export function brokerOptions(cfg: Config): BrokerOptions {
     transit: { serviceChangedDebounceTime: 200 } as BrokerOptions["transit"],
     // A call that timed out or whose node left is sent again, to another replica, only when a
     // repeat is harmless: reads, and orders with an Idempotency-Key or an externalId
-    // (shared/repeatable-calls.ts). Short delays: the first answer was already late.
+    // (shared/messaging/repeatable-calls.ts). Short delays: the first answer was already late.
     retryPolicy: {
       enabled: true,
       retries: 2,
@@ -69,7 +69,7 @@ export function brokerOptions(cfg: Config): BrokerOptions {
     validator: { type: "Fastest", options: { useNewCustomCheckerFunction: true } } as BrokerOptions["validator"],
     // Channels: durable broadcast of domain events (JetStream when distributed, in-process when embedded).
     // remoteCallsMiddleware first: the innermost wrapper of a remote call (it settles time-outs).
-    // tracingMiddleware: a span per handler, the trace carried to other nodes (shared/tracing.ts).
+    // tracingMiddleware: a span per handler, the trace carried to other nodes (shared/observability/tracing.ts).
     middlewares: [
       remoteCallsMiddleware(),
       transporterConnectionMiddleware,
@@ -79,7 +79,7 @@ export function brokerOptions(cfg: Config): BrokerOptions {
       scopeGuard,
       channelsMiddleware(cfg),
     ],
-    // Metrics are prom-client's (shared/metrics.ts), one registry per process: moleculer's own stay off.
+    // Metrics are prom-client's (shared/observability/metrics.ts), one registry per process: moleculer's own stay off.
     metrics: { enabled: false },
     tracing: { enabled: false },
   };

@@ -13,7 +13,7 @@ import { randomUUID } from "node:crypto";
 import http from "node:http";
 import { parseArgs } from "node:util";
 import pg from "pg";
-import { config } from "../shared/config";
+import { config } from "../shared/config/config";
 import { presentPackaging, taxesByProduct } from "../services/catalogue/catalogue.representation";
 import { codeDay, orderCode } from "../services/orders/orders.code";
 import type { AddressInput } from "../services/orders/orders.params";
@@ -21,7 +21,7 @@ import type { ItemRow, OrderRow } from "../services/orders/orders.repository";
 import { presentOrder, type ContactSnapshot, type Order } from "../services/orders/orders.representation";
 import * as sql from "./baseline-statements";
 
-// As shared/db.ts does for the services: numeric columns (rates, unit factors) come back as numbers.
+// As shared/database/db.ts does for the services: numeric columns (rates, unit factors) come back as numbers.
 const NUMERIC = 1700;
 pg.types.setTypeParser(NUMERIC, Number.parseFloat);
 

@@ -11,7 +11,7 @@
  * whether reading deep pages costs more on a large table.
  */
 import pg from "pg";
-import { encodeCursor } from "../shared/paging";
+import { encodeCursor } from "../shared/http/paging";
 import type { SeededPartner } from "./seed";
 
 const CHUNK = 50_000;

@@ -7,7 +7,7 @@
  * - orders:   the order (snapshots of contact, customer, addresses), its 3 items (packaging,
  *             product, taxes and the partner's reference, as snapshots), and two outbox rows,
  *             `sales_order_created` and `sales_order_validated`, each holding the full order
- *             JSON (shared/outbox.ts appendEvent), published.
+ *             JSON (shared/messaging/outbox.ts appendEvent), published.
  * - webhooks: two subscriptions (one per event); per order two events whose body is the order
  *             JSON as sent (webhooks.fanout.ts), one delivery per event and subscription,
  *             succeeded, with its one attempt (200).

@@ -13,10 +13,10 @@
  * Usage: node dist/bench/retention-sizes.js [orders]   (default 20,000)
  */
 import type { Knex } from "knex";
-import { closeDatabase, openDatabase } from "../shared/db";
-import { loadConfig } from "../shared/config";
-import { pruneSentEvents } from "../shared/outbox";
-import { pruneInBatches } from "../shared/periodic-job";
+import { closeDatabase, openDatabase } from "../shared/database/db";
+import { loadConfig } from "../shared/config/config";
+import { pruneSentEvents } from "../shared/messaging/outbox";
+import { pruneInBatches } from "../shared/database/periodic-job";
 import { migrateAll } from "../runtime/migrations";
 import { pruneWebhooks } from "../services/webhooks/webhooks.retention";
 import { createFreshDatabase } from "./databases";

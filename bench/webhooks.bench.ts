@@ -21,7 +21,7 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { config } from "../shared/config";
+import { config } from "../shared/config/config";
 import { CpuWindow, deploymentGroups, type Measured } from "./cpu-time";
 import { DatabaseWindow } from "./database-activity";
 import { dropDatabase } from "./databases";

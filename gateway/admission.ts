@@ -6,8 +6,8 @@
  * method is this and nothing else.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Principal } from "../shared/auth";
-import type { Config } from "../shared/config";
+import type { Principal } from "../shared/security/auth";
+import type { Config } from "../shared/config/config";
 import { ErrorType, UnauthenticatedError } from "../shared/errors";
 import { AuthThrottle, type AuthAttempt } from "./auth-throttle";
 import { clientAddress, TrustedProxies } from "./client-address";

@@ -18,7 +18,7 @@ const IPV6_HOST_PREFIX = 64;
 export class TrustedProxies {
   private readonly ranges: [Address, number][];
 
-  /** `entries`: addresses or CIDR ranges (TRUST_PROXY, validated by shared/config.ts). */
+  /** `entries`: addresses or CIDR ranges (TRUST_PROXY, validated by shared/config/config.ts). */
   constructor(entries: readonly string[]) {
     this.ranges = entries.map((entry) => {
       if (ipaddr.isValidCIDR(entry)) return ipaddr.parseCIDR(entry);

@@ -7,11 +7,11 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Context, ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import type { ApiSettingsSchema } from "moleculer-web";
-import { requireScope, type Principal, type RequestMeta, type Scope } from "../shared/auth";
-import type { Config } from "../shared/config";
+import { requireScope, type Principal, type RequestMeta, type Scope } from "../shared/security/auth";
+import type { Config } from "../shared/config/config";
 import { ErrorType, InvalidInputError } from "../shared/errors";
-import { BROADCASTS, type ClientsChangedPayload, type UsageReport } from "../shared/events";
-import { isPage } from "../shared/paging";
+import { BROADCASTS, type ClientsChangedPayload, type UsageReport } from "../shared/messaging/events";
+import { isPage } from "../shared/http/paging";
 import { onShutdown } from "../shared/shutdown";
 import { bodyRequired, hasBody, jsonBodyParser, requiresBody, WITH_BODY } from "./body-parser";
 import { answerClientErrors } from "./client-errors";
@@ -89,7 +89,7 @@ function nextLink(publicBaseUrl: string, originalUrl: string, nextCursor: string
   return `<${publicBaseUrl}${url.pathname}${url.search}>; rel="next"`;
 }
 
-/** The part of the configuration the gateway is built with (runtime/service-settings.ts). */
+/** The part of the configuration the gateway is built with (runtime/settings-from-config.ts). */
 export type GatewaySettings = Pick<
   Config,
   | "host"
@@ -174,7 +174,7 @@ export function gatewaySchema(
       ]),
       onError(req: Req, res: ServerResponse, err: unknown) {
         const problem = toProblem(err, (req.originalUrl ?? req.url ?? "").split("?")[0]);
-        // An unreachable database is logged once by the service that met it (shared/database-errors.ts).
+        // An unreachable database is logged once by the service that met it (shared/database/database-errors.ts).
         const loggedWhereItHappened = (err as { type?: unknown } | null)?.type === ErrorType.unavailable;
         if (problem.status >= 500 && !loggedWhereItHappened)
           this.logger.error({ err, url: req.originalUrl, requestId: req.$ctx?.requestID }, "request failed");

@@ -12,7 +12,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { MethodNotAllowedError } from "../shared/errors";
-import { PROBE_PATHS } from "../shared/probes";
+import { PROBE_PATHS } from "../shared/observability/probes";
 import { DOCS_PATH } from "./openapi/docs-routes";
 import { OPENAPI_PATH } from "./openapi/document";
 import { PORTAL_PATH } from "./portal-paths";

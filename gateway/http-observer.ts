@@ -6,9 +6,9 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import net from "node:net";
 import type { Context, Logger } from "moleculer";
-import type { RequestMeta } from "../shared/auth";
-import { observeHttpRequest } from "../shared/metrics";
-import { isProbePath } from "../shared/probes";
+import type { RequestMeta } from "../shared/security/auth";
+import { observeHttpRequest } from "../shared/observability/metrics";
+import { isProbePath } from "../shared/observability/probes";
 
 /** What moleculer-web leaves on the request once it has routed it. */
 type RoutedRequest = IncomingMessage & {

@@ -10,7 +10,7 @@
  * measured in docs/api.md ("Revocation and changes") — against a stale key living 30 s before.
  */
 import { createHash } from "node:crypto";
-import type { Principal } from "../shared/auth";
+import type { Principal } from "../shared/security/auth";
 import { ExpiringCache } from "../shared/expiring-cache";
 
 export const PRINCIPAL_TTL_MS = 1_000;

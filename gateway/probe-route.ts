@@ -1,12 +1,12 @@
 /**
  * The moleculer-web routes of the probes on the gateway's PORT: outside /api/v1, without
- * authentication or rate limiting, answered by shared/probes.ts. /healthz and /readyz always;
+ * authentication or rate limiting, answered by shared/observability/probes.ts. /healthz and /readyz always;
  * /metrics only with METRICS_ON_PUBLIC_PORT, since the public port should not show the
- * process's internals to anyone who can reach the API (it is on HEALTH_PORT, shared/probe-server.ts).
+ * process's internals to anyone who can reach the API (it is on HEALTH_PORT, shared/observability/probe-server.ts).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Service } from "moleculer";
-import { answerProbe, PROBE_PATHS, type ProbePath } from "../shared/probes";
+import { answerProbe, PROBE_PATHS, type ProbePath } from "../shared/observability/probes";
 
 type AliasHandler = (this: Service, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 

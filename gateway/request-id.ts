@@ -4,7 +4,7 @@
  * silently replaced, so a caller never searches our logs for an id we did not use.
  * `traceparent` (W3C Trace Context): the caller's trace, which the request's span continues; a
  * malformed one is ignored and the request starts a trace of its own, as the W3C
- * recommendation asks (shared/tracing.ts).
+ * recommendation asks (shared/observability/tracing.ts).
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -16,7 +16,7 @@ import {
   ATTR_URL_PATH,
 } from "@opentelemetry/semantic-conventions";
 import { MalformedRequestError } from "../shared/errors";
-import { inSpan, SpanKind, traceContextOf } from "../shared/tracing";
+import { inSpan, SpanKind, traceContextOf } from "../shared/observability/tracing";
 
 export const REQUEST_ID_HEADER = "X-Request-Id";
 /** 1 to 128 of A-Z a-z 0-9 _ . : @ / + = - (the OpenAPI parameter states the same pattern). */

@@ -8,7 +8,7 @@ export interface Route {
   action: string;
 }
 
-export { API_PREFIX } from "../shared/responses";
+export { API_PREFIX } from "../shared/http/responses";
 
 export const ROUTES: Route[] = [
   // Orders

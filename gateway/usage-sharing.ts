@@ -10,7 +10,7 @@
  */
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 // The report travels between gateways as the `usageCounted` broadcast of the event contract.
-import type { UsageReport } from "../shared/events";
+import type { UsageReport } from "../shared/messaging/events";
 
 export type PublishUsage = (report: UsageReport) => Promise<unknown> | void;
 

@@ -4,12 +4,12 @@
  */
 import { ServiceBroker, type BrokerOptions } from "moleculer";
 import { brokerOptions } from "../moleculer.config";
-import { config, setConfig, type Config } from "../shared/config";
-import { closeDatabase } from "../shared/db";
-import { useProcessKeys } from "../shared/secrets-keyring";
+import { config, setConfig, type Config } from "../shared/config/config";
+import { closeDatabase } from "../shared/database/db";
+import { useProcessKeys } from "../shared/security/secrets-keyring";
 import { schemaOf } from "./services";
 import { drainForShutdown } from "../shared/shutdown";
-import { startTracing, stopTracing } from "../shared/tracing";
+import { startTracing, stopTracing } from "../shared/observability/tracing";
 
 export function createBroker(cfg: Config, overrides: Partial<BrokerOptions> = {}): ServiceBroker {
   setConfig(cfg);

@@ -2,9 +2,9 @@
  * The `clients` commands of the CLI. Each one is a call to an action of the clients service,
  * made as the system administrator (the CLI runs where the database is: it is trusted).
  */
-import { SCOPES, type Principal } from "../shared/auth";
-import type { Page } from "../shared/paging";
-import { MAX_LIMIT } from "../shared/paging";
+import { SCOPES, type Principal } from "../shared/security/auth";
+import type { Page } from "../shared/http/paging";
+import { MAX_LIMIT } from "../shared/http/paging";
 
 /** What the clients service returns for one client (plus `apiKey` when a key was just made). */
 export interface ClientView {

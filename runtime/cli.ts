@@ -7,9 +7,9 @@
  */
 import { parseArgs } from "node:util";
 import { toProblem } from "../gateway/problem";
-import { CLIENT_KINDS, SCOPES } from "../shared/auth";
-import { environmentWith, loadConfig, type Config } from "../shared/config";
-import { EVENTS } from "../shared/events";
+import { CLIENT_KINDS, SCOPES } from "../shared/security/auth";
+import { environmentWith, loadConfig, type Config } from "../shared/config/config";
+import { EVENTS } from "../shared/messaging/events";
 import { createBroker, stopBroker } from "./broker";
 import {
   clientsTable,
@@ -29,8 +29,8 @@ import { variablesTable } from "./config-table";
 import { describeDatabaseUrl } from "./database-setup";
 import { errorText } from "./error-text";
 import { startFailureText } from "./start-failure";
-import { closeDatabase, openDatabase } from "../shared/db";
-import { secretBoxFor } from "../shared/secrets-keyring";
+import { closeDatabase, openDatabase } from "../shared/database/db";
+import { secretBoxFor } from "../shared/security/secrets-keyring";
 import { rewriteStoredSecrets, SEALED_COLUMNS } from "../services/webhooks/webhooks.secrets-at-rest";
 
 const USAGE = `Usage: npm run -s cli -- <command> [options]

@@ -9,14 +9,15 @@
 import os from "node:os";
 import path from "node:path";
 import { connect } from "nats";
-import { ConfigError, environmentWith, loadConfig, setConfig, type Config, type ServiceName } from "../shared/config";
-import { localDevelopmentKeyEntry, SECRETS_VARIABLE, useProcessKeys } from "../shared/secrets-keyring";
+import { ConfigError, environmentWith, loadConfig, setConfig, type Config } from "../shared/config/config";
+import { type ServiceName } from "../shared/config/variables";
+import { localDevelopmentKeyEntry, SECRETS_VARIABLE, useProcessKeys } from "../shared/security/secrets-keyring";
 import { SERVICE_NODE_OPTIONS } from "./process-limits";
-import { closeDatabase, openDatabase } from "../shared/db";
+import { closeDatabase, openDatabase } from "../shared/database/db";
 import { describeDatabaseUrl, ensurePostgresDatabase } from "./database-setup";
 import { errorText } from "./error-text";
 import { migrateAll } from "./migrations";
-import { seedClusterDemo } from "./cluster-demo";
+import { seedClusterDemo } from "./demo/cluster-demo";
 import { runProcessGroup, type ChildSpec } from "./process-group";
 
 /** Where a developer's NATS and PostgreSQL usually are (e.g. Debian's nats-server and postgresql). */

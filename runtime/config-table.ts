@@ -3,7 +3,7 @@
  * documentation cannot miss a variable (`npm run -s cli -- config variables` prints it; a test
  * compares it with the page).
  */
-import { VARIABLES } from "../shared/config";
+import { VARIABLES } from "../shared/config/variables";
 
 interface VariableDoc {
   type: string;

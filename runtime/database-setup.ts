@@ -3,7 +3,7 @@
  * password) and, for the local cluster, a database created when it does not exist yet.
  */
 import pg from "pg";
-import { isPglite } from "../shared/db";
+import { isPglite } from "../shared/database/db";
 
 const UNDEFINED_DATABASE = "3D000";
 

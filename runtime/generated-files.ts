@@ -5,7 +5,7 @@
  * (runtime/write-generated.ts); test/unit/generated-files.test.ts fails when one differs.
  */
 import { buildOpenApiDocument } from "../gateway/openapi/document";
-import { VARIABLES } from "../shared/config";
+import { VARIABLES } from "../shared/config/variables";
 import { SERVICE_DESCRIPTIONS } from "./services";
 
 export interface GeneratedFile {
@@ -47,7 +47,7 @@ function envExample(): string {
     ([name, spec]) => [...commentLines(spec.description), `${name}=${spec.default ?? ""}`].join("\n"),
   );
   const header = [
-    "# Every setting of order-intake with its default (generated from shared/config.ts: npm run env:write).",
+    "# Every setting of order-intake with its default (generated from shared/config/variables.ts: npm run env:write).",
     "# The process reads its environment only: set what you change there (node --env-file=.env, Compose's",
     "# env_file, a Kubernetes ConfigMap). An unset variable takes the default shown.",
   ];

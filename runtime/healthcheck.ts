@@ -2,7 +2,7 @@
  * The container image's HEALTHCHECK: GET /healthz of this process, on PORT when it runs the
  * gateway, else on HEALTH_PORT. Exit 0 when it answers 200, 1 otherwise (Docker's contract).
  */
-import { config, type Config } from "../shared/config";
+import { config, type Config } from "../shared/config/config";
 import { errorText } from "./error-text";
 
 const TIMEOUT_MS = 3_000;

@@ -3,9 +3,9 @@
  * every service's pending migrations to DATABASE_URL, then exits 0. Upgrades run this first,
  * then roll the Deployments (which start with MIGRATE_ON_START=false).
  */
-import { config, ConfigError } from "../shared/config";
-import { closeDatabase, openDatabase } from "../shared/db";
-import { useProcessKeys } from "../shared/secrets-keyring";
+import { config, ConfigError } from "../shared/config/config";
+import { closeDatabase, openDatabase } from "../shared/database/db";
+import { useProcessKeys } from "../shared/security/secrets-keyring";
 import { describeDatabaseUrl } from "./database-setup";
 import { errorText } from "./error-text";
 import { migrateAll } from "./migrations";

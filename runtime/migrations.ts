@@ -4,7 +4,7 @@
  * Only the migration lists are imported, never the services: migrating starts no broker.
  */
 import type { Knex } from "knex";
-import { migrateUp, type Migration } from "../shared/db";
+import { migrateUp, type Migration } from "../shared/database/db";
 import { errorText } from "./error-text";
 import { migrations as clients } from "../services/clients/migrations";
 import { migrations as crm } from "../services/crm/migrations";

@@ -5,8 +5,9 @@
  * (docs/architecture.md, "Import rules").
  */
 import type { ServiceSchema } from "moleculer";
-import type { Config, ServiceName } from "../shared/config";
-import { settingsOf } from "./service-settings";
+import type { Config } from "../shared/config/config";
+import type { ServiceName } from "../shared/config/variables";
+import { settingsOf } from "./settings-from-config";
 import { gatewaySchema } from "../gateway/gateway.service";
 import type { ServiceDescription } from "../gateway/openapi/service-description";
 import clientsService from "../services/clients/clients.service";
@@ -38,7 +39,7 @@ export const SERVICE_DESCRIPTIONS: readonly ServiceDescription[] = Object.entrie
   ([name, description]) => ({ name, ...description }),
 );
 
-/** The schema of the named service with the settings `cfg` gives it (runtime/service-settings.ts). */
+/** The schema of the named service with the settings `cfg` gives it (runtime/settings-from-config.ts). */
 export function schemaOf(name: ServiceName, cfg: Config): ServiceSchema {
   if (name === "gateway") return gatewaySchema(SERVICE_DESCRIPTIONS, cfg) as ServiceSchema;
   const schema = BUSINESS_SERVICES[name].schema as ServiceSchema;

@@ -3,9 +3,9 @@
  * embedded data folder another process holds, or a database that does not answer. Anything
  * else is unexpected and keeps its stack.
  */
-import { ConfigError } from "../shared/config";
-import { DataFolderInUseError } from "../shared/data-folder-lock";
-import { isDatabaseUnavailable } from "../shared/database-errors";
+import { ConfigError } from "../shared/config/config";
+import { DataFolderInUseError } from "../shared/database/data-folder-lock";
+import { isDatabaseUnavailable } from "../shared/database/database-errors";
 import { describeDatabaseUrl } from "./database-setup";
 import { errorText } from "./error-text";
 

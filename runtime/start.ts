@@ -3,10 +3,10 @@
  * Embedded by default (no transporter, PGlite in ./.data); distributed with TRANSPORTER and
  * DATABASE_URL. SIGTERM/SIGINT stop taking requests, finish in-flight work, then exit 0.
  */
-import { config } from "../shared/config";
-import { startProbeServer, type ProbeServer } from "../shared/probe-server";
+import { config } from "../shared/config/config";
+import { startProbeServer, type ProbeServer } from "../shared/observability/probe-server";
 import { createBroker, stopBroker } from "./broker";
-import { seedDemoDataIfWanted } from "./demo";
+import { seedDemoDataIfWanted } from "./demo/demo";
 import { startFailureText } from "./start-failure";
 
 /** Named in the one-line reason when the database does not answer. */

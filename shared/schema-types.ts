@@ -15,7 +15,7 @@ declare const output: unique symbol;
 
 /**
  * What a rule checked by code (`custom`) hands on: a mark for the type only, no such key exists
- * at run time. The helpers of shared/params.ts put it on the rules whose value is not their type's.
+ * at run time. The helpers of shared/http/params.ts put it on the rules whose value is not their type's.
  */
 export interface Typed<T> {
   readonly [output]?: T;

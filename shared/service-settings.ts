@@ -1,12 +1,12 @@
 /**
- * What the composition root (runtime/service-settings.ts) hands each service at construction,
+ * What the composition root (runtime/settings-from-config.ts) hands each service at construction,
  * as its Moleculer `settings`: the service and its mixins read `this.settings`, never the
  * process configuration, so a test can build a service with other settings without touching
- * process.env (issue 9, "One declaration per shape"). Only shared/config.ts reads the environment.
+ * process.env (issue 9, "One declaration per shape"). Only shared/config/config.ts reads the environment.
  */
-import type { Config } from "./config";
+import type { Config } from "./config/config";
 
-/** Read by databaseMixin (shared/database.mixin.ts). */
+/** Read by databaseMixin (shared/database/database.mixin.ts). */
 export interface DatabaseSettings {
   /** DATABASE_URL */
   url: string;
@@ -16,7 +16,7 @@ export interface DatabaseSettings {
   migrateOnStart: boolean;
 }
 
-/** Read by outboxRelayMixin (shared/outbox-relay.mixin.ts). */
+/** Read by outboxRelayMixin (shared/messaging/outbox-relay.mixin.ts). */
 export interface OutboxSettings {
   /** OUTBOX_RELAY_INTERVAL_MS */
   relayIntervalMs: number;

@@ -2,17 +2,17 @@
  * Type augmentations for libraries whose typings miss what we use.
  */
 import type { Service } from "moleculer";
-import type { Scope } from "./auth";
+import type { Scope } from "./security/auth";
 
 declare module "moleculer" {
   interface ActionSchema {
-    /** The scope a client needs to call this action through the API (see shared/auth.ts). */
+    /** The scope a client needs to call this action through the API (see shared/security/auth.ts). */
     scope?: Scope;
     /** Human summary, used by the OpenAPI document. */
     summary?: string;
   }
 
-  /** @moleculer/channels: a consumer of one channel (see shared/channels.ts). */
+  /** @moleculer/channels: a consumer of one channel (see shared/messaging/channels.ts). */
   interface ChannelSchema<TThis = Service> {
     /** Consumer group; defaults to the service name, so replicas share the messages. */
     group?: string;

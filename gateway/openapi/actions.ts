@@ -10,7 +10,7 @@
  * everywhere. There is no second copy: what the action validates with is what the document shows.
  */
 import type { ActionSchema } from "moleculer";
-import type { Scope } from "../../shared/auth";
+import type { Scope } from "../../shared/security/auth";
 import "../../shared/types";
 import type { FvSchema } from "./fastest-to-json-schema";
 import type { ServiceDescription } from "./service-description";

@@ -11,7 +11,7 @@
  * value as sent by a well-behaved client (a trimmed string that must not be empty says so with
  * the pattern `\S`).
  *
- * Rules checked by code say what they accept themselves (shared/params.ts): `jsonSchema`
+ * Rules checked by code say what they accept themselves (shared/http/params.ts): `jsonSchema`
  * replaces the conversion, `jsonSchemaAlso` adds the rules across fields to it.
  */
 

@@ -1,12 +1,12 @@
 /**
  * The paths the gateway serves outside the route table, in the main document under the tag
  * "operations": the probes the public port answers (/healthz, /readyz, and /metrics only with
- * METRICS_ON_PUBLIC_PORT: gateway/probe-route.ts, shared/probes.ts), the API reference
+ * METRICS_ON_PUBLIC_PORT: gateway/probe-route.ts, shared/observability/probes.ts), the API reference
  * (/docs, its assets, /api/v1/openapi.json) and the subscriber portal (/portal, its assets).
  * None needs an API key (`security: []`) and none is rate limited. One document, so that "every
  * path the gateway answers is documented" is one check (test/unit/openapi-agreement.test.ts).
  */
-import type { ProbePath } from "../../shared/probes";
+import type { ProbePath } from "../../shared/observability/probes";
 import { ref } from "./components";
 import { PORTAL_ASSET_TYPES, PORTAL_PATH } from "../portal-paths";
 import { DOCS_ASSET_TYPES, DOCS_PATH } from "./docs-paths";

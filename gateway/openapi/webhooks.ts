@@ -1,8 +1,8 @@
 /**
  * The `webhooks` section: the requests this service sends to subscribers, one per event of the
- * event contract (shared/events.ts), whose body is the representation of the entity concerned.
+ * event contract (shared/messaging/events.ts), whose body is the representation of the entity concerned.
  */
-import { DOMAIN_EVENTS, EVENTS, type EventName } from "../../shared/events";
+import { DOMAIN_EVENTS, EVENTS, type EventName } from "../../shared/messaging/events";
 import { ref } from "./components";
 
 function header(name: string, description: string, schema: Record<string, unknown>, required = true) {

@@ -2,8 +2,8 @@
  * The only file of the catalogue service that touches knex. Every read is a fixed number of
  * queries whatever the number of rows: packagings (or products) in one, their taxes in one.
  */
-import type { Db } from "../../shared/db";
-import { fetchPage, type PageQuery } from "../../shared/paging";
+import type { Db } from "../../shared/database/db";
+import { fetchPage, type PageQuery } from "../../shared/http/paging";
 import type { TaxInput } from "./catalogue.params";
 
 const S = "catalogue";

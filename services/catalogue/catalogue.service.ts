@@ -3,12 +3,12 @@
  * list and read them; admins create them; orders and references read packagings in bulk
  * through `catalogue.packagingsByIds`.
  */
-import type { RequestContext } from "../../shared/auth";
-import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
-import { conflictOnUnique } from "../../shared/database-errors";
+import type { RequestContext } from "../../shared/security/auth";
+import { databaseMixin, type DbServiceSchema } from "../../shared/database/database.mixin";
+import { conflictOnUnique } from "../../shared/database/database-errors";
 import { ConflictError, InvalidInputError, NotFoundError, unknownReference } from "../../shared/errors";
-import { toPage } from "../../shared/paging";
-import { respondCreated } from "../../shared/responses";
+import { toPage } from "../../shared/http/paging";
+import { respondCreated } from "../../shared/http/responses";
 import {
   createPackagingParams,
   createProductParams,

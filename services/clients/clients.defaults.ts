@@ -1,5 +1,5 @@
-import { SCOPES, type ClientKind, type Scope } from "../../shared/auth";
-import { EVENTS, type EventName } from "../../shared/events";
+import { SCOPES, type ClientKind, type Scope } from "../../shared/security/auth";
+import { EVENTS, type EventName } from "../../shared/messaging/events";
 
 /** Scopes a client of each kind gets when none are given. */
 export const DEFAULT_SCOPES: Record<ClientKind, Scope[]> = {

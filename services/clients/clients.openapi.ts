@@ -2,8 +2,8 @@
  * JSON Schemas (2020-12) of the clients representations (`present` in clients.service.ts), for
  * the OpenAPI document.
  */
-import { CLIENT_KINDS, SCOPES } from "../../shared/auth";
-import { EVENTS } from "../../shared/events";
+import { CLIENT_KINDS, SCOPES } from "../../shared/security/auth";
+import { EVENTS } from "../../shared/messaging/events";
 
 const clientProperties = {
   id: { type: "integer" },

@@ -1,7 +1,7 @@
-import { CLIENT_KINDS, SCOPES } from "../../shared/auth";
-import { EVENTS } from "../../shared/events";
-import { pageParams } from "../../shared/paging";
-import { idList, optional, pathId } from "../../shared/params";
+import { CLIENT_KINDS, SCOPES } from "../../shared/security/auth";
+import { EVENTS } from "../../shared/messaging/events";
+import { pageParams } from "../../shared/http/paging";
+import { idList, optional, pathId } from "../../shared/http/params";
 import type { ParamsOf } from "../../shared/schema-types";
 
 const scopesField = {

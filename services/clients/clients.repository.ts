@@ -2,8 +2,8 @@
  * The only file of the clients service that touches knex. Functions take a Db (knex or a
  * transaction) and return plain rows.
  */
-import type { Db } from "../../shared/db";
-import { fetchPage, type PageQuery } from "../../shared/paging";
+import type { Db } from "../../shared/database/db";
+import { fetchPage, type PageQuery } from "../../shared/http/paging";
 
 const S = "clients";
 

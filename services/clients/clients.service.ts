@@ -2,12 +2,12 @@
  * clients: the API clients and their keys. Authenticates keys for the gateway, and lets
  * admins (and the CLI) create, list and revoke clients. A new key is shown once.
  */
-import type { ClientKind, Principal, RequestContext, Scope } from "../../shared/auth";
-import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
+import type { ClientKind, Principal, RequestContext, Scope } from "../../shared/security/auth";
+import { databaseMixin, type DbServiceSchema } from "../../shared/database/database.mixin";
 import { ConflictError, InvalidInputError, NotFoundError, UnauthenticatedError } from "../../shared/errors";
-import { BROADCASTS, type ClientsChangedPayload } from "../../shared/events";
-import { toPage } from "../../shared/paging";
-import { respondCreated } from "../../shared/responses";
+import { BROADCASTS, type ClientsChangedPayload } from "../../shared/messaging/events";
+import { toPage } from "../../shared/http/paging";
+import { respondCreated } from "../../shared/http/responses";
 import { DEFAULT_SCOPES, DEFAULT_WEBHOOK_EVENTS } from "./clients.defaults";
 import { generateApiKey, hashApiKey, hintOf, lookupOf, sameHash } from "./clients.keys";
 import {
@@ -28,7 +28,7 @@ import * as repo from "./clients.repository";
 import { migrations } from "./migrations";
 import type { StorageSettings } from "../../shared/service-settings";
 
-/** What the composition root builds this service with (runtime/service-settings.ts). */
+/** What the composition root builds this service with (runtime/settings-from-config.ts). */
 export interface ClientsSettings extends StorageSettings {
   /** ADMIN_API_KEY: when set, the admin client holding it is created or updated at start. */
   adminApiKey: string | null;
@@ -65,7 +65,7 @@ function keyRecord(key: string) {
 
 /**
  * Every change (patch, revocation, key rotation), announced once it is committed as the
- * `clientsChanged` broadcast (shared/events.ts). Fire-and-forget, so listeners also keep their
+ * `clientsChanged` broadcast (shared/messaging/events.ts). Fire-and-forget, so listeners also keep their
  * caches short (docs/api.md, "Revocation").
  */
 function announceChange(ctx: RequestContext, clientId: number): Promise<void> {

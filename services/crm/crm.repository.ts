@@ -1,8 +1,8 @@
 /**
  * The only file of the crm service that touches knex.
  */
-import type { Db } from "../../shared/db";
-import { fetchPage, type PageQuery } from "../../shared/paging";
+import type { Db } from "../../shared/database/db";
+import { fetchPage, type PageQuery } from "../../shared/http/paging";
 
 const S = "crm";
 

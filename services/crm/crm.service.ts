@@ -3,13 +3,13 @@
  * and read all of them; admins create the instance's own; the references service finds or
  * creates a partner's own ones for its contact references, owned by that partner.
  */
-import type { RequestContext } from "../../shared/auth";
-import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
-import { conflictOnUnique } from "../../shared/database-errors";
+import type { RequestContext } from "../../shared/security/auth";
+import { databaseMixin, type DbServiceSchema } from "../../shared/database/database.mixin";
+import { conflictOnUnique } from "../../shared/database/database-errors";
 import { ConflictError, NotFoundError, unknownReference } from "../../shared/errors";
-import { BROADCASTS, type ContactsChangedPayload } from "../../shared/events";
-import { toPage } from "../../shared/paging";
-import { respondCreated } from "../../shared/responses";
+import { BROADCASTS, type ContactsChangedPayload } from "../../shared/messaging/events";
+import { toPage } from "../../shared/http/paging";
+import { respondCreated } from "../../shared/http/responses";
 import {
   contactsByIdsParams,
   createContactParams,

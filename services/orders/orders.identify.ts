@@ -4,7 +4,7 @@
  * Pure functions: they read the payload, pick the mode, and report every problem at once
  * with the path of the field, before anything is looked up or written.
  */
-import type { Scope } from "../../shared/auth";
+import type { Scope } from "../../shared/security/auth";
 import { InvalidInputError, type FieldError } from "../../shared/errors";
 import type { ContactInput, CreateOrderParams, ItemInput } from "./orders.params";
 

@@ -13,11 +13,11 @@
  * and body ends in the very records the winner's order names.
  */
 import type { Knex } from "knex";
-import { hasScope, type Principal } from "../../shared/auth";
-import { conflictOnUnique } from "../../shared/database-errors";
+import { hasScope, type Principal } from "../../shared/security/auth";
+import { conflictOnUnique } from "../../shared/database/database-errors";
 import { ForbiddenError, IdempotencyKeyReusedError } from "../../shared/errors";
-import type { Db } from "../../shared/db";
-import { eventsAppended, outboxRow } from "../../shared/outbox";
+import type { Db } from "../../shared/database/db";
+import { eventsAppended, outboxRow } from "../../shared/messaging/outbox";
 import { codeDay, orderCode } from "./orders.code";
 import { duplicateOrder, EXTERNAL_ID_UNIQUE, holdingExternalId } from "./orders.external-id";
 import { contactModeOf, itemModesOf, scopesNeeded, type ContactMode, type ItemMode } from "./orders.identify";

@@ -4,10 +4,10 @@
  * A move and its event are written in one transaction; a move that is not allowed is 409.
  */
 import type { Knex } from "knex";
-import { hasScope, type Principal } from "../../shared/auth";
+import { hasScope, type Principal } from "../../shared/security/auth";
 import { ConflictError, NotFoundError } from "../../shared/errors";
-import type { EventName } from "../../shared/events";
-import { appendEvent } from "../../shared/outbox";
+import type { EventName } from "../../shared/messaging/events";
+import { appendEvent } from "../../shared/messaging/outbox";
 import type { OrderStatus } from "./orders.params";
 import * as repo from "./orders.repository";
 import { presentOrder, type Order } from "./orders.representation";

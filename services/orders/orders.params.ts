@@ -4,8 +4,17 @@
  * how the contact and each item are identified is checked in orders.identify.ts, because
  * "exactly one mode" is a rule across fields that a schema cannot say clearly.
  */
-import { pageParams } from "../../shared/paging";
-import { arrayOf, bodyId, exactlyOneMode, INT_ID_MAX, isId, optional, pathId, type Rule } from "../../shared/params";
+import { pageParams } from "../../shared/http/paging";
+import {
+  arrayOf,
+  bodyId,
+  exactlyOneMode,
+  INT_ID_MAX,
+  isId,
+  optional,
+  pathId,
+  type Rule,
+} from "../../shared/http/params";
 import type { ParamsOf, Typed } from "../../shared/schema-types";
 
 export const MAX_ITEMS = 1000;

@@ -2,8 +2,8 @@
  * The only file of the orders service that touches knex.
  */
 import type { Knex } from "knex";
-import type { Db } from "../../shared/db";
-import { fetchPage, type PageQuery } from "../../shared/paging";
+import type { Db } from "../../shared/database/db";
+import { fetchPage, type PageQuery } from "../../shared/http/paging";
 import type { AddressInput, OrderStatus } from "./orders.params";
 import type { ContactSnapshot, PackagingReferenceSnapshot, PackagingSnapshot } from "./orders.representation";
 

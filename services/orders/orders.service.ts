@@ -3,13 +3,17 @@
  * writes its webhook event to the outbox in the same transaction.
  */
 import type { Context } from "moleculer";
-import { callerOf, type RequestContext } from "../../shared/auth";
-import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
+import { callerOf, type RequestContext } from "../../shared/security/auth";
+import { databaseMixin, type DbServiceSchema } from "../../shared/database/database.mixin";
 import { NotFoundError } from "../../shared/errors";
-import { BROADCASTS, type ContactReferencesChangedPayload, type ContactsChangedPayload } from "../../shared/events";
-import { outboxRelayMixin } from "../../shared/outbox-relay.mixin";
-import { toPage } from "../../shared/paging";
-import { respondCreated } from "../../shared/responses";
+import {
+  BROADCASTS,
+  type ContactReferencesChangedPayload,
+  type ContactsChangedPayload,
+} from "../../shared/messaging/events";
+import { outboxRelayMixin } from "../../shared/messaging/outbox-relay.mixin";
+import { toPage } from "../../shared/http/paging";
+import { respondCreated } from "../../shared/http/responses";
 import { markReplayed } from "./orders.idempotency";
 import { placeOrder } from "./orders.intake";
 import { moveOrder, visibilityFor, type Move } from "./orders.lifecycle";

@@ -5,7 +5,7 @@
  * value is both one record's external reference and another's id, the partner's own code wins.
  * Pure functions, so one query can fetch every candidate of a whole order at once.
  */
-import { parseId } from "../../shared/params";
+import { parseId } from "../../shared/http/params";
 import type { ReferenceLookup } from "./references.params";
 
 export interface LookupRow {
@@ -13,7 +13,7 @@ export interface LookupRow {
   external_reference: string;
 }
 
-/** The record id a value names, or null when it cannot be one (shared/params.ts: the id grammar). */
+/** The record id a value names, or null when it cannot be one (shared/http/params.ts: the id grammar). */
 export function asRecordId(value: string): number | null {
   return parseId(value);
 }

@@ -1,5 +1,5 @@
-import { pageParams } from "../../shared/paging";
-import { arrayOf, bodyId, optional, pathId } from "../../shared/params";
+import { pageParams } from "../../shared/http/paging";
+import { arrayOf, bodyId, optional, pathId } from "../../shared/http/params";
 import type { ParamsOf } from "../../shared/schema-types";
 
 const name = { type: "string", trim: true, min: 1, max: 200 } as const;

@@ -2,8 +2,8 @@
  * The only file of the references service that touches knex. Every query is scoped to one
  * partner (`client_id`): a partner's references are invisible to every other partner.
  */
-import type { Db } from "../../shared/db";
-import { fetchPage, type PageQuery } from "../../shared/paging";
+import type { Db } from "../../shared/database/db";
+import { fetchPage, type PageQuery } from "../../shared/http/paging";
 
 const S = "references";
 type Table = "contact_references" | "packaging_references";

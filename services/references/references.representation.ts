@@ -6,7 +6,7 @@
 import type { FromJsonSchema } from "../../shared/schema-types";
 import type * as Schemas from "./references.openapi";
 import type { ContactReferenceRow, PackagingReferenceRow } from "./references.repository";
-import type { CrmContact } from "../../shared/service-answers";
+import type { CrmContact } from "../../shared/messaging/service-answers";
 
 export type { CrmContact };
 

@@ -6,9 +6,9 @@
  * them in one call per request, whatever the number of references.
  */
 import type { Context } from "moleculer";
-import { callerOf, type Principal, type RequestContext, type RequestMeta } from "../../shared/auth";
-import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
-import { conflictOnUnique } from "../../shared/database-errors";
+import { callerOf, type Principal, type RequestContext, type RequestMeta } from "../../shared/security/auth";
+import { databaseMixin, type DbServiceSchema } from "../../shared/database/database.mixin";
+import { conflictOnUnique } from "../../shared/database/database-errors";
 import { ExpiringCache } from "../../shared/expiring-cache";
 import {
   ConflictError,
@@ -17,11 +17,15 @@ import {
   unknownReferenceField,
   type FieldError,
 } from "../../shared/errors";
-import { BROADCASTS, type ContactReferencesChangedPayload, type ContactsChangedPayload } from "../../shared/events";
-import { appendEvent } from "../../shared/outbox";
-import { outboxRelayMixin } from "../../shared/outbox-relay.mixin";
-import { toPage } from "../../shared/paging";
-import { respondCreated } from "../../shared/responses";
+import {
+  BROADCASTS,
+  type ContactReferencesChangedPayload,
+  type ContactsChangedPayload,
+} from "../../shared/messaging/events";
+import { appendEvent } from "../../shared/messaging/outbox";
+import { outboxRelayMixin } from "../../shared/messaging/outbox-relay.mixin";
+import { toPage } from "../../shared/http/paging";
+import { respondCreated } from "../../shared/http/responses";
 import { candidateKeys, indexCandidates, pick } from "./references.lookup";
 import {
   createContactReferenceParams,
@@ -74,9 +78,9 @@ interface ReferencesMethods {
 /**
  * What references keeps of other services' data, to save a call per order. Packagings are
  * immutable (catalogue creates, never updates), so no broadcast empties their cache: a
- * catalogue action that changed one would add a broadcast to shared/events.ts and a listener
+ * catalogue action that changed one would add a broadcast to shared/messaging/events.ts and a listener
  * here. Contacts change through crm.upsertContact, which broadcasts `contactsChanged`
- * (shared/events.ts). The time-outs are a safety net, not the mechanism.
+ * (shared/messaging/events.ts). The time-outs are a safety net, not the mechanism.
  */
 interface UpstreamCaches {
   packagings: ExpiringCache<number, CataloguePackaging>;

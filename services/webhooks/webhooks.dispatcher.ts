@@ -13,9 +13,9 @@
  */
 import type { Knex } from "knex";
 import type { Service } from "moleculer";
-import { observeWebhookAttempt, type WebhookAttemptOutcome } from "../../shared/metrics";
-import { withRequestId } from "../../shared/request-context";
-import { resumeTrace, SpanKind } from "../../shared/tracing";
+import { observeWebhookAttempt, type WebhookAttemptOutcome } from "../../shared/observability/metrics";
+import { withRequestId } from "../../shared/observability/request-context";
+import { resumeTrace, SpanKind } from "../../shared/observability/tracing";
 import { WakeableSleep } from "../../shared/wakeable-sleep";
 import { EndpointSlots } from "./webhooks.endpoint-slots";
 import type { EndpointHealth, Verdict } from "./webhooks.health";

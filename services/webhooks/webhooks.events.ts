@@ -5,7 +5,7 @@
  * Decided from the client's grants as they are NOW — at fan-out, when queued deliveries are
  * re-checked after a change, and just before each send — never copied at subscription time.
  */
-import { hasScope, type Principal } from "../../shared/auth";
+import { hasScope, type Principal } from "../../shared/security/auth";
 import {
   DOMAIN_EVENTS,
   EVENTS,
@@ -13,7 +13,7 @@ import {
   isSubscriptionEvent,
   type DeliveredEventName,
   type EventName,
-} from "../../shared/events";
+} from "../../shared/messaging/events";
 import type { WebhookEvent } from "./webhooks.representation";
 
 /** The catalogue's entry for an event (`GET /webhooks/available`): its meaning from the contract. */

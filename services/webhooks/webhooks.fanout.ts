@@ -9,7 +9,7 @@
  */
 import Validator from "fastest-validator";
 import type { Knex } from "knex";
-import { EVENTS, type DomainEvent } from "../../shared/events";
+import { EVENTS, type DomainEvent } from "../../shared/messaging/events";
 import { hears } from "./webhooks.events";
 import type { Dispatcher } from "./webhooks.dispatcher";
 import type { ClientGrants } from "./webhooks.grants";

@@ -6,7 +6,7 @@
  * When the clients service cannot be reached, the calls fail: nothing is decided on stale
  * grants (fan-out is retried by the channel, claimed deliveries wait for their lease to end).
  */
-import type { Principal } from "../../shared/auth";
+import type { Principal } from "../../shared/security/auth";
 import { ExpiringCache } from "../../shared/expiring-cache";
 
 /** As short as the gateway's principal cache: a change holds everywhere within 2 s. */

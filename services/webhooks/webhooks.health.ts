@@ -15,9 +15,9 @@
  */
 import type { Knex } from "knex";
 import { ExpiringCache } from "../../shared/expiring-cache";
-import type { WebhookHealthFigures } from "../../shared/metrics";
-import { WORST_RANKS } from "../../shared/metrics";
-import { appendEvent } from "../../shared/outbox";
+import type { WebhookHealthFigures } from "../../shared/observability/metrics";
+import { WORST_RANKS } from "../../shared/observability/metrics";
+import { appendEvent } from "../../shared/messaging/outbox";
 import * as repo from "./webhooks.repository";
 import { presentSubscription } from "./webhooks.representation";
 import { retryAfterMs } from "./webhooks.schedule";
@@ -164,7 +164,7 @@ export class EndpointHealth {
   }
 }
 
-/** The figures /metrics shows, with bounded labels (shared/metrics.ts). */
+/** The figures /metrics shows, with bounded labels (shared/observability/metrics.ts). */
 export async function healthFigures(db: Knex): Promise<WebhookHealthFigures> {
   return repo.healthFigures(db, WORST_RANKS);
 }

@@ -2,7 +2,7 @@
  * JSON Schemas (2020-12) of the webhooks representations (webhooks.representation.ts), for the
  * OpenAPI document.
  */
-import { EVENTS, SUBSCRIPTION_EVENT_NAMES } from "../../shared/events";
+import { EVENTS, SUBSCRIPTION_EVENT_NAMES } from "../../shared/messaging/events";
 import { DELIVERY_STATUSES } from "./webhooks.params";
 import { SIGNATURE_SCHEMES } from "./webhooks.signing";
 

@@ -1,9 +1,9 @@
 /**
  * Validation schemas of the webhooks actions and their static types.
  */
-import { EVENTS, type EventName } from "../../shared/events";
-import { pageParams, type PageQuery } from "../../shared/paging";
-import { BIGINT_ID_MAX, optional, pathId } from "../../shared/params";
+import { EVENTS, type EventName } from "../../shared/messaging/events";
+import { pageParams, type PageQuery } from "../../shared/http/paging";
+import { BIGINT_ID_MAX, optional, pathId } from "../../shared/http/params";
 import { SIGNATURE_SCHEMES, type SignatureScheme } from "./webhooks.signing";
 
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "refused", "cancelled"] as const;
@@ -76,7 +76,7 @@ export interface DeliveriesParams extends PageQuery {
   status?: DeliveryStatus;
 }
 
-/** Delivery ids are `bigint`: up to 2^53−1 (shared/params.ts). */
+/** Delivery ids are `bigint`: up to 2^53−1 (shared/http/params.ts). */
 export const redeliverParams = { $$strict: true, id, deliveryId: pathId("delivery", BIGINT_ID_MAX) } as const;
 export interface RedeliverParams {
   id: number;

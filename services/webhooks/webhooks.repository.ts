@@ -2,12 +2,12 @@
  * The only file of the webhooks service that touches knex.
  */
 import type { Knex } from "knex";
-import type { Db } from "../../shared/db";
-import { EVENTS, type DeliveredEventName, type DomainEvent, type EventName } from "../../shared/events";
-import { fetchPage, type PageQuery } from "../../shared/paging";
-import type { SecretBox } from "../../shared/secret-box";
-import { BIGINT_ID_MAX } from "../../shared/params";
-import { currentTraceparent } from "../../shared/tracing";
+import type { Db } from "../../shared/database/db";
+import { EVENTS, type DeliveredEventName, type DomainEvent, type EventName } from "../../shared/messaging/events";
+import { fetchPage, type PageQuery } from "../../shared/http/paging";
+import type { SecretBox } from "../../shared/security/secret-box";
+import { BIGINT_ID_MAX } from "../../shared/http/params";
+import { currentTraceparent } from "../../shared/observability/tracing";
 import type { DeliveryStatus } from "./webhooks.params";
 
 const S = "webhooks";
@@ -17,7 +17,7 @@ export interface SubscriptionRow {
   client_id: number;
   event: EventName;
   url: string;
-  /** Sealed at rest (shared/secret-box.ts); in clear only in what insertSubscription and rotateSecrets return. */
+  /** Sealed at rest (shared/security/secret-box.ts); in clear only in what insertSubscription and rotateSecrets return. */
   key: string;
   secret: string;
   created_at: Date;
@@ -84,7 +84,7 @@ export interface ClaimedDelivery {
   previous_secret: string | null;
   previous_signing_key: string | null;
   request_id: string | null;
-  /** The trace of the fan-out that recorded the event: each attempt continues it (shared/tracing.ts). */
+  /** The trace of the fan-out that recorded the event: each attempt continues it (shared/observability/tracing.ts). */
   traceparent: string | null;
   /** Who subscribed, and whose entity the event is about: the dispatcher re-checks the grants. */
   client_id: number;

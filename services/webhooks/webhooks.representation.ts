@@ -1,5 +1,5 @@
 /** The JSON shapes of the webhooks service, as its endpoints return them. */
-import type { DeliveredEventName, EventName } from "../../shared/events";
+import type { DeliveredEventName, EventName } from "../../shared/messaging/events";
 import type { DeliveryStatus } from "./webhooks.params";
 import type {
   AttemptRow,

@@ -4,14 +4,14 @@
  * needs any more. Pending deliveries are never pruned: a failed one counts from its last attempt
  * or redelivery, so its owner has the whole period to look into it or recover it.
  *
- * Once per RETENTION_INTERVAL across every webhooks replica (shared/periodic-job.ts), in
+ * Once per RETENTION_INTERVAL across every webhooks replica (shared/database/periodic-job.ts), in
  * batches of PRUNE_BATCH rows per statement, each its own short transaction: the dispatcher
  * and fan-out never wait behind a long delete.
  */
 import type { Knex } from "knex";
 import type { Service } from "moleculer";
-import { countPrunedRows } from "../../shared/metrics";
-import { PeriodicJob, pruneInBatches } from "../../shared/periodic-job";
+import { countPrunedRows } from "../../shared/observability/metrics";
+import { PeriodicJob, pruneInBatches } from "../../shared/database/periodic-job";
 import * as repo from "./webhooks.repository";
 
 export interface RetentionOptions {

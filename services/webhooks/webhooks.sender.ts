@@ -6,8 +6,8 @@
  */
 import axios, { type AxiosError } from "axios";
 import { productUserAgent } from "../../shared/product";
-import type { SecretBox } from "../../shared/secret-box";
-import { traceHeaders } from "../../shared/tracing";
+import type { SecretBox } from "../../shared/security/secret-box";
+import { traceHeaders } from "../../shared/observability/tracing";
 import { agentsFor } from "./webhooks.pinned-agents";
 import { signatureHeader } from "./webhooks.signing";
 import { checkTarget } from "./webhooks.url-policy";
@@ -15,7 +15,7 @@ import { checkTarget } from "./webhooks.url-policy";
 export interface OutgoingWebhook {
   url: string;
   event: string;
-  /** The X-WEBHOOK-KEY value and the signing secret as stored: sealed (shared/secret-box.ts). */
+  /** The X-WEBHOOK-KEY value and the signing secret as stored: sealed (shared/security/secret-box.ts). */
   key: string;
   secret: string;
   /** Sealed too; absent or null when the subscription has no Ed25519 key pair. */

@@ -4,20 +4,20 @@
  * sends them (webhooks.dispatcher.ts). Guide for subscribers: docs/webhooks.md.
  */
 import type { ChannelSchema, Context } from "moleculer";
-import { callerOf, type Principal, type RequestContext } from "../../shared/auth";
-import { ALL_CHANNELS, NEVER_GIVE_UP } from "../../shared/channels";
-import type { Config } from "../../shared/config";
-import { databaseMixin, type DbServiceSchema } from "../../shared/database.mixin";
-import { reportWebhookHealthFrom } from "../../shared/metrics";
-import { outboxRelayMixin } from "../../shared/outbox-relay.mixin";
-import type { PeriodicJob } from "../../shared/periodic-job";
+import { callerOf, type Principal, type RequestContext } from "../../shared/security/auth";
+import { ALL_CHANNELS, NEVER_GIVE_UP } from "../../shared/messaging/channels";
+import type { Config } from "../../shared/config/config";
+import { databaseMixin, type DbServiceSchema } from "../../shared/database/database.mixin";
+import { reportWebhookHealthFrom } from "../../shared/observability/metrics";
+import { outboxRelayMixin } from "../../shared/messaging/outbox-relay.mixin";
+import type { PeriodicJob } from "../../shared/database/periodic-job";
 import { ConflictError, ForbiddenError, InvalidInputError, NotFoundError } from "../../shared/errors";
-import { BROADCASTS, type ClientsChangedPayload } from "../../shared/events";
-import { MAX_PAGE_BYTES, toPage, toSizeBoundedPage } from "../../shared/paging";
-import { withRequestId } from "../../shared/request-context";
-import { resumeTrace, SpanKind } from "../../shared/tracing";
-import { rememberingOpener, type SecretBox } from "../../shared/secret-box";
-import { secretBoxFor, type KeyConfig } from "../../shared/secrets-keyring";
+import { BROADCASTS, type ClientsChangedPayload } from "../../shared/messaging/events";
+import { MAX_PAGE_BYTES, toPage, toSizeBoundedPage } from "../../shared/http/paging";
+import { withRequestId } from "../../shared/observability/request-context";
+import { resumeTrace, SpanKind } from "../../shared/observability/tracing";
+import { rememberingOpener, type SecretBox } from "../../shared/security/secret-box";
+import { secretBoxFor, type KeyConfig } from "../../shared/security/secrets-keyring";
 import type { StorageSettings } from "../../shared/service-settings";
 import { Dispatcher } from "./webhooks.dispatcher";
 import { onShutdown } from "../../shared/shutdown";
@@ -94,10 +94,10 @@ function channelConsumers(): Record<string, ChannelSchema<Pick<Methods, "ingest"
   return Object.fromEntries(ALL_CHANNELS.map((channel) => [channel, consumer]));
 }
 
-/** What the composition root builds this service with (runtime/service-settings.ts). */
+/** What the composition root builds this service with (runtime/settings-from-config.ts). */
 export interface WebhooksSettings extends StorageSettings {
   webhooks: Config["webhooks"];
-  /** DATABASE_URL and SECRETS_ENCRYPTION_KEYS: which keys seal the stored secrets (shared/secrets-keyring.ts). */
+  /** DATABASE_URL and SECRETS_ENCRYPTION_KEYS: which keys seal the stored secrets (shared/security/secrets-keyring.ts). */
   secrets: KeyConfig;
 }
 

@@ -5,9 +5,9 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Knex } from "knex";
-import { TEST_EVENT } from "../../shared/events";
-import { currentRequestId } from "../../shared/request-context";
-import { currentTraceparent } from "../../shared/tracing";
+import { TEST_EVENT } from "../../shared/messaging/events";
+import { currentRequestId } from "../../shared/observability/request-context";
+import { currentTraceparent } from "../../shared/observability/tracing";
 import * as repo from "./webhooks.repository";
 
 /** The body of a test event: what it is for, and which subscription asked for it. */

@@ -7,7 +7,7 @@
  * The outages last 10 s here to keep CI short; `npm run bench:failover` runs them for 30 s.
  * Needs TEST_DATABASE_URL and the nats-server binary; in CI a missing one fails the suite.
  */
-import type { ServiceName } from "../../shared/config";
+import type { ServiceName } from "../../shared/config/variables";
 import type { LoadOutcome } from "../helpers/steady-load";
 import {
   databaseDrill,

@@ -7,7 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { ALL_SERVICES } from "../../shared/config";
+import { ALL_SERVICES } from "../../shared/config/variables";
 import { ServiceProcess } from "../helpers/processes";
 
 const CONCURRENCY = 8;

@@ -5,8 +5,8 @@
  *
  * Needs PostgreSQL (TEST_DATABASE_URL or testcontainers) and nats-server; `npm test` builds dist/.
  */
-import type { Principal } from "../../shared/auth";
-import { EVENTS } from "../../shared/events";
+import type { Principal } from "../../shared/security/auth";
+import { EVENTS } from "../../shared/messaging/events";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
 import { addEventSource, type EventSource, type TestEvent } from "../helpers/event-source";

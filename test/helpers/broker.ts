@@ -3,8 +3,9 @@
  * `call` that acts as a given client (as the gateway would after authentication).
  */
 import type { ServiceBroker } from "moleculer";
-import { SCOPES, type Principal, type RequestMeta, type Scope } from "../../shared/auth";
-import { loadConfig, type ServiceName } from "../../shared/config";
+import { SCOPES, type Principal, type RequestMeta, type Scope } from "../../shared/security/auth";
+import { loadConfig } from "../../shared/config/config";
+import { type ServiceName } from "../../shared/config/variables";
 import { createBroker, stopBroker } from "../../runtime/broker";
 import { createTestDatabase, type TestDatabase } from "./database";
 import { TEST_NAMESPACE, TEST_SECRETS_ENCRYPTION_KEYS } from "./processes";

@@ -3,8 +3,8 @@
  * a counter of the SQL queries an action runs (to prove a bulk action stays bounded).
  */
 import type { Knex } from "knex";
-import { openDatabase } from "../../shared/db";
-import type { RequestMeta } from "../../shared/auth";
+import { openDatabase } from "../../shared/database/db";
+import type { RequestMeta } from "../../shared/security/auth";
 import type { TestBroker } from "./broker";
 
 export interface TaxJson {

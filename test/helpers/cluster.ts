@@ -5,9 +5,9 @@
  * process (all services, no transporter) and says so.
  */
 import { randomBytes } from "node:crypto";
-import { ALL_SERVICES, type ServiceName } from "../../shared/config";
+import { ALL_SERVICES, type ServiceName } from "../../shared/config/variables";
 import { migrateAll } from "../../runtime/migrations";
-import { openDatabase, closeDatabase } from "../../shared/db";
+import { openDatabase, closeDatabase } from "../../shared/database/db";
 import { createTestDatabase, type TestDatabase } from "./database";
 import { disposeAll, ServiceProcess } from "./processes";
 

@@ -6,8 +6,8 @@
  * inactive). `views` reads everyone's records as their owners and the back office see them.
  */
 import type { Knex } from "knex";
-import type { Principal } from "../../shared/auth";
-import { openDatabase } from "../../shared/db";
+import type { Principal } from "../../shared/security/auth";
+import { openDatabase } from "../../shared/database/db";
 import { ADMIN, principal, startTestBroker, type TestBroker } from "./broker";
 import { ADDRESS } from "./fixtures";
 

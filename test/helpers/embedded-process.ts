@@ -3,7 +3,7 @@
  * own, as one process of test/helpers/processes.ts; for end-to-end tests that need the API only.
  */
 import { randomBytes } from "node:crypto";
-import { ALL_SERVICES } from "../../shared/config";
+import { ALL_SERVICES } from "../../shared/config/variables";
 import { createTestDatabase } from "./database";
 import { startServiceProcess } from "./processes";
 

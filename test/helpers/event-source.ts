@@ -5,12 +5,12 @@
  */
 import type { Knex } from "knex";
 import type { ServiceBroker, ServiceSchema } from "moleculer";
-import { databaseMixin } from "../../shared/database.mixin";
-import { openDatabase, type Migration } from "../../shared/db";
-import { config } from "../../shared/config";
-import { outboxRelayMixin } from "../../shared/outbox-relay.mixin";
+import { databaseMixin } from "../../shared/database/database.mixin";
+import { openDatabase, type Migration } from "../../shared/database/db";
+import { config } from "../../shared/config/config";
+import { outboxRelayMixin } from "../../shared/messaging/outbox-relay.mixin";
 import { storageSettingsOf } from "../../shared/service-settings";
-import type { EventName } from "../../shared/events";
+import type { EventName } from "../../shared/messaging/events";
 import {
   addOutboxClaims,
   addOutboxTraceparent,
@@ -19,8 +19,8 @@ import {
   dropOutboxClaims,
   dropOutboxTable,
   dropOutboxTraceparent,
-} from "../../shared/outbox";
-import { createJobRunsTable, dropJobRunsTable } from "../../shared/periodic-job";
+} from "../../shared/messaging/outbox";
+import { createJobRunsTable, dropJobRunsTable } from "../../shared/database/periodic-job";
 
 export interface TestEvent {
   event: EventName;

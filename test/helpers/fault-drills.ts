@@ -6,7 +6,7 @@
  * through a TCP relay (closable), webhooks pushed to a local receiver. Four connections per
  * process: thirteen processes share a PostgreSQL that other test files use too.
  */
-import type { ServiceName } from "../../shared/config";
+import type { ServiceName } from "../../shared/config/variables";
 import { api } from "./http";
 import { createApiWorld, type ApiWorld } from "./api-fixtures";
 import { startCluster, type Cluster } from "./cluster";

@@ -2,7 +2,7 @@
  * A small catalogue, CRM and two partners' references, created through the admin actions,
  * for tests that take orders.
  */
-import type { Principal } from "../../shared/auth";
+import type { Principal } from "../../shared/security/auth";
 import { principal, type TestBroker } from "./broker";
 
 export interface Fixtures {

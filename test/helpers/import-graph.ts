@@ -21,7 +21,7 @@ const SPECIFIER_PATTERNS = [
   /\b(?:import|require)\(\s*["']([^"']+)["']\s*\)/g,
 ];
 
-/** Comments may name a module (`see shared/events.ts`) without importing it. */
+/** Comments may name a module (`see shared/messaging/events.ts`) without importing it. */
 function withoutComments(source: string): string {
   return source.replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "");
 }

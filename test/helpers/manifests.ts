@@ -1,6 +1,6 @@
 /**
  * Reads the deployment manifests of deploy/ as plain objects, and works out the environment a
- * container would get, so that tests can check them against the code (shared/config.ts).
+ * container would get, so that tests can check them against the code (shared/config/variables.ts).
  */
 import fs from "node:fs";
 import path from "node:path";

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { closeDatabase, migrateDown, migrateUp, openDatabase, type Migration } from "../../shared/db";
+import { closeDatabase, migrateDown, migrateUp, openDatabase, type Migration } from "../../shared/database/db";
 import { createTestDatabase, type TestDatabase } from "./database";
 
 export interface RoundTrip {

@@ -10,7 +10,7 @@
  *   await webhooks.stop();        // SIGTERM, waits for a clean exit
  *
  * "Ready" means the process answers 200 on /readyz: its broker started, its transporter is
- * connected and its services reach their database with migrations applied (shared/health.ts).
+ * connected and its services reach their database with migrations applied (shared/observability/readiness.ts).
  * It is asked on PORT when the process runs the gateway, else on HEALTH_PORT.
  */
 import { spawn, type ChildProcess } from "node:child_process";
@@ -18,8 +18,8 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync, type WriteStrea
 import http from "node:http";
 import net from "node:net";
 import path from "node:path";
-import type { ServiceName } from "../../shared/config";
-import { newEncryptionKeyEntry } from "../../shared/secret-box";
+import type { ServiceName } from "../../shared/config/variables";
+import { newEncryptionKeyEntry } from "../../shared/security/secret-box";
 import { namespacePrefix } from "./test-run";
 
 // Compiled (dist/test/helpers, as the failover bench runs it) sits one folder deeper.

@@ -5,8 +5,8 @@
  * replica did not start. Real NATS (TEST_NATS_URL); streams removed after.
  */
 import { ServiceBroker } from "moleculer";
-import type { Config } from "../../shared/config";
-import { ALL_CHANNELS, channelsMiddleware } from "../../shared/channels";
+import type { Config } from "../../shared/config/config";
+import { ALL_CHANNELS, channelsMiddleware } from "../../shared/messaging/channels";
 import { deleteStreams } from "../helpers/jetstream";
 import { namespacePrefix } from "../helpers/test-run";
 

@@ -6,9 +6,9 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Knex } from "knex";
-import type { Principal } from "../../shared/auth";
-import { openDatabase } from "../../shared/db";
-import { BROADCASTS } from "../../shared/events";
+import type { Principal } from "../../shared/security/auth";
+import { openDatabase } from "../../shared/database/db";
+import { BROADCASTS } from "../../shared/messaging/events";
 import { startTestBroker, type TestBroker } from "../helpers/broker";
 import { addEventSource, type EventSource } from "../helpers/event-source";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";

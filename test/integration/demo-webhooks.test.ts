@@ -1,5 +1,5 @@
 /**
- * `npm run demo:webhooks` as a user runs it (`node dist/runtime/demo-webhooks.js` in a folder of
+ * `npm run demo:webhooks` as a user runs it (`node dist/runtime/demo/demo-webhooks.js` in a folder of
  * their own): it ends with 0 after printing the signed delivery and its verification. Runs the
  * compiled code: `npm test` builds first (pretest); alone, run `npm run build`.
  */
@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-const DEMO = path.resolve(__dirname, "../../dist/runtime/demo-webhooks.js");
+const DEMO = path.resolve(__dirname, "../../dist/runtime/demo/demo-webhooks.js");
 
 function run(cwd: string): Promise<{ code: number; output: string }> {
   return new Promise((resolve) => {

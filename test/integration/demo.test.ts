@@ -1,6 +1,6 @@
-import type { Principal } from "../../shared/auth";
-import { loadConfig, type Config } from "../../shared/config";
-import { clusterDemoWanted, demoWanted, seedDemoDataIfWanted } from "../../runtime/demo";
+import type { Principal } from "../../shared/security/auth";
+import { loadConfig, type Config } from "../../shared/config/config";
+import { clusterDemoWanted, demoWanted, seedDemoDataIfWanted } from "../../runtime/demo/demo";
 import { ADMIN, startTestBroker, type TestBroker } from "../helpers/broker";
 
 const SERVICES = ["clients", "crm", "catalogue", "references"] as const;

@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ServiceBroker } from "moleculer";
-import { startProbeServer, type ProbeServer } from "../../shared/probe-server";
+import { startProbeServer, type ProbeServer } from "../../shared/observability/probe-server";
 import { startTestBroker, type TestBroker } from "../helpers/broker";
 
 const ADMIN_KEY = "health-test-admin-key-0123456789";

@@ -8,7 +8,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import zlib from "node:zlib";
 import fc from "fast-check";
-import { openDatabase } from "../../shared/db";
+import { openDatabase } from "../../shared/database/db";
 import { api, type ApiClient } from "../helpers/http";
 import { createApiWorld, partnerOrderBody, type ApiWorld } from "../helpers/api-fixtures";
 import { startTestBroker, type TestBroker } from "../helpers/broker";
@@ -289,7 +289,7 @@ describe("bounds", () => {
   it.each([
     ["contact", { contact: null }],
     ["items", { items: null }],
-    // A null element is named by its index (shared/params.ts, arrayOf).
+    // A null element is named by its index (shared/http/params.ts, arrayOf).
     ["items[0]", { items: [null] }],
     ["invoicingAddress", { invoicingAddress: null }],
     ["deliveryAddress", { deliveryAddress: [] }],

@@ -42,7 +42,7 @@ const cli = (args: string[], url: string) => run("cli.js", args, url);
  */
 async function authenticate(keys: string[], url: string): Promise<(number | string)[]> {
   const script = `
-    const { loadConfig } = require(${JSON.stringify(path.resolve(DIST, "../shared/config.js"))});
+    const { loadConfig } = require(${JSON.stringify(path.resolve(DIST, "../shared/config/config.js"))});
     const { createBroker, stopBroker } = require(${JSON.stringify(path.join(DIST, "broker.js"))});
     (async () => {
       const broker = createBroker(loadConfig({ DATABASE_URL: process.env.DATABASE_URL, SERVICES: "clients" }), { logger: false });

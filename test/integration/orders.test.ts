@@ -1,8 +1,8 @@
 import type { Knex } from "knex";
-import { openDatabase } from "../../shared/db";
+import { openDatabase } from "../../shared/database/db";
 import { fieldErrorsFromValidator } from "../../gateway/problem";
 import type { Order } from "../../services/orders/orders.representation";
-import type { RequestMeta } from "../../shared/auth";
+import type { RequestMeta } from "../../shared/security/auth";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { ADDRESS, backofficeOrder, createFixtures, partnerOrder, type Fixtures } from "../helpers/fixtures";
 

@@ -1,12 +1,12 @@
 /**
  * The outbox relay holds the rows it publishes by a lease, never by a transaction left open
- * while it waits on the broker (shared/outbox-relay.mixin.ts). Two relays share one outbox here;
+ * while it waits on the broker (shared/messaging/outbox-relay.mixin.ts). Two relays share one outbox here;
  * their "brokers" are stand-ins that record what is published, one of them never acknowledging.
  */
 import type { Knex } from "knex";
 import type { ServiceBroker } from "moleculer";
-import { closeDatabase, openDatabase } from "../../shared/db";
-import { channelOf, type DomainEvent } from "../../shared/events";
+import { closeDatabase, openDatabase } from "../../shared/database/db";
+import { channelOf, type DomainEvent } from "../../shared/messaging/events";
 import {
   addOutboxClaims,
   addOutboxTraceparent,
@@ -14,8 +14,8 @@ import {
   claimUnpublished,
   createOutboxTable,
   settleClaim,
-} from "../../shared/outbox";
-import { OutboxRelay } from "../../shared/outbox-relay.mixin";
+} from "../../shared/messaging/outbox";
+import { OutboxRelay } from "../../shared/messaging/outbox-relay.mixin";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
 
 const SCHEMA = "outbox_lease_test";

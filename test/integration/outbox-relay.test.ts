@@ -1,4 +1,4 @@
-import { channelOf, type DomainEvent } from "../../shared/events";
+import { channelOf, type DomainEvent } from "../../shared/messaging/events";
 import { startTestBroker, type TestBroker } from "../helpers/broker";
 import { addEventSource, type EventSource } from "../helpers/event-source";
 

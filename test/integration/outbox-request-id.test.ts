@@ -1,13 +1,13 @@
-import { closeDatabase, openDatabase } from "../../shared/db";
+import { closeDatabase, openDatabase } from "../../shared/database/db";
 import {
   addOutboxClaims,
   addOutboxTraceparent,
   appendEvent,
   claimUnpublished,
   createOutboxTable,
-} from "../../shared/outbox";
-import { withRequestId } from "../../shared/request-context";
-import { resumeTrace } from "../../shared/tracing";
+} from "../../shared/messaging/outbox";
+import { withRequestId } from "../../shared/observability/request-context";
+import { resumeTrace } from "../../shared/observability/tracing";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
 
 const SCHEMA = "outbox_request_id_test";

@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import fc from "fast-check";
-import { registry } from "../../shared/metrics";
+import { registry } from "../../shared/observability/metrics";
 import { startTestBroker, type TestBroker } from "../helpers/broker";
 
 const ADMIN_KEY = "rate-limit-admin-key-0123456789";

@@ -1,5 +1,5 @@
 import { migrations } from "../../services/references/migrations";
-import type { Principal } from "../../shared/auth";
+import type { Principal } from "../../shared/security/auth";
 import { ADMIN, principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import {
   callWithMeta,

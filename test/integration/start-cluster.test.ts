@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { EMBEDDED_KEY_FILE } from "../../shared/secrets-keyring";
+import { EMBEDDED_KEY_FILE } from "../../shared/security/secrets-keyring";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
 import { freePort, TEST_NAMESPACE, TEST_SECRETS_ENCRYPTION_KEYS } from "../helpers/processes";
 import { deleteStreams } from "../helpers/jetstream";

@@ -8,7 +8,7 @@ import { execFile, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { LOCK_FILE } from "../../shared/data-folder-lock";
+import { LOCK_FILE } from "../../shared/database/data-folder-lock";
 import { freePort, TEST_SECRETS_ENCRYPTION_KEYS } from "../helpers/processes";
 
 const DIST = path.resolve(__dirname, "../../dist/runtime");

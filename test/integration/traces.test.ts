@@ -9,8 +9,8 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { InMemorySpanExporter, type ReadableSpan } from "@opentelemetry/sdk-trace";
-import { channelOf } from "../../shared/events";
-import { recordSpansInto } from "../../shared/tracing";
+import { channelOf } from "../../shared/messaging/events";
+import { recordSpansInto } from "../../shared/observability/tracing";
 import { createApiWorld, partnerOrderBody, type ApiWorld } from "../helpers/api-fixtures";
 import { startTestBroker, type TestBroker } from "../helpers/broker";
 import { api, type ApiClient } from "../helpers/http";

@@ -6,9 +6,9 @@
  * delivery once.
  */
 import type { Knex } from "knex";
-import type { Principal } from "../../shared/auth";
-import { openDatabase } from "../../shared/db";
-import type { DomainEvent } from "../../shared/events";
+import type { Principal } from "../../shared/security/auth";
+import { openDatabase } from "../../shared/database/db";
+import type { DomainEvent } from "../../shared/messaging/events";
 import * as repo from "../../services/webhooks/webhooks.repository";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { addEventSource, type EventSource } from "../helpers/event-source";

@@ -5,10 +5,10 @@
  * subscription receives nothing until enabled, and its figures show in /stats and /metrics.
  */
 import type { Knex } from "knex";
-import type { Principal, RequestMeta } from "../../shared/auth";
-import { openDatabase } from "../../shared/db";
-import { EVENTS } from "../../shared/events";
-import { renderMetrics } from "../../shared/metrics";
+import type { Principal, RequestMeta } from "../../shared/security/auth";
+import { openDatabase } from "../../shared/database/db";
+import { EVENTS } from "../../shared/messaging/events";
+import { renderMetrics } from "../../shared/observability/metrics";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { addEventSource, type EventSource } from "../helpers/event-source";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";

@@ -4,8 +4,8 @@
  * that, without per-endpoint caps, the hanging endpoint would hold all of them.
  */
 import type { Knex } from "knex";
-import type { Principal } from "../../shared/auth";
-import { openDatabase } from "../../shared/db";
+import type { Principal } from "../../shared/security/auth";
+import { openDatabase } from "../../shared/database/db";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { addEventSource, type EventSource } from "../helpers/event-source";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";

@@ -4,8 +4,8 @@
  * of GET /api/v1/orders/{id} (and of the contact reference) at the time of the event.
  */
 import { Webhook } from "standardwebhooks";
-import type { Principal } from "../../shared/auth";
-import { EVENTS } from "../../shared/events";
+import type { Principal } from "../../shared/security/auth";
+import { EVENTS } from "../../shared/messaging/events";
 import { startTestBroker, type TestBroker } from "../helpers/broker";
 import { createFixtures, partnerOrder, type Fixtures } from "../helpers/fixtures";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";

@@ -5,12 +5,12 @@
  * ones stay; a job claims its run once per interval across replicas; batches stop at 1,000 rows.
  */
 import type { Knex } from "knex";
-import type { Principal, RequestMeta } from "../../shared/auth";
-import { openDatabase } from "../../shared/db";
-import { EVENTS } from "../../shared/events";
-import { renderMetrics } from "../../shared/metrics";
-import { pruneSentEvents } from "../../shared/outbox";
-import { claimJobRun, PRUNE_BATCH } from "../../shared/periodic-job";
+import type { Principal, RequestMeta } from "../../shared/security/auth";
+import { openDatabase } from "../../shared/database/db";
+import { EVENTS } from "../../shared/messaging/events";
+import { renderMetrics } from "../../shared/observability/metrics";
+import { pruneSentEvents } from "../../shared/messaging/outbox";
+import { claimJobRun, PRUNE_BATCH } from "../../shared/database/periodic-job";
 import { pruneWebhooks, webhooksRetentionJob } from "../../services/webhooks/webhooks.retention";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { addEventSource, type EventSource } from "../helpers/event-source";

@@ -6,10 +6,10 @@
 import { createPublicKey, verify } from "node:crypto";
 import type { Knex } from "knex";
 import { Webhook } from "standardwebhooks";
-import type { Principal } from "../../shared/auth";
-import { openDatabase } from "../../shared/db";
-import { EVENTS } from "../../shared/events";
-import { SecretBox } from "../../shared/secret-box";
+import type { Principal } from "../../shared/security/auth";
+import { openDatabase } from "../../shared/database/db";
+import { EVENTS } from "../../shared/messaging/events";
+import { SecretBox } from "../../shared/security/secret-box";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { addEventSource, type EventSource } from "../helpers/event-source";
 import { startReceiver, type ReceivedWebhook, type WebhookReceiver } from "../helpers/webhook-receiver";

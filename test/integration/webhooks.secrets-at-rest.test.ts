@@ -6,11 +6,11 @@
 import { execFile } from "node:child_process";
 import path from "node:path";
 import { Webhook } from "standardwebhooks";
-import type { Principal } from "../../shared/auth";
-import { openDatabase } from "../../shared/db";
-import { EVENTS } from "../../shared/events";
-import { newEncryptionKeyEntry, parseEncryptionKeys, SecretBox } from "../../shared/secret-box";
-import { secretBox } from "../../shared/secrets-keyring";
+import type { Principal } from "../../shared/security/auth";
+import { openDatabase } from "../../shared/database/db";
+import { EVENTS } from "../../shared/messaging/events";
+import { newEncryptionKeyEntry, parseEncryptionKeys, SecretBox } from "../../shared/security/secret-box";
+import { secretBox } from "../../shared/security/secrets-keyring";
 import * as encryptSecrets from "../../services/webhooks/migrations/20261124000000_encrypt_secrets";
 import { sendWebhook } from "../../services/webhooks/webhooks.sender";
 import { rewriteStoredSecrets } from "../../services/webhooks/webhooks.secrets-at-rest";

@@ -4,7 +4,7 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { newEncryptionKeyEntry, parseEncryptionKeys, SecretBox } from "../../shared/secret-box";
+import { newEncryptionKeyEntry, parseEncryptionKeys, SecretBox } from "../../shared/security/secret-box";
 import { sendWebhook, type OutgoingWebhook } from "../../services/webhooks/webhooks.sender";
 import { useResolver, type ResolvedAddress } from "../../services/webhooks/webhooks.url-policy";
 

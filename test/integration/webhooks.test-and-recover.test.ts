@@ -6,9 +6,9 @@
  */
 import type { Knex } from "knex";
 import { Webhook } from "standardwebhooks";
-import type { Principal } from "../../shared/auth";
-import { openDatabase } from "../../shared/db";
-import { EVENTS } from "../../shared/events";
+import type { Principal } from "../../shared/security/auth";
+import { openDatabase } from "../../shared/database/db";
+import { EVENTS } from "../../shared/messaging/events";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { addEventSource, type EventSource } from "../helpers/event-source";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";

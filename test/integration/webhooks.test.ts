@@ -1,8 +1,8 @@
 import type { Knex } from "knex";
 import { Webhook } from "standardwebhooks";
-import type { Principal, RequestMeta } from "../../shared/auth";
-import { openDatabase } from "../../shared/db";
-import { channelOf, EVENTS, type DomainEvent } from "../../shared/events";
+import type { Principal, RequestMeta } from "../../shared/security/auth";
+import { openDatabase } from "../../shared/database/db";
+import { channelOf, EVENTS, type DomainEvent } from "../../shared/messaging/events";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { addEventSource, type EventSource } from "../helpers/event-source";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";

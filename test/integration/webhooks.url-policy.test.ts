@@ -3,8 +3,8 @@
  * targets at subscription, and a delivery refused when its host starts resolving to a private
  * address. DNS is replaced by a resolver the test controls, so nothing leaves this machine.
  */
-import type { Principal } from "../../shared/auth";
-import { EVENTS } from "../../shared/events";
+import type { Principal } from "../../shared/security/auth";
+import { EVENTS } from "../../shared/messaging/events";
 import { useResolver, type ResolvedAddress } from "../../services/webhooks/webhooks.url-policy";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { addEventSource, type EventSource } from "../helpers/event-source";

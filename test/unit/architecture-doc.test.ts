@@ -18,7 +18,9 @@ const named = [
 
 describe("docs/architecture.md", () => {
   it("when it names files, then it names some", () => {
-    expect(named).toEqual(expect.arrayContaining(["shared/events.ts", "gateway/problem.ts", "runtime/services.ts"]));
+    expect(named).toEqual(
+      expect.arrayContaining(["shared/messaging/events.ts", "gateway/problem.ts", "runtime/services.ts"]),
+    );
   });
 
   it.each(named.filter((name) => name.includes("/")).map((name) => [name]))(

@@ -2,7 +2,7 @@
  * A refused setting names the variable, the value it had and what it takes, in one line; a
  * secret's value is never repeated.
  */
-import { ConfigError, loadConfig } from "../../shared/config";
+import { ConfigError, loadConfig } from "../../shared/config/config";
 
 function problemsOf(env: Record<string, string>): string[] {
   try {

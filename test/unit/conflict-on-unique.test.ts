@@ -1,8 +1,8 @@
 /**
- * The one place a broken unique constraint becomes a 409 (shared/database-errors.ts): the
+ * The one place a broken unique constraint becomes a 409 (shared/database/database-errors.ts): the
  * caller's conflict for that constraint, or the database's own error when the caller has none.
  */
-import { conflictOnUnique } from "../../shared/database-errors";
+import { conflictOnUnique } from "../../shared/database/database-errors";
 import { ConflictError } from "../../shared/errors";
 
 /** What pg raises for a duplicate key. */

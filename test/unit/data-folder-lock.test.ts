@@ -6,7 +6,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { DataFolderInUseError, holdDataFolder, LOCK_FILE } from "../../shared/data-folder-lock";
+import { DataFolderInUseError, holdDataFolder, LOCK_FILE } from "../../shared/database/data-folder-lock";
 
 const folders: string[] = [];
 function folderHeldBy(pid: number | null): string {

@@ -1,4 +1,4 @@
-import { isDatabaseUnavailable } from "../../shared/database-errors";
+import { isDatabaseUnavailable } from "../../shared/database/database-errors";
 
 describe("which database errors mean 'unavailable'", () => {
   it.each([

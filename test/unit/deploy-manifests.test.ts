@@ -5,7 +5,8 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { ALL_SERVICES, loadConfig, VARIABLES } from "../../shared/config";
+import { loadConfig } from "../../shared/config/config";
+import { ALL_SERVICES, VARIABLES } from "../../shared/config/variables";
 import {
   baseManifests,
   composeAppServices,
@@ -216,12 +217,12 @@ describe("ports and probes", () => {
 describe("configuration variables", () => {
   const composeNames = appServices.flatMap(([, s]) => Object.keys(s.environment ?? {}));
 
-  it("when the manifests set a variable, then shared/config.ts reads it", () => {
+  it("when the manifests set a variable, then shared/config/variables.ts reads it", () => {
     const set = [...variableNamesSetIn(manifests), ...composeNames];
     expect(set.filter((n) => !variableNames.has(n))).toEqual([]);
   });
 
-  it("when shared/config.ts reads a variable, then the manifests set it or it has a default", () => {
+  it("when shared/config/variables.ts reads a variable, then the manifests set it or it has a default", () => {
     const set = variableNamesSetIn(manifests);
     const defaults = VARIABLES as Record<string, { default?: string }>;
     expect([...variableNames].filter((n) => !set.has(n) && defaults[n].default === undefined)).toEqual([]);

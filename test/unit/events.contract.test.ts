@@ -1,5 +1,5 @@
 /**
- * The event contract (shared/events.ts) is the one home of every event: what it declares is what
+ * The event contract (shared/messaging/events.ts) is the one home of every event: what it declares is what
  * the code does (channels, producers, listeners), what subscribers are shown (catalogue, OpenAPI),
  * and no other source file spells a channel or broadcast name of its own.
  */
@@ -9,9 +9,9 @@ import type { ServiceSchema } from "moleculer";
 import { buildOpenApiDocument } from "../../gateway/openapi/document";
 import { gatewaySchema } from "../../gateway/gateway.service";
 import { SERVICE_DESCRIPTIONS } from "../../runtime/services";
-import { ALL_CHANNELS } from "../../shared/channels";
-import { loadConfig } from "../../shared/config";
-import { BROADCASTS, channelOf, DOMAIN_EVENTS, EVENTS, type EventName } from "../../shared/events";
+import { ALL_CHANNELS } from "../../shared/messaging/channels";
+import { loadConfig } from "../../shared/config/config";
+import { BROADCASTS, channelOf, DOMAIN_EVENTS, EVENTS, type EventName } from "../../shared/messaging/events";
 import { startingWith } from "../helpers/matchers";
 import catalogue from "../../services/catalogue/catalogue.service";
 import clients from "../../services/clients/clients.service";
@@ -20,7 +20,7 @@ import orders from "../../services/orders/orders.service";
 import references from "../../services/references/references.service";
 import webhooks from "../../services/webhooks/webhooks.service";
 import { availableEvents, describeEvent } from "../../services/webhooks/webhooks.events";
-import type { Principal } from "../../shared/auth";
+import type { Principal } from "../../shared/security/auth";
 
 const ROOT = path.resolve(__dirname, "../..");
 
@@ -70,10 +70,10 @@ describe("the event contract", () => {
     expect([...ALL_CHANNELS].sort()).toEqual([...channels].sort());
   });
 
-  it("when a channel or broadcast name is needed, then only shared/events.ts spells it", () => {
+  it("when a channel or broadcast name is needed, then only shared/messaging/events.ts spells it", () => {
     const names = [...EVENTS.map(channelOf), ...Object.values(BROADCASTS).map((b) => b.name)];
     for (const name of names)
-      expect({ name, spelledIn: filesSpelling(name) }).toEqual({ name, spelledIn: ["shared/events.ts"] });
+      expect({ name, spelledIn: filesSpelling(name) }).toEqual({ name, spelledIn: ["shared/messaging/events.ts"] });
   });
 
   it("when a service appends an event to its outbox, then the contract names that service as the event's producer", () => {

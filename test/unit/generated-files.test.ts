@@ -1,11 +1,11 @@
 /**
  * The committed generated files are what the code generates: docs/openapi.json is the document
- * the gateway serves, .env.example lists every setting of shared/config.ts with its default.
+ * the gateway serves, .env.example lists every setting of shared/config/variables.ts with its default.
  */
 import fs from "node:fs";
 import path from "node:path";
 import { buildOpenApiDocument } from "../../gateway/openapi/document";
-import { VARIABLES } from "../../shared/config";
+import { VARIABLES } from "../../shared/config/variables";
 import { GENERATED_FILES } from "../../runtime/generated-files";
 import { SERVICE_DESCRIPTIONS } from "../../runtime/services";
 
@@ -32,7 +32,7 @@ describe("when the committed OpenAPI document is read", () => {
 });
 
 describe("when .env.example is read", () => {
-  it("then it sets every variable of shared/config.ts once, to its default", () => {
+  it("then it sets every variable of shared/config/variables.ts once, to its default", () => {
     const settings = committed(".env.example")
       .split("\n")
       .filter((line) => /^[A-Z][A-Z0-9_]*=/.test(line));

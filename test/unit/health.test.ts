@@ -1,5 +1,5 @@
 import { ServiceBroker } from "moleculer";
-import { checkReadiness, type DatabaseServiceProbes } from "../../shared/health";
+import { checkReadiness, type DatabaseServiceProbes } from "../../shared/observability/readiness";
 import { drainForShutdown, onShutdown } from "../../shared/shutdown";
 
 type Checks = Awaited<ReturnType<DatabaseServiceProbes["readinessChecks"]>>;

@@ -3,7 +3,7 @@
  * Deployments: the alerts use metrics the processes register, Prometheus scrapes the port every
  * Deployment exposes, and the NetworkPolicies let through what the issue says and nothing more.
  */
-import { registry } from "../../shared/metrics";
+import { registry } from "../../shared/observability/metrics";
 import { K8S_OVERLAY, resolvePort, type Container } from "../helpers/manifests";
 import { renderKustomization, type K8sObject } from "../helpers/kustomize";
 import { requires } from "../helpers/prerequisites";

@@ -61,7 +61,7 @@ describe("reading the imports", () => {
         edge("runtime/services.ts", "services/orders/orders.service.ts"),
         edge("runtime/services.ts", "gateway/gateway.service.ts"),
         edge("gateway/gateway.service.ts", "shared/shutdown.ts"),
-        edge("moleculer.config.ts", "shared/config.ts"),
+        edge("moleculer.config.ts", "shared/config/config.ts"),
         edge("runtime/broker.ts", "moleculer.config.ts"),
       ]),
     );
@@ -70,10 +70,10 @@ describe("reading the imports", () => {
 
 describe("the layering rules", () => {
   it.each([
-    ["shared/ imports a service", edge("shared/events.ts", "services/orders/orders.service.ts"), "shared/"],
-    ["shared/ imports the gateway", edge("shared/health.ts", "gateway/problem.ts"), "shared/"],
-    ["shared/ imports the composition root", edge("shared/db.ts", "runtime/migrations.ts"), "shared/"],
-    ["shared/ imports moleculer.config.ts", edge("shared/channels.ts", "moleculer.config.ts"), "shared/"],
+    ["shared/ imports a service", edge("shared/messaging/events.ts", "services/orders/orders.service.ts"), "shared/"],
+    ["shared/ imports the gateway", edge("shared/observability/readiness.ts", "gateway/problem.ts"), "shared/"],
+    ["shared/ imports the composition root", edge("shared/database/db.ts", "runtime/migrations.ts"), "shared/"],
+    ["shared/ imports moleculer.config.ts", edge("shared/messaging/channels.ts", "moleculer.config.ts"), "shared/"],
     [
       "a service imports another",
       edge("services/orders/orders.resolve.ts", "services/catalogue/catalogue.repository.ts"),
@@ -104,7 +104,7 @@ describe("the layering rules", () => {
   });
 
   it.each([
-    ["a service imports shared/", edge("services/orders/orders.service.ts", "shared/db.ts")],
+    ["a service imports shared/", edge("services/orders/orders.service.ts", "shared/database/db.ts")],
     [
       "a service imports its own files",
       edge("services/orders/orders.service.ts", "services/orders/orders.repository.ts"),
@@ -118,7 +118,7 @@ describe("the layering rules", () => {
       "the composition root imports a service and the gateway",
       edge("runtime/services.ts", "services/orders/orders.service.ts"),
     ],
-    ["moleculer.config.ts imports shared/", edge("moleculer.config.ts", "shared/channels.ts")],
+    ["moleculer.config.ts imports shared/", edge("moleculer.config.ts", "shared/messaging/channels.ts")],
   ])("when %s, then no rule reports it", (_case, allowed) => {
     expect(violations([allowed])).toEqual({});
   });
@@ -159,10 +159,10 @@ function importsConfigReader(source: string): boolean {
 
 describe("reading the configuration", () => {
   it.each([
-    ['import { config } from "../../shared/config";', true],
+    ['import { config } from "../../shared/config/config";', true],
     ['import {\n  ConfigError,\n  config as settings,\n} from "./config";', true],
     ['import { type Config, loadConfig } from "../shared/config";', false],
-    ['import type { Config } from "../../shared/config";', false],
+    ['import type { Config } from "../../shared/config/config";', false],
     ['import { config } from "./other";', false],
   ])("when a file says %j, then reading the process configuration is %s", (source, reads) => {
     expect(importsConfigReader(source)).toBe(reads);

@@ -5,7 +5,7 @@
  */
 import { Writable } from "node:stream";
 import { pino } from "pino";
-import { brokerLogger, isLifecycleChatter, logTransport } from "../../shared/logging";
+import { brokerLogger, isLifecycleChatter, logTransport } from "../../shared/observability/logging";
 
 function loggerWritingTo(level: "info" | "debug") {
   const lines: { level: number; msg: string; key?: string }[] = [];

@@ -6,7 +6,7 @@ import {
   observeWebhookAttempt,
   registry,
   renderMetrics,
-} from "../../shared/metrics";
+} from "../../shared/observability/metrics";
 
 /** A counter's value, or a histogram's number of observations, for these labels. */
 async function sampleCount(metric: string, labels: Record<string, string>): Promise<number> {

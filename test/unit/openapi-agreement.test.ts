@@ -14,7 +14,7 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import fc from "fast-check";
 import type { ServiceBroker } from "moleculer";
-import { encodeCursor } from "../../shared/paging";
+import { encodeCursor } from "../../shared/http/paging";
 import { ADMIN, startTestBroker, type TestBroker } from "../helpers/broker";
 import { DocumentSchemas, type Document } from "../helpers/openapi-schemas";
 import { operationsOf, type Operation, type Parameter } from "../helpers/openapi-operations";

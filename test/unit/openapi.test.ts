@@ -11,7 +11,7 @@ import {
 } from "../../gateway/openapi/document";
 import { OUTCOMES } from "../../gateway/openapi/outcomes";
 import { ROUTES, type Route } from "../../gateway/routes";
-import { EVENTS } from "../../shared/events";
+import { EVENTS } from "../../shared/messaging/events";
 import { SERVICE_DESCRIPTIONS } from "../../runtime/services";
 import { DocumentSchemas, dereference, pointer } from "../helpers/openapi-schemas";
 import { validateOpenApiDocument } from "../helpers/openapi-validator";

@@ -1,11 +1,11 @@
 /**
- * The id and parameter grammar (shared/params.ts, shared/paging.ts), with generated inputs,
+ * The id and parameter grammar (shared/http/params.ts, shared/http/paging.ts), with generated inputs,
  * through fastest-validator compiled as the broker compiles it.
  */
 import fc from "fast-check";
 import Validator from "fastest-validator";
-import { decodeCursor, encodeCursor, pageParams, toSizeBoundedPage } from "../../shared/paging";
-import { BIGINT_ID_MAX, INT_ID_MAX, bodyId, optional, parseId, pathId } from "../../shared/params";
+import { decodeCursor, encodeCursor, pageParams, toSizeBoundedPage } from "../../shared/http/paging";
+import { BIGINT_ID_MAX, INT_ID_MAX, bodyId, optional, parseId, pathId } from "../../shared/http/params";
 
 const validator = new Validator({ useNewCustomCheckerFunction: true });
 const compile = (schema: object) =>

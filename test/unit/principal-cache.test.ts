@@ -2,7 +2,7 @@
  * The gateway's principal cache (gateway/principal-cache.ts): one look-up per key at a time, and
  * nothing kept across a change of a client.
  */
-import type { Principal } from "../../shared/auth";
+import type { Principal } from "../../shared/security/auth";
 import { PrincipalCache } from "../../gateway/principal-cache";
 
 const partner: Principal = { clientId: 7, name: "Partner", kind: "partner", scopes: ["partner"], webhookEvents: [] };

@@ -1,17 +1,22 @@
 /**
- * The retry rules of remote calls (shared/remote-calls.ts, shared/repeatable-calls.ts), with
+ * The retry rules of remote calls (shared/messaging/remote-calls.ts, shared/messaging/repeatable-calls.ts), with
  * brokers in this process over moleculer's in-memory transporter: a "frozen" replica that takes
  * requests and never answers, as one killed with SIGKILL, and a live one.
  */
 import { Errors, ServiceBroker, type Context } from "moleculer";
-import { attemptBudgetMs, EarlyRetryBudget, mayRetry, remoteCallsMiddleware } from "../../shared/remote-calls";
+import {
+  attemptBudgetMs,
+  EarlyRetryBudget,
+  mayRetry,
+  remoteCallsMiddleware,
+} from "../../shared/messaging/remote-calls";
 import {
   attemptTimeoutMs,
   isRepeatableCall,
   ORDER_ATTEMPT_TIMEOUT_MS,
   READ_ATTEMPT_TIMEOUT_MS,
   UNKEYED_ORDER_ATTEMPT_TIMEOUT_MS,
-} from "../../shared/repeatable-calls";
+} from "../../shared/messaging/repeatable-calls";
 
 const REQUEST_TIMEOUT_MS = 4_000;
 

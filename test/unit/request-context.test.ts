@@ -5,7 +5,7 @@ import {
   requestContextMiddleware,
   requestLogFields,
   withRequestId,
-} from "../../shared/request-context";
+} from "../../shared/observability/request-context";
 
 /** A broker whose pino lines land in `lines`, with the mixin the real config uses. */
 function brokerWithCapturedLogs(lines: Record<string, unknown>[]): ServiceBroker {

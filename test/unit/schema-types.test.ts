@@ -16,7 +16,7 @@ import {
   type ListOrdersParams,
 } from "../../services/orders/orders.params";
 import type { Order } from "../../services/orders/orders.representation";
-import { arrayOf, bodyId, optional, pathId } from "../../shared/params";
+import { arrayOf, bodyId, optional, pathId } from "../../shared/http/params";
 import type { FromJsonSchema, ParamsOf } from "../../shared/schema-types";
 
 const validator = new Validator({ useNewCustomCheckerFunction: true });

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ConfigError, loadConfig } from "../../shared/config";
+import { ConfigError, loadConfig } from "../../shared/config/config";
 import {
   newEncryptionKeyEntry,
   OPENED_KEPT_FOR_MS,
@@ -9,8 +9,8 @@ import {
   rememberingOpener,
   SecretBox,
   SecretBoxError,
-} from "../../shared/secret-box";
-import { EMBEDDED_KEY_FILE, secretBoxFor } from "../../shared/secrets-keyring";
+} from "../../shared/security/secret-box";
+import { EMBEDDED_KEY_FILE, secretBoxFor } from "../../shared/security/secrets-keyring";
 
 const keysOf = (...entries: string[]) => parseEncryptionKeys(entries, "SECRETS_ENCRYPTION_KEYS").keys;
 

@@ -2,7 +2,7 @@ import { Writable } from "node:stream";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace";
 import { trace } from "@opentelemetry/api";
 import { ServiceBroker, type Context } from "moleculer";
-import { requestContextMiddleware, requestLogFields } from "../../shared/request-context";
+import { requestContextMiddleware, requestLogFields } from "../../shared/observability/request-context";
 import {
   currentTraceparent,
   recordSpansInto,
@@ -10,7 +10,7 @@ import {
   traceContextOf,
   traceLogFields,
   tracingMiddleware,
-} from "../../shared/tracing";
+} from "../../shared/observability/tracing";
 
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const SPAN_ID = "00f067aa0ba902b7";

@@ -1,9 +1,9 @@
 /**
- * The NATS status watcher (shared/transporter-connection.ts): the transporter's "connected" flag
+ * The NATS status watcher (shared/messaging/transporter-connection.ts): the transporter's "connected" flag
  * follows what nats.js reports, with a fake client whose status events the test sends.
  */
 import type { ServiceBroker } from "moleculer";
-import { transporterConnectionMiddleware } from "../../shared/transporter-connection";
+import { transporterConnectionMiddleware } from "../../shared/messaging/transporter-connection";
 
 /** A nats.js status stream the test feeds, one event at a time. */
 class StatusFeed implements AsyncIterable<{ type: string }> {

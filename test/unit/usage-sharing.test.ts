@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import type { UsageReport } from "../../shared/events";
+import type { UsageReport } from "../../shared/messaging/events";
 import { UsageSharing } from "../../gateway/usage-sharing";
 
 /** Two gateways whose reports reach each other, in memory, when `deliver()` is called. */

@@ -1,6 +1,6 @@
 import { leaseMsFor, nextState } from "../../services/webhooks/webhooks.dispatcher";
 import { MAX_JITTER, retryDelayMs } from "../../services/webhooks/webhooks.schedule";
-import { loadConfig } from "../../shared/config";
+import { loadConfig } from "../../shared/config/config";
 
 describe("webhook retry schedule", () => {
   const schedule = [5, 30, 120];

@@ -1,5 +1,5 @@
 import type { Knex } from "knex";
-import { createOutboxTable, dropOutboxTable } from "../../../shared/outbox";
+import { createOutboxTable, dropOutboxTable } from "../../../shared/messaging/outbox";
 
 const SCHEMA = "orders";
 

@@ -1,9 +1,9 @@
 import type { Knex } from "knex";
-import { addOutboxRetention, dropOutboxRetention } from "../../../shared/outbox";
+import { addOutboxRetention, dropOutboxRetention } from "../../../shared/messaging/outbox";
 
 const SCHEMA = "orders";
 
-/** Sent outbox rows are pruned after OUTBOX_RETENTION, once per interval across replicas (shared/outbox-relay.mixin.ts). */
+/** Sent outbox rows are pruned after OUTBOX_RETENTION, once per interval across replicas (shared/messaging/outbox-relay.mixin.ts). */
 export async function up(knex: Knex): Promise<void> {
   await addOutboxRetention(knex, SCHEMA);
 }

@@ -1,4 +1,4 @@
-import type { Migration } from "../../../shared/db";
+import type { Migration } from "../../../shared/database/db";
 import * as createOrders from "./20261121000400_create_orders";
 import * as externalIdClaims from "./20261124000200_external_id_claims";
 import * as outboxClaims from "./20261125000000_outbox_claims";

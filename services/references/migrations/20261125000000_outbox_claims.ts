@@ -1,9 +1,9 @@
 import type { Knex } from "knex";
-import { addOutboxClaims, dropOutboxClaims } from "../../../shared/outbox";
+import { addOutboxClaims, dropOutboxClaims } from "../../../shared/messaging/outbox";
 
 const SCHEMA = "references";
 
-/** The relay holds outbox rows by a lease while it publishes, not by an open transaction (shared/outbox-relay.mixin.ts). */
+/** The relay holds outbox rows by a lease while it publishes, not by an open transaction (shared/messaging/outbox-relay.mixin.ts). */
 export async function up(knex: Knex): Promise<void> {
   await addOutboxClaims(knex, SCHEMA);
 }

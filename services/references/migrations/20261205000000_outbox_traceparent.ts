@@ -1,9 +1,9 @@
 import type { Knex } from "knex";
-import { addOutboxTraceparent, dropOutboxTraceparent } from "../../../shared/outbox";
+import { addOutboxTraceparent, dropOutboxTraceparent } from "../../../shared/messaging/outbox";
 
 const SCHEMA = "references";
 
-/** The trace of the work that appended each event, continued by the relay (shared/tracing.ts). */
+/** The trace of the work that appended each event, continued by the relay (shared/observability/tracing.ts). */
 export async function up(knex: Knex): Promise<void> {
   await addOutboxTraceparent(knex, SCHEMA);
 }

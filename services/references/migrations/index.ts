@@ -1,4 +1,4 @@
-import type { Migration } from "../../../shared/db";
+import type { Migration } from "../../../shared/database/db";
 import * as createReferences from "./20261121000300_create_references";
 import * as outboxClaims from "./20261125000000_outbox_claims";
 import * as outboxRetention from "./20261202000000_outbox_retention";

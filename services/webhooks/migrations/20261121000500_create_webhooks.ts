@@ -29,7 +29,7 @@ export async function up(knex: Knex): Promise<void> {
     t.integer("entity_id").notNullable();
     t.timestamp("occurred_at", { useTz: true }).notNullable();
     t.text("body").notNullable();
-    // The request that raised the event: attempts log under it (shared/request-context.ts).
+    // The request that raised the event: attempts log under it (shared/observability/request-context.ts).
     t.text("request_id");
     t.timestamp("received_at", { useTz: true }).notNullable().defaultTo(knex.fn.now());
   });

@@ -3,7 +3,7 @@ import type { Knex } from "knex";
 /**
  * Secret rotation with an overlap, optional Ed25519 signatures, and recovery jobs
  * (docs/webhooks.md, "Rotating the secret", "Ed25519 signatures", "Recovering after an outage").
- * Every key column is sealed like `key` and `secret` (shared/secret-box.ts); only the public key
+ * Every key column is sealed like `key` and `secret` (shared/security/secret-box.ts); only the public key
  * is in clear.
  */
 export async function up(knex: Knex): Promise<void> {

@@ -1,5 +1,10 @@
 import type { Knex } from "knex";
-import { addOutboxClaims, addOutboxSentIndex, createOutboxTable, dropOutboxTable } from "../../../shared/outbox";
+import {
+  addOutboxClaims,
+  addOutboxSentIndex,
+  createOutboxTable,
+  dropOutboxTable,
+} from "../../../shared/messaging/outbox";
 
 const SCHEMA = "webhooks";
 

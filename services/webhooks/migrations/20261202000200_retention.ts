@@ -1,5 +1,5 @@
 import type { Knex } from "knex";
-import { createJobRunsTable, dropJobRunsTable } from "../../../shared/periodic-job";
+import { createJobRunsTable, dropJobRunsTable } from "../../../shared/database/periodic-job";
 
 const SCHEMA = "webhooks";
 

@@ -1,10 +1,10 @@
 import type { Knex } from "knex";
-import { addOutboxTraceparent, dropOutboxTraceparent } from "../../../shared/outbox";
+import { addOutboxTraceparent, dropOutboxTraceparent } from "../../../shared/messaging/outbox";
 
 const SCHEMA = "webhooks";
 
 /**
- * Traces (shared/tracing.ts): an event remembers the trace of the fan-out that recorded it,
+ * Traces (shared/observability/tracing.ts): an event remembers the trace of the fan-out that recorded it,
  * which its delivery attempts continue; the webhooks outbox, like every outbox, the trace of
  * the work that appended each row.
  */

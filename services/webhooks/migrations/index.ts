@@ -1,4 +1,4 @@
-import type { Migration } from "../../../shared/db";
+import type { Migration } from "../../../shared/database/db";
 import * as createWebhooks from "./20261121000500_create_webhooks";
 import * as vacuumDeliveriesOften from "./20261122000000_vacuum_deliveries_often";
 import * as dueDeliveriesBySubscription from "./20261123000000_due_deliveries_by_subscription";

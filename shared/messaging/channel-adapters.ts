@@ -1,0 +1,152 @@
+/**
+ * The two @moleculer/channels adapters the project uses (chosen in shared/messaging/channels.ts).
+ */
+import { Adapters } from "@moleculer/channels";
+import { Errors } from "moleculer";
+
+/** What the middleware hands an adapter for each subscribed channel (handler already wrapped). */
+type ChannelEntry = Parameters<InstanceType<typeof Adapters.Base>["subscribe"]>[0];
+type NatsChannel = Parameters<InstanceType<typeof Adapters.NATS>["subscribe"]>[0];
+type Handler = (payload: unknown, raw: unknown) => Promise<unknown>;
+
+interface JetStreamOptions {
+  /** Channels whose streams exist from the start, so a publish never meets a missing stream. */
+  channels: readonly string[];
+  maxRetries: number;
+  nats: Record<string, unknown>;
+}
+
+/** NATS's answers to a durable consumer created by someone else between "not found" and "create". */
+const CONSUMER_CREATED_MEANWHILE = /consumer name already in use|consumer already exists/i;
+const CONSUMER_RACE_ATTEMPTS = 3;
+
+/** NATS JetStream, creating the stream of every known channel as soon as it connects. */
+export class JetStreamAdapter extends Adapters.NATS {
+  private readonly knownChannels: readonly string[];
+
+  constructor(opts: JetStreamOptions) {
+    super(opts);
+    this.knownChannels = opts.channels;
+  }
+
+  override async connect(): Promise<void> {
+    await super.connect();
+    for (const channel of this.knownChannels) {
+      const subject = this.addPrefixTopic(channel);
+      // Same stream name as the library derives when a consumer subscribes.
+      await this.createStream(subject.split(".").join("_"), [subject], {} as never);
+    }
+  }
+
+  /**
+   * Replicas of a service that start together each find their group's durable consumer missing
+   * and create it: NATS accepts the first and answers the others "consumer name already in use"
+   * (each asks for its own deliver subject), and that replica failed to start. The consumer
+   * exists by then, so subscribing again binds to it as a replica that starts later does.
+   */
+  override async subscribe(chan: NatsChannel): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await super.subscribe(chan);
+      } catch (err) {
+        if (attempt >= CONSUMER_RACE_ATTEMPTS || !CONSUMER_CREATED_MEANWHILE.test(String((err as Error)?.message)))
+          throw err;
+        this.logger.info(
+          `Consumer of '${chan.name}' for '${chan.group}' created by another replica at the same moment: subscribing to it.`,
+        );
+        // The failed subscription began tracking the channel's messages; the next one does again.
+        this.stopChannelActiveMessages(chan.id);
+      }
+    }
+  }
+
+  /**
+   * The library drains and then closes, and logs the "already closed" answer of the second
+   * call as an error at every shutdown. Draining alone closes the connection.
+   */
+  override async disconnect(): Promise<void> {
+    this.stopping = true;
+    const connection = this.connection;
+    if (connection && !connection.isClosed()) {
+      try {
+        await connection.drain();
+      } catch (err) {
+        this.logger.debug("NATS JetStream connection closed while draining:", (err as Error).message);
+        if (!connection.isClosed()) await connection.close();
+      }
+    }
+    this.connected = false;
+  }
+}
+
+/**
+ * In one process (embedded mode): publishing hands the message to one consumer of every group
+ * subscribed to the channel and resolves once all of them have handled it, so "published"
+ * means "processed" and the outbox relay marks nothing sent that a consumer has not committed.
+ * With no consumer subscribed yet (services still starting), the publish fails and the relay
+ * tries again later instead of losing the message.
+ */
+export class InProcessAdapter extends Adapters.Base {
+  /** channel name → group → consumers of that group (taken in turn). */
+  private readonly consumers = new Map<string, Map<string, ChannelEntry[]>>();
+  private readonly inFlight = new Map<string, Set<Promise<unknown>>>();
+  private turn = 0;
+
+  constructor(opts: { maxRetries: number }) {
+    super(opts);
+  }
+
+  override async connect(): Promise<void> {
+    this.connected = true;
+  }
+
+  override async disconnect(): Promise<void> {
+    this.connected = false;
+  }
+
+  override async subscribe(chan: ChannelEntry): Promise<void> {
+    const groups = this.consumers.get(chan.name) ?? new Map<string, ChannelEntry[]>();
+    groups.set(chan.group, [...(groups.get(chan.group) ?? []), chan]);
+    this.consumers.set(chan.name, groups);
+    this.inFlight.set(chan.id, new Set());
+  }
+
+  override async unsubscribe(chan: ChannelEntry): Promise<void> {
+    if (chan.unsubscribing) return;
+    chan.unsubscribing = true;
+    const groups = this.consumers.get(chan.name);
+    const rest = (groups?.get(chan.group) ?? []).filter((c) => c.id !== chan.id);
+    if (rest.length > 0) groups?.set(chan.group, rest);
+    else groups?.delete(chan.group);
+    // Let the messages it is handling finish: their publishers are waiting for them.
+    await Promise.allSettled([...(this.inFlight.get(chan.id) ?? [])]);
+    this.inFlight.delete(chan.id);
+  }
+
+  override async publish(channelName: string, payload: unknown): Promise<void> {
+    if (!this.connected)
+      throw new Errors.MoleculerRetryableError("The in-process channel adapter is not connected yet.");
+    const groups = [...(this.consumers.get(channelName)?.values() ?? [])].filter((g) => g.length > 0);
+    if (groups.length === 0) {
+      throw new Errors.MoleculerRetryableError(
+        `No consumer has subscribed to channel "${channelName}" yet.`,
+        503,
+        "NO_CHANNEL_CONSUMER",
+      );
+    }
+    // Consumers get a copy, as they would from a broker: never the publisher's own object.
+    const text = JSON.stringify(payload);
+    const results = await Promise.allSettled(
+      groups.map((group) => this.handOver(group[this.turn++ % group.length], text)),
+    );
+    const failure = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failure) throw failure.reason;
+  }
+
+  private handOver(chan: ChannelEntry, text: string): Promise<unknown> {
+    const handling = (chan.handler as Handler)(JSON.parse(text), { channel: chan.name });
+    const active = this.inFlight.get(chan.id);
+    active?.add(handling);
+    return handling.finally(() => active?.delete(handling));
+  }
+}

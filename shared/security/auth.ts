@@ -1,0 +1,78 @@
+/**
+ * Who is calling, and what they may do. The gateway authenticates the API key and puts the
+ * `Principal` in `ctx.meta.client`; it travels with every nested action call.
+ * An action declares the scope it needs once, as `scope` in its schema: the gateway checks it
+ * before calling (so a client without the scope gets 403 before any validation) and the
+ * `scopeGuard` middleware checks it again where the action runs.
+ */
+import type { Context, Middleware } from "moleculer";
+import { ForbiddenError, UnauthenticatedError } from "../errors";
+
+export const SCOPES = [
+  "crm",
+  "catalogue",
+  "partner",
+  "orders:write",
+  "orders:read",
+  "orders:manage",
+  "webhooks",
+  "admin",
+] as const;
+export type Scope = (typeof SCOPES)[number];
+
+export const CLIENT_KINDS = ["backoffice", "partner", "admin"] as const;
+export type ClientKind = (typeof CLIENT_KINDS)[number];
+
+export interface Principal {
+  clientId: number;
+  name: string;
+  kind: ClientKind;
+  scopes: Scope[];
+  /** Webhook events this client may subscribe to. */
+  webhookEvents: string[];
+}
+
+/** What travels in ctx.meta of every call made on behalf of an HTTP request. */
+export interface RequestMeta {
+  client?: Principal;
+  requestId?: string;
+  idempotencyKey?: string;
+  $statusCode?: number;
+  $location?: string;
+  $responseHeaders?: Record<string, string>;
+}
+
+export type RequestContext<P = unknown> = Context<P, RequestMeta>;
+
+export function hasScope(client: Principal, scope: Scope): boolean {
+  return client.scopes.includes(scope);
+}
+
+/** The calling client; throws 401 when the call carries none. */
+export function callerOf(ctx: Context<unknown, RequestMeta>): Principal {
+  const client = ctx.meta.client;
+  if (!client) throw new UnauthenticatedError();
+  return client;
+}
+
+export function requireScope(client: Principal, scope: Scope): void {
+  if (!hasScope(client, scope)) throw ForbiddenError.missingScope(scope);
+}
+
+/** Enforces the `scope` an action declares, where the action runs. */
+export const scopeGuard: Middleware = {
+  name: "ScopeGuard",
+  localAction(next, action) {
+    const scope = (action as { scope?: Scope }).scope;
+    if (!scope) return next;
+    const call = next as unknown as (ctx: Context<unknown, RequestMeta>) => Promise<unknown>;
+    return function scopeChecked(ctx: Context<unknown, RequestMeta>) {
+      try {
+        requireScope(callerOf(ctx), scope);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return call(ctx);
+    } as typeof next;
+  },
+};
