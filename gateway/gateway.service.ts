@@ -100,6 +100,7 @@ export type GatewaySettings = Pick<
   | "authFailuresPerMinute"
   | "trustProxy"
   | "metricsOnPublicPort"
+  | "readinessCheckTimeoutMs"
 >;
 
 /**
@@ -166,7 +167,7 @@ export function gatewaySchema(
           },
         },
         // /healthz, /readyz (and /metrics with METRICS_ON_PUBLIC_PORT): no authentication, no rate limit.
-        ...probeRoutes(cfg.metricsOnPublicPort),
+        ...probeRoutes(cfg.metricsOnPublicPort, { checkTimeoutMs: cfg.readinessCheckTimeoutMs }),
         // /api/v1/openapi.json and /docs (Swagger UI): the public API reference, no authentication.
         ...docsRoutes(services, { metricsOnPublicPort: cfg.metricsOnPublicPort }),
         // /portal: the subscriber portal, a page that calls /api/v1 with the key typed into it.

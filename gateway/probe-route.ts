@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Service } from "moleculer";
 import { answerProbe, PROBE_PATHS, type ProbePath } from "../shared/observability/probes";
+import type { ReadinessOptions } from "../shared/observability/readiness";
 
 type AliasHandler = (this: Service, req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
 
@@ -15,9 +16,9 @@ export function publicProbePaths(metricsOnPublicPort: boolean): ProbePath[] {
   return PROBE_PATHS.filter((path) => path !== "/metrics" || metricsOnPublicPort);
 }
 
-function probeHandler(path: ProbePath): AliasHandler {
+function probeHandler(path: ProbePath, readiness: ReadinessOptions): AliasHandler {
   return function answer(_req, res, next) {
-    answerProbe(this.broker, path).then((a) => {
+    answerProbe(this.broker, path, readiness).then((a) => {
       res.writeHead(a.status, { "Content-Type": a.contentType });
       res.end(a.body);
     }, next);
@@ -28,11 +29,11 @@ function probeHandler(path: ProbePath): AliasHandler {
  * One route per probe path, each with a single alias: no route catches other paths by prefix,
  * so the order of the gateway's routes does not matter.
  */
-export function probeRoutes(metricsOnPublicPort: boolean) {
+export function probeRoutes(metricsOnPublicPort: boolean, readiness: ReadinessOptions) {
   return publicProbePaths(metricsOnPublicPort).map((path) => ({
     name: `probe:${path}`,
     path,
-    aliases: { "GET /": probeHandler(path) },
+    aliases: { "GET /": probeHandler(path, readiness) },
     mappingPolicy: "restrict" as const,
     autoAliases: false,
     authentication: false,

@@ -38,7 +38,8 @@ async function main(): Promise<void> {
   process.on("SIGINT", () => void shutdown("SIGINT"));
 
   // Probes answer from the start: /healthz at once, /readyz 503 until the services have started.
-  if (cfg.healthPort > 0) probes = await startProbeServer(broker, cfg.healthPort, cfg.host);
+  if (cfg.healthPort > 0)
+    probes = await startProbeServer(broker, cfg.healthPort, cfg.host, { checkTimeoutMs: cfg.readinessCheckTimeoutMs });
   await broker.start();
   await seedDemoDataIfWanted(broker, cfg);
 }

@@ -37,6 +37,8 @@ export interface Config {
   trustProxy: string[];
   shutdownTimeoutMs: number;
   healthPort: number;
+  /** READINESS_CHECK_TIMEOUT_MS */
+  readinessCheckTimeoutMs: number;
   /** METRICS_ON_PUBLIC_PORT */
   metricsOnPublicPort: boolean;
   outboxRelayIntervalMs: number;
@@ -214,6 +216,7 @@ export function loadConfig(
     trustProxy: raw.TRUST_PROXY as string[],
     shutdownTimeoutMs: raw.SHUTDOWN_TIMEOUT_MS as number,
     healthPort: raw.HEALTH_PORT as number,
+    readinessCheckTimeoutMs: raw.READINESS_CHECK_TIMEOUT_MS as number,
     metricsOnPublicPort: raw.METRICS_ON_PUBLIC_PORT as boolean,
     outboxRelayIntervalMs: raw.OUTBOX_RELAY_INTERVAL_MS as number,
     secretsEncryptionKeys: secrets.keys,

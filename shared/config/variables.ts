@@ -140,6 +140,13 @@ export const VARIABLES = {
       "Port of /healthz, /readyz and /metrics of this process, the gateway's included (the port Prometheus scrapes); 0 turns it off.",
     rule: { min: 0, max: 65535 },
   },
+  READINESS_CHECK_TIMEOUT_MS: {
+    type: "integer",
+    default: "1500",
+    description:
+      "How long /readyz waits for each service's database check before naming it timeout; keep it under the probe's own time-out (3 s in the manifests). Raise both on a busy machine: a slow check is not a failed database.",
+    rule: { min: 100 },
+  },
   METRICS_ON_PUBLIC_PORT: {
     type: "boolean",
     default: "false",

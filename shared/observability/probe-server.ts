@@ -8,13 +8,14 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ServiceBroker } from "moleculer";
 import { answerProbe, isProbePath } from "./probes";
+import type { ReadinessOptions } from "./readiness";
 
 export interface ProbeServer {
   port: number;
   close(): Promise<void>;
 }
 
-function handler(broker: ServiceBroker): http.RequestListener {
+function handler(broker: ServiceBroker, readiness: ReadinessOptions): http.RequestListener {
   return (req, res) => {
     const path = (req.url ?? "/").split("?")[0];
     if (req.method !== "GET" || !isProbePath(path)) {
@@ -23,7 +24,7 @@ function handler(broker: ServiceBroker): http.RequestListener {
         .end(JSON.stringify({ status: 404, title: "Not found" }));
       return;
     }
-    answerProbe(broker, path).then(
+    answerProbe(broker, path, readiness).then(
       (answer) => res.writeHead(answer.status, { "Content-Type": answer.contentType }).end(answer.body),
       (err: unknown) => {
         broker.logger.error({ err, path }, "probe failed");
@@ -35,8 +36,13 @@ function handler(broker: ServiceBroker): http.RequestListener {
   };
 }
 
-export function startProbeServer(broker: ServiceBroker, port: number, host: string): Promise<ProbeServer> {
-  const server = http.createServer(handler(broker));
+export function startProbeServer(
+  broker: ServiceBroker,
+  port: number,
+  host: string,
+  readiness: ReadinessOptions,
+): Promise<ProbeServer> {
+  const server = http.createServer(handler(broker, readiness));
   return new Promise((resolve, reject) => {
     server.once("error", reject);
     server.listen(port, host, () => {

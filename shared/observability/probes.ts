@@ -4,7 +4,7 @@
  * /metrics only with METRICS_ON_PUBLIC_PORT).
  */
 import type { ServiceBroker } from "moleculer";
-import { checkReadiness } from "./readiness";
+import { checkReadiness, type ReadinessOptions } from "./readiness";
 import { renderMetrics } from "./metrics";
 
 export const PROBE_PATHS = ["/healthz", "/readyz", "/metrics"] as const;
@@ -22,13 +22,17 @@ export function isProbePath(path: string): path is ProbePath {
   return (PROBE_PATHS as readonly string[]).includes(path);
 }
 
-export async function answerProbe(broker: ServiceBroker, path: ProbePath): Promise<ProbeAnswer> {
+export async function answerProbe(
+  broker: ServiceBroker,
+  path: ProbePath,
+  readiness: ReadinessOptions,
+): Promise<ProbeAnswer> {
   switch (path) {
     case "/healthz":
       // Liveness: the process answers. It stays 200 while shutting down, so nothing restarts a draining process.
       return { status: 200, contentType: JSON_TYPE, body: JSON.stringify({ status: "ok" }) };
     case "/readyz": {
-      const report = await checkReadiness(broker);
+      const report = await checkReadiness(broker, readiness);
       return { status: report.status === "ok" ? 200 : 503, contentType: JSON_TYPE, body: JSON.stringify(report) };
     }
     case "/metrics": {

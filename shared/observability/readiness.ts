@@ -24,8 +24,13 @@ export interface ReadinessReport {
   checks: Record<string, CheckState>;
 }
 
-/** One check never holds a probe longer than this (an unreachable database can hang for 10 s). */
-export const CHECK_TIMEOUT_MS = 1500;
+export interface ReadinessOptions {
+  /**
+   * READINESS_CHECK_TIMEOUT_MS: one service's database check never holds a probe longer (an
+   * unreachable database can hang for 10 s); past it the check is named "timeout".
+   */
+  checkTimeoutMs: number;
+}
 
 export function withTimeout<T>(work: Promise<T>, ms: number, onTimeout: T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -56,16 +61,20 @@ function transporterState(broker: ServiceBroker): CheckState | null {
   return transit.connected && transit.tx.connected ? "ok" : "disconnected";
 }
 
-async function serviceChecks(name: string, service: DatabaseServiceProbes): Promise<Record<string, CheckState>> {
+async function serviceChecks(
+  name: string,
+  service: DatabaseServiceProbes,
+  { checkTimeoutMs }: ReadinessOptions,
+): Promise<Record<string, CheckState>> {
   const result = await withTimeout(
     service.readinessChecks().catch(() => ({ database: "error", migrations: "unknown" })),
-    CHECK_TIMEOUT_MS,
+    checkTimeoutMs,
     { database: "timeout", migrations: "unknown" },
   );
   return { [`${name}.database`]: result.database, [`${name}.migrations`]: result.migrations };
 }
 
-export async function checkReadiness(broker: ServiceBroker): Promise<ReadinessReport> {
+export async function checkReadiness(broker: ServiceBroker, options: ReadinessOptions): Promise<ReadinessReport> {
   const checks: Record<string, CheckState> = { broker: brokerState(broker) };
   const transporter = transporterState(broker);
   if (transporter !== null) checks.transporter = transporter;
@@ -74,7 +83,7 @@ export async function checkReadiness(broker: ServiceBroker): Promise<ReadinessRe
   // table when missing) races the migration itself and can make the start fail.
   if (checks.broker === "ok") {
     const perService = await Promise.all(
-      databaseServicesOf(broker).map(({ name, service }) => serviceChecks(name, service)),
+      databaseServicesOf(broker).map(({ name, service }) => serviceChecks(name, service, options)),
     );
     Object.assign(checks, ...perService);
   }

@@ -8,6 +8,7 @@ import { loadConfig } from "../../shared/config/config";
 import { type ServiceName } from "../../shared/config/variables";
 import { createBroker, stopBroker } from "../../runtime/broker";
 import { createTestDatabase, type TestDatabase } from "./database";
+import { READINESS_CHECK_TIMEOUT_MS } from "./deadlines";
 import { TEST_NAMESPACE, TEST_SECRETS_ENCRYPTION_KEYS } from "./processes";
 
 export interface TestBroker {
@@ -39,6 +40,7 @@ export async function startTestBroker(opts: TestBrokerOptions): Promise<TestBrok
     // The same namespace as the processes this test file spawns (test/helpers/processes.ts).
     NAMESPACE: TEST_NAMESPACE,
     SECRETS_ENCRYPTION_KEYS: TEST_SECRETS_ENCRYPTION_KEYS,
+    READINESS_CHECK_TIMEOUT_MS: String(READINESS_CHECK_TIMEOUT_MS),
     ...opts.env,
   });
   // TEST_BROKER_LOGS=1 shows the brokers' own log lines (silent by default) when a test needs explaining.

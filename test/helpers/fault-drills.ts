@@ -9,6 +9,7 @@
 import type { ServiceName } from "../../shared/config/variables";
 import { api } from "./http";
 import { createApiWorld, type ApiWorld } from "./api-fixtures";
+import { ANSWER_WITHIN_MS, READINESS_CHECK_TIMEOUT_MS } from "./deadlines";
 import { startCluster, type Cluster } from "./cluster";
 import { describeRun, mixedRequests, orderLosses, underLoad, type LoadRun, type OrderLosses } from "./failover";
 import { NatsServer } from "./nats-server";
@@ -89,13 +90,17 @@ export interface DrillResult {
   line: string;
 }
 
-/** Polls the gateway's /readyz every 200 ms and keeps each change. */
+/**
+ * Polls the gateway's /readyz every 200 ms and keeps each change. A probe may take as long as its
+ * checks' deadline: given up sooner, a slow answer on a busy machine would read as no answer (0).
+ */
 function watchReadiness(baseUrl: string): { stop(): Promise<number[]> } {
   const seen: number[] = [];
   let running = true;
   const loop = (async () => {
     while (running) {
-      const status = await fetch(`${baseUrl}/readyz`, { signal: AbortSignal.timeout(1_000) }).then(
+      const signal = AbortSignal.timeout(READINESS_CHECK_TIMEOUT_MS + ANSWER_WITHIN_MS);
+      const status = await fetch(`${baseUrl}/readyz`, { signal }).then(
         (r) => r.status,
         () => 0,
       );

@@ -3,8 +3,11 @@ import type { AddressInfo } from "node:net";
 import type { ServiceBroker } from "moleculer";
 import { startProbeServer, type ProbeServer } from "../../shared/observability/probe-server";
 import { startTestBroker, type TestBroker } from "../helpers/broker";
+import { READINESS_CHECK_TIMEOUT_MS } from "../helpers/deadlines";
 
 const ADMIN_KEY = "health-test-admin-key-0123456789";
+/** As the test brokers' gateways have it (test/helpers/broker.ts). */
+const readiness = { checkTimeoutMs: READINESS_CHECK_TIMEOUT_MS };
 
 function gatewayUrl(broker: ServiceBroker): string {
   const server = (broker.getLocalService("gateway") as unknown as { server: Server }).server;
@@ -22,7 +25,7 @@ describe("health, readiness and metrics on the gateway and on HEALTH_PORT", () =
       env: { ADMIN_API_KEY: ADMIN_KEY },
     });
     base = gatewayUrl(t.broker);
-    probes = await startProbeServer(t.broker, 0, "127.0.0.1");
+    probes = await startProbeServer(t.broker, 0, "127.0.0.1", readiness);
   });
   afterAll(async () => {
     await probes?.close();
@@ -123,7 +126,7 @@ describe("METRICS_ON_PUBLIC_PORT=true", () => {
 describe("readiness before migrations", () => {
   it("when a service starts without its migrations applied, then /readyz is 503 naming them", async () => {
     const t = await startTestBroker({ services: ["crm"], env: { MIGRATE_ON_START: "false" } });
-    const probes = await startProbeServer(t.broker, 0, "127.0.0.1");
+    const probes = await startProbeServer(t.broker, 0, "127.0.0.1", readiness);
     try {
       const res = await fetch(`http://127.0.0.1:${probes.port}/readyz`);
       expect(res.status).toBe(503);

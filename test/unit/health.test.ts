@@ -4,6 +4,12 @@ import { drainForShutdown, onShutdown } from "../../shared/shutdown";
 
 type Checks = Awaited<ReturnType<DatabaseServiceProbes["readinessChecks"]>>;
 
+/**
+ * The fake checks below settle at once or never: one that settles does so before any timer can
+ * fire, so a short deadline races nothing, and the hanging one is named sooner.
+ */
+const readiness = { checkTimeoutMs: 200 };
+
 /** A service that answers the probes as databaseMixin would, with the given state. */
 function fakeDatabaseService(name: string, checks: () => Promise<Checks>) {
   return {
@@ -21,7 +27,7 @@ describe("readiness", () => {
     broker.createService(fakeDatabaseService("crm", async () => ({ database: "ok", migrations: "ok" })));
     await broker.start();
     try {
-      expect(await checkReadiness(broker)).toEqual({
+      expect(await checkReadiness(broker, readiness)).toEqual({
         status: "ok",
         failing: [],
         checks: { broker: "ok", "crm.database": "ok", "crm.migrations": "ok" },
@@ -33,7 +39,7 @@ describe("readiness", () => {
 
   it("when the broker has not started, then it is not ready yet", async () => {
     const broker = new ServiceBroker({ nodeID: "ready-starting", logger: false });
-    const report = await checkReadiness(broker);
+    const report = await checkReadiness(broker, readiness);
     expect(report).toMatchObject({ status: "unavailable", failing: ["broker"], checks: { broker: "starting" } });
   });
 
@@ -43,7 +49,7 @@ describe("readiness", () => {
     broker.createService(fakeDatabaseService("crm", () => new Promise<Checks>(() => undefined)));
     await broker.start();
     try {
-      const report = await checkReadiness(broker);
+      const report = await checkReadiness(broker, readiness);
       expect(report.status).toBe("unavailable");
       expect(report.failing.sort()).toEqual(["crm.database", "crm.migrations", "orders.migrations"]);
       expect(report.checks["crm.database"]).toBe("timeout");
@@ -59,7 +65,7 @@ describe("readiness", () => {
     onShutdown(broker, () => new Promise<void>((resolve) => (finishDrain = resolve)));
     const draining = drainForShutdown(broker, Date.now() + 5_000);
     try {
-      expect(await checkReadiness(broker)).toMatchObject({
+      expect(await checkReadiness(broker, readiness)).toMatchObject({
         status: "unavailable",
         failing: ["broker"],
         checks: { broker: "shutting down" },
