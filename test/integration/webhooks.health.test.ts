@@ -10,6 +10,7 @@ import { openDatabase } from "../../shared/database/db";
 import { EVENTS } from "../../shared/messaging/events";
 import { renderMetrics } from "../../shared/observability/metrics";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
+import { ANSWER_WITHIN_MS } from "../helpers/deadlines";
 import { addEventSource, type EventSource } from "../helpers/event-source";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";
 
@@ -53,8 +54,15 @@ describe("webhook endpoint health", () => {
   const deliveriesOf = async (as: Principal, id: number) =>
     (await call<{ items: DeliveryJson[] }>("webhooks.deliveries", { id }, as)).items;
   /** Outcomes are recorded in batches a few tens of milliseconds after the answer (webhooks.outcome-recorder.ts). */
+  const attemptRecorded = async (as: Principal, id: number) => {
+    const deadline = Date.now() + ANSWER_WITHIN_MS;
+    while ((await deliveriesOf(as, id)).every((d) => d.attempts.length === 0)) {
+      if (Date.now() > deadline) throw new Error(`no attempt of subscription ${id} recorded`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
   const settledDeliveriesOf = async (as: Principal, id: number) => {
-    const deadline = Date.now() + 5_000;
+    const deadline = Date.now() + ANSWER_WITHIN_MS;
     for (;;) {
       const items = await deliveriesOf(as, id);
       if (items.every((d) => d.status !== "pending") || Date.now() > deadline) return items;
@@ -69,7 +77,8 @@ describe("webhook endpoint health", () => {
         WEBHOOK_RETRY_SCHEDULE: Array(40).fill("0.1").join(","),
         WEBHOOK_DISABLE_AFTER: "2s",
         WEBHOOK_RETRY_AFTER_MAX: "1h",
-        WEBHOOK_TIMEOUT_MS: "1000",
+        // An answer always counts as one, however busy the machine: no attempt here is meant to time out.
+        WEBHOOK_TIMEOUT_MS: String(ANSWER_WITHIN_MS),
         WEBHOOK_DISPATCH_INTERVAL_MS: "50",
         OUTBOX_RELAY_INTERVAL_MS: "50",
       },
@@ -136,6 +145,9 @@ describe("webhook endpoint health", () => {
       await emit(owner);
       await busy.waitFor((all) => all.length === 1, 15_000);
       const throttledAt = busy.received[0].receivedAt;
+      // The pause holds from the moment the 429 is recorded; on a busy machine the next event could
+      // otherwise reach another of the endpoint's slots first.
+      await attemptRecorded(owner, first.id);
 
       // Another subscription to the same endpoint (origin) waits too.
       const sibling = await subscribe(owner, "sales_order_created", `${busy.url}/sibling`);
