@@ -6,6 +6,9 @@
  *
  * The outages last 10 s here to keep CI short; `npm run bench:failover` runs them for 30 s.
  * Needs TEST_DATABASE_URL and the nats-server binary; in CI a missing one fails the suite.
+ *
+ * @run-alone Its bounds (error windows of 2 s, a drain within 1 s) are on a cluster that loads the
+ * machine by itself, with more PostgreSQL connections than the server can spare for other files.
  */
 import type { ServiceName } from "../../shared/config/variables";
 import type { LoadOutcome } from "../helpers/steady-load";
