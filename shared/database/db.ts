@@ -59,7 +59,7 @@ export const PGLITE_SETTINGS = ["shared_buffers=16MB", "work_mem=4MB", "maintena
  * memory; the server then opens the initialised folder at ~150 MB. Synchronous like PGlite's own
  * initdb, which also holds the thread; only on the first start.
  */
-function initialiseDataFolder(dir: string): void {
+export function initialiseDataFolder(dir: string): void {
   if (fs.existsSync(path.join(dir, "PG_VERSION"))) return;
   const init = `const { PGlite } = require(${JSON.stringify(require.resolve("@electric-sql/pglite"))});
     const db = new PGlite({ dataDir: process.argv[1] }); db.waitReady.then(() => db.close()).catch((err) => { console.error(err); process.exit(1); });`;

@@ -1,4 +1,6 @@
 import { useContainerServers } from "../containers/servers";
+import { testcontainersWillServe } from "./database";
+import { preparePgliteTemplate } from "./pglite-folders";
 import { checkTestServers } from "./prerequisites";
 import { startTestRun } from "./test-run";
 
@@ -11,12 +13,17 @@ export default async function globalSetup(): Promise<void> {
   await checkTestServers();
   const db = process.env.TEST_DATABASE_URL;
   const nats = process.env.TEST_NATS_URL;
+  // The embedded fallback's databases are copies of one data folder initialised here.
+  const embedded = !db && !(await testcontainersWillServe());
+  if (embedded) preparePgliteTemplate();
   if (db && nats) {
     console.log(`\n[tests] real servers: PostgreSQL ${new URL(db).host}, NATS ${nats}`);
   } else {
     console.log(
       `\n[tests] TEST_DATABASE_URL${db ? "" : " (unset)"} / TEST_NATS_URL${nats ? "" : " (unset)"}: ` +
-        "falling back to testcontainers where a container runtime answers, else the embedded mode (PGlite, no transporter).",
+        (embedded
+          ? "no container runtime answers: the embedded mode (PGlite, no transporter)."
+          : "falling back to testcontainers where a container runtime answers, else the embedded mode (PGlite, no transporter)."),
     );
   }
 }

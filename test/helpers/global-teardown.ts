@@ -1,6 +1,7 @@
 /**
  * After the whole run: removes the JetStream streams and databases this run created and did not
- * remove itself (a test that failed half-way, a process killed on purpose), says what it
+ * remove itself (a test that failed half-way, a process killed on purpose), and the embedded
+ * fallback's PGlite folders (test/helpers/pglite-folders.ts), says what it
  * removed, then checks that none is left and fails the run, naming each, if one is: `npm test`
  * leaves the shared servers as it found them. Only names carrying this run's id count
  * (test/helpers/test-run.ts): other runs on the same servers, a colleague's or CI's, can neither
@@ -8,11 +9,12 @@
  */
 import knexFactory, { type Knex } from "knex";
 import { deleteStreams, streamNames } from "./jetstream";
+import { pgliteFolders, removePgliteFolder, removePgliteTemplate } from "./pglite-folders";
 import { databasePrefix, namespacePrefix, testRunId } from "./test-run";
 
-/** One kind of thing a run creates on a shared server. */
+/** One kind of thing a run creates on a shared server (or, for the embedded fallback, on this machine). */
 interface Leftovers {
-  kind: "stream" | "database";
+  kind: "stream" | "database" | "PGlite folder";
   /** Removes this run's; resolves to what it removed. */
   remove(): Promise<string[]>;
   /** This run's that are still there. */
@@ -58,13 +60,27 @@ function streams(natsUrl: string, prefix: string): Leftovers {
   return { kind: "stream", remove: () => deleteStreams(natsUrl, prefix), list: () => streamNames(natsUrl, prefix) };
 }
 
+function dataFolders(run: string): Leftovers {
+  return {
+    kind: "PGlite folder",
+    remove: async () => {
+      const folders = pgliteFolders(run);
+      for (const folder of folders) removePgliteFolder(folder);
+      return folders;
+    },
+    list: async () => pgliteFolders(run),
+  };
+}
+
 function summary(items: string[]): string {
   return `${items.slice(0, 8).join(", ")}${items.length > 8 ? `, … (${items.length} in all)` : ""}`;
 }
 
 export default async function globalTeardown(): Promise<void> {
   const run = testRunId();
+  removePgliteTemplate(run);
   const kinds: Leftovers[] = [
+    dataFolders(run),
     ...(process.env.TEST_NATS_URL ? [streams(process.env.TEST_NATS_URL, namespacePrefix(run))] : []),
     ...(process.env.TEST_DATABASE_URL ? [databases(process.env.TEST_DATABASE_URL, databasePrefix(run))] : []),
   ];

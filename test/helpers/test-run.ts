@@ -1,8 +1,9 @@
 /**
  * One id per `npm test` run, set by the global setup before any worker starts (workers inherit
  * the environment), so that every database and JetStream stream a run creates on the shared
- * servers carries it, and the global teardown can remove exactly those: a run leaves PostgreSQL
- * and NATS as it found them, and never touches another run's (or a colleague's) resources.
+ * servers carries it (and every PGlite folder of the embedded fallback), and the global teardown
+ * can remove exactly those: a run leaves PostgreSQL and NATS as it found them, and never touches
+ * another run's (or a colleague's) resources.
  */
 import { randomBytes } from "node:crypto";
 
@@ -23,3 +24,5 @@ export function testRunId(): string {
 export const namespacePrefix = (run = testRunId()) => `oi-test-${run}-`;
 /** Prefix of this run's PostgreSQL databases. */
 export const databasePrefix = (run = testRunId()) => `oi_test_${run}_`;
+/** Prefix of this run's PGlite data folders (the embedded fallback), in the system's temporary folder. */
+export const pgliteFolderPrefix = (run = testRunId()) => `oi-test-${run}-pglite-`;
