@@ -10,6 +10,8 @@
  * something working must beat (READINESS_CHECK_TIMEOUT_MS, WEBHOOK_TIMEOUT_MS when the receiver
  * answers) — the deadline is one of these, not a guess of how fast this machine is today. A test
  * whose subject is a time-out still uses a short one where nothing answers at all: nothing races.
+ * Jest's own time-outs (testTimeout, 120 s, and the longer ones some files set) only catch a hang:
+ * under load a test that usually takes 10 s has taken 28.
  */
 
 /** How long something that works may take to answer here: a receiver, a query, a probe. */
@@ -20,3 +22,10 @@ export const ANSWER_WITHIN_MS = 5_000;
  * A check that meets a hung database still ends, later; no test waits for one.
  */
 export const READINESS_CHECK_TIMEOUT_MS = 10_000;
+
+/**
+ * How long a test waits for what work in the background does (a relay, a dispatcher, a retry, a
+ * recorded outcome) before it gives up. The wait ends as soon as the test sees it: only a failure
+ * pays for the length.
+ */
+export const EVENTUALLY_MS = 30_000;

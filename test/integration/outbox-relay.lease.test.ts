@@ -17,6 +17,7 @@ import {
 } from "../../shared/messaging/outbox";
 import { OutboxRelay } from "../../shared/messaging/outbox-relay.mixin";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
+import { EVENTUALLY_MS } from "../helpers/deadlines";
 
 const SCHEMA = "outbox_lease_test";
 const LEASE_MS = 500;
@@ -42,7 +43,7 @@ function relayOn(db: Knex, broker: ServiceBroker): OutboxRelay {
 }
 
 async function until(done: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + EVENTUALLY_MS;
   while (!(await done())) {
     if (Date.now() > deadline) throw new Error(`not reached in time: ${what}`);
     await new Promise((r) => setTimeout(r, 25));

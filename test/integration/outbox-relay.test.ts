@@ -1,8 +1,9 @@
 import { channelOf, type DomainEvent } from "../../shared/messaging/events";
 import { startTestBroker, type TestBroker } from "../helpers/broker";
+import { EVENTUALLY_MS } from "../helpers/deadlines";
 import { addEventSource, type EventSource } from "../helpers/event-source";
 
-const until = async (done: () => boolean | Promise<boolean>, timeoutMs = 10_000) => {
+const until = async (done: () => boolean | Promise<boolean>, timeoutMs = EVENTUALLY_MS) => {
   const deadline = Date.now() + timeoutMs;
   while (!(await done())) {
     if (Date.now() > deadline) throw new Error("condition not met in time");

@@ -13,6 +13,7 @@ import { channelOf } from "../../shared/messaging/events";
 import { recordSpansInto } from "../../shared/observability/tracing";
 import { createApiWorld, partnerOrderBody, type ApiWorld } from "../helpers/api-fixtures";
 import { startTestBroker, type TestBroker } from "../helpers/broker";
+import { EVENTUALLY_MS } from "../helpers/deadlines";
 import { api, type ApiClient } from "../helpers/http";
 import { deleteStreams } from "../helpers/jetstream";
 import { TEST_NAMESPACE } from "../helpers/processes";
@@ -62,11 +63,11 @@ describeWithNats("a trace from POST /orders/{id}/validate to the webhook deliver
   };
   const deliveryOf = async (orderId: number): Promise<ReceivedWebhook> => {
     const of = (r: ReceivedWebhook) => (JSON.parse(r.body) as { id: number }).id === orderId;
-    await receiver.waitFor((received) => received.some(of), 15_000);
+    await receiver.waitFor((received) => received.some(of), EVENTUALLY_MS);
     return receiver.received.find(of)!;
   };
   const spansUntil = async (traceId: string, done: (spans: ReadableSpan[]) => boolean): Promise<ReadableSpan[]> => {
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + EVENTUALLY_MS;
     for (;;) {
       const spans = exporter.getFinishedSpans().filter((s) => s.spanContext().traceId === traceId);
       if (done(spans) || Date.now() > deadline) return spans;

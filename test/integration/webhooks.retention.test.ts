@@ -13,6 +13,7 @@ import { pruneSentEvents } from "../../shared/messaging/outbox";
 import { claimJobRun, PRUNE_BATCH } from "../../shared/database/periodic-job";
 import { pruneWebhooks, webhooksRetentionJob } from "../../services/webhooks/webhooks.retention";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
+import { EVENTUALLY_MS } from "../helpers/deadlines";
 import { addEventSource, type EventSource } from "../helpers/event-source";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";
 
@@ -63,7 +64,7 @@ describe("webhook and outbox retention", () => {
     // Every event reached both: 3 succeeded on /ok, 3 pending (a retry in 10 minutes) on /fails.
     await receiver.waitFor(
       (all) => all.filter((r) => r.path === "/ok").length === 3 && all.filter((r) => r.path === "/fails").length === 3,
-      15_000,
+      EVENTUALLY_MS,
     );
     await waitUntil(
       async () =>
@@ -179,7 +180,7 @@ describe("webhook and outbox retention", () => {
   });
 });
 
-async function waitUntil(done: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
+async function waitUntil(done: () => Promise<boolean>, timeoutMs = EVENTUALLY_MS): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await done())) {
     if (Date.now() > deadline) throw new Error("Timed out waiting");

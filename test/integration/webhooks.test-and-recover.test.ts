@@ -10,7 +10,7 @@ import type { Principal } from "../../shared/security/auth";
 import { openDatabase } from "../../shared/database/db";
 import { EVENTS } from "../../shared/messaging/events";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
-import { ANSWER_WITHIN_MS } from "../helpers/deadlines";
+import { ANSWER_WITHIN_MS, EVENTUALLY_MS } from "../helpers/deadlines";
 import { addEventSource, type EventSource } from "../helpers/event-source";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";
 
@@ -70,7 +70,7 @@ describe("webhooks: test event and recovery", () => {
   const receivedOn = (path: string) => receiver.received.filter((r) => r.path === path);
 
   async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-    const deadline = Date.now() + 15_000;
+    const deadline = Date.now() + EVENTUALLY_MS;
     for (;;) {
       const value = await read();
       if (done(value)) return value;
@@ -108,7 +108,7 @@ describe("webhooks: test event and recovery", () => {
       payload: { test: true, subscriptionId: sub.id, event: "sales_order_created" },
     });
 
-    await receiver.waitFor(() => receivedOn("/test").length === 2, 10_000);
+    await receiver.waitFor(() => receivedOn("/test").length === 2, EVENTUALLY_MS);
     const [first, second] = receivedOn("/test");
     expect(first.headers["x-webhook-event"]).toBe("webhook_test");
     expect(second.headers["webhook-id"]).toBe(first.headers["webhook-id"]);
@@ -170,7 +170,7 @@ describe("webhooks: test event and recovery", () => {
       (r) => r.status === "done",
     );
     expect(done).toMatchObject({ examined: 3, queued: 2, all: false });
-    await receiver.waitFor(() => receivedOn("/outage").length >= before + 2, 10_000);
+    await receiver.waitFor(() => receivedOn("/outage").length >= before + 2, EVENTUALLY_MS);
     await until(
       "the recovered deliveries succeeding",
       () => deliveriesOf(sub.id),

@@ -4,7 +4,7 @@ import type { Principal, RequestMeta } from "../../shared/security/auth";
 import { openDatabase } from "../../shared/database/db";
 import { channelOf, EVENTS, type DomainEvent } from "../../shared/messaging/events";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
-import { ANSWER_WITHIN_MS } from "../helpers/deadlines";
+import { ANSWER_WITHIN_MS, EVENTUALLY_MS } from "../helpers/deadlines";
 import { addEventSource, type EventSource } from "../helpers/event-source";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";
 
@@ -162,7 +162,10 @@ describe("webhooks service", () => {
 
       const data = { id: 41, code: "ORD-20261121-000041", note: "ünïcödé", nested: { z: 1, a: [2, 1] } };
       await source.emit([{ event: "sales_order_validated", ownerClientId: partner.clientId, data }]);
-      await receiver.waitFor(() => receivedOn("/own").length === 1 && receivedOn("/office").length === 1, 10_000);
+      await receiver.waitFor(
+        () => receivedOn("/own").length === 1 && receivedOn("/office").length === 1,
+        EVENTUALLY_MS,
+      );
 
       const [request] = receivedOn("/own");
       expect(request.body).toBe(JSON.stringify(data));
@@ -193,7 +196,7 @@ describe("webhooks service", () => {
       };
       await t.broker.sendToChannel(channelOf("contact_reference_created"), event);
       await t.broker.sendToChannel(channelOf("contact_reference_created"), event);
-      await receiver.waitFor(() => receivedOn("/twice").length >= 1, 10_000);
+      await receiver.waitFor(() => receivedOn("/twice").length >= 1, EVENTUALLY_MS);
       await new Promise((r) => setTimeout(r, 300));
       const deliveries = await deliveriesOf(partner, sub.id);
       expect(deliveries).toHaveLength(1);
@@ -220,7 +223,7 @@ describe("webhooks service", () => {
       const sub = (await subscribe(partner, "sales_order_created", "/flaky")).result;
       receiver.answerWith((r, before) => (r.path === "/flaky" && before === 0 ? 500 : 200));
       await source.emit([{ event: "sales_order_created", ownerClientId: partner.clientId, data: { flaky: ++seq } }]);
-      await receiver.waitFor(() => receivedOn("/flaky").length === 2, 10_000);
+      await receiver.waitFor(() => receivedOn("/flaky").length === 2, EVENTUALLY_MS);
       const [first, second] = receivedOn("/flaky");
       expect(second.headers["webhook-id"]).toBe(first.headers["webhook-id"]);
 
@@ -253,7 +256,7 @@ describe("webhooks service", () => {
 
       // A succeeded delivery can be sent again as well; another client cannot touch it.
       await call("webhooks.redeliver", { id: sub.id, deliveryId: delivery.id }, partner);
-      await receiver.waitFor(() => receivedOn("/down").length === 5, 10_000);
+      await receiver.waitFor(() => receivedOn("/down").length === 5, EVENTUALLY_MS);
       await expect(
         call("webhooks.redeliver", { id: sub.id, deliveryId: delivery.id }, otherPartner),
       ).rejects.toMatchObject({ code: 404 });
@@ -292,7 +295,7 @@ describe("webhooks service", () => {
   });
 
   async function waitForStatus(as: Principal, id: number, status: string): Promise<void> {
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + EVENTUALLY_MS;
     for (;;) {
       const deliveries = await deliveriesOf(as, id);
       if (deliveries.length > 0 && deliveries.every((d) => d.status === status)) return;

@@ -7,6 +7,7 @@ import type { Principal } from "../../shared/security/auth";
 import { EVENTS } from "../../shared/messaging/events";
 import { useResolver, type ResolvedAddress } from "../../services/webhooks/webhooks.url-policy";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
+import { EVENTUALLY_MS } from "../helpers/deadlines";
 import { addEventSource, type EventSource } from "../helpers/event-source";
 
 const PUBLIC: ResolvedAddress = { address: "93.184.215.14", family: 4 };
@@ -69,7 +70,7 @@ describe("webhook URL policy, enforced", () => {
     answers.set("hooks.example.com", [{ address: "10.0.0.5", family: 4 }]);
     await source.emit([{ event: "sales_order_validated", ownerClientId: partner.clientId, data: { id: 1 } }]);
 
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + EVENTUALLY_MS;
     let deliveries: { status: string; attempts: { statusCode: number | null; error: string | null }[] }[] = [];
     while (Date.now() < deadline) {
       deliveries = (
