@@ -23,6 +23,7 @@ import { portalRoutes } from "./portal-routes";
 import { PrincipalCache } from "./principal-cache";
 import { probeRoutes } from "./probe-route";
 import { toProblem } from "./problem";
+import { ActiveKeys } from "./active-keys";
 import { Admission } from "./admission";
 import { applyServerLimits } from "./server-limits";
 import { UsageSharing } from "./usage-sharing";
@@ -195,6 +196,7 @@ export function gatewaySchema(
         const { clientId } = ctx.params ?? {};
         if (typeof clientId === "number") this.principals.forget(clientId);
         else this.principals.clear();
+        this.activeKeys.forget();
       },
     },
 
@@ -255,7 +257,11 @@ export function gatewaySchema(
         cfg.transporter ? (report) => this.broker.broadcast(BROADCASTS.usageCounted.name, report) : null,
         (err) => this.logger.warn({ err }, "rate-limit usage report not sent"),
       );
-      this.admission = new Admission(this.principals, this.usage, cfg);
+      this.activeKeys = new ActiveKeys(
+        () => this.broker.call<string[]>("clients.activeKeyLookups"),
+        (err) => this.logger.warn({ err }, "the list of active API keys could not be loaded"),
+      );
+      this.admission = new Admission(this.principals, this.activeKeys, this.usage, cfg);
       applyServerLimits(this.server);
       // What Node's server refuses before routing (431, 408, 400) is a problem document too.
       answerClientErrors(this.server);

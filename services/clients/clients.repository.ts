@@ -79,6 +79,18 @@ export async function findKeyCandidates(db: Db, lookup: string): Promise<(Client
     .select("c.*", "k.hash");
 }
 
+/** The lookup digests of every active key of an active client (shared/security/api-key-digest.ts). */
+export async function listActiveKeyLookups(db: Db): Promise<string[]> {
+  const rows: { lookup: string }[] = await db
+    .withSchema(S)
+    .table("api_keys as k")
+    .join("clients as c", "c.id", "k.client_id")
+    .whereNull("k.revoked_at")
+    .whereNull("c.revoked_at")
+    .distinct("k.lookup");
+  return rows.map((r) => r.lookup);
+}
+
 export interface ClientChanges {
   name?: string;
   scopes?: string[];

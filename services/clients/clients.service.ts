@@ -9,7 +9,8 @@ import { BROADCASTS, type ClientsChangedPayload } from "../../shared/messaging/e
 import { toPage } from "../../shared/http/paging";
 import { respondCreated } from "../../shared/http/responses";
 import { DEFAULT_SCOPES, DEFAULT_WEBHOOK_EVENTS } from "./clients.defaults";
-import { generateApiKey, hashApiKey, hintOf, lookupOf, sameHash } from "./clients.keys";
+import { apiKeyHash, lookupOf } from "../../shared/security/api-key-digest";
+import { generateApiKey, hintOf, sameHash } from "./clients.keys";
 import {
   authenticateParams,
   clientIdParams,
@@ -59,12 +60,12 @@ function present(row: repo.ClientRow) {
 }
 
 function keyRecord(key: string) {
-  const hash = hashApiKey(key);
+  const hash = apiKeyHash(key);
   return { lookup: lookupOf(hash), hash, hint: hintOf(key) };
 }
 
 /**
- * Every change (patch, revocation, key rotation), announced once it is committed as the
+ * Every change (a new client, a patch, a revocation, a key rotation), announced once it is committed as the
  * `clientsChanged` broadcast (shared/messaging/events.ts). Fire-and-forget, so listeners also keep their
  * caches short (docs/api.md, "Revocation").
  */
@@ -82,11 +83,23 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
       visibility: "public",
       params: authenticateParams,
       async handler(ctx: RequestContext<AuthenticateParams>): Promise<Principal> {
-        const hash = hashApiKey(ctx.params.key);
+        const hash = apiKeyHash(ctx.params.key);
         const candidates = await repo.findKeyCandidates(this.db, lookupOf(hash));
         const match = candidates.find((c) => sameHash(c.hash, hash));
         if (!match) throw new UnauthenticatedError("This API key is unknown or revoked.");
         return toPrincipal(match);
+      },
+    },
+
+    /**
+     * The lookup digests of every active key: how the gateway tells a key that may exist from
+     * one that cannot, without a lookup per key (gateway/active-keys.ts).
+     */
+    activeKeyLookups: {
+      visibility: "public",
+      params: {},
+      handler(): Promise<string[]> {
+        return repo.listActiveKeyLookups(this.db);
       },
     },
 
@@ -117,6 +130,8 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
           await repo.insertApiKey(trx, client.id, keyRecord(apiKey));
           return client;
         });
+        // A new key: gateways reload their list of active keys (gateway/active-keys.ts) at once.
+        await announceChange(ctx, row.id);
         respondCreated(ctx, "clients", row.id);
         return { ...present(row), apiKey };
       },

@@ -111,7 +111,7 @@ export const VARIABLES = {
     type: "integer",
     default: "20",
     description:
-      "Failed authentications a minute allowed per source address, and per presented key prefix, before the gateway answers 429 without looking keys up; 0 disables.",
+      "Failed authentications a minute allowed per source address, and per presented key prefix, before the gateway answers 429 without looking keys up (a key that exists is still looked up and served); 0 disables.",
     rule: { min: 0 },
   },
   TRUST_PROXY: {

@@ -163,7 +163,7 @@ export const BROADCASTS = {
     producer: "clients",
     listeners: ["gateway", "webhooks"],
     meaning:
-      "A client was patched, revoked or had a key rotated: drop its cached principals and re-check its queued deliveries.",
+      "A client was created, patched, revoked or had a key rotated: drop its cached principals and the list of active keys, and re-check its queued deliveries.",
   },
   contactsChanged: {
     name: "crm.contactsChanged",
