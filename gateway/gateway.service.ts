@@ -17,6 +17,7 @@ import { bodyRequired, hasBody, jsonBodyParser, requiresBody, WITH_BODY } from "
 import { answerClientErrors } from "./client-errors";
 import { answerMethodSemantics } from "./http-methods";
 import { HttpObserver } from "./http-observer";
+import { actionLookup } from "./openapi/actions";
 import { docsRoutes } from "./openapi/docs-routes";
 import type { ServiceDescription } from "./openapi/service-description";
 import { portalRoutes } from "./portal-routes";
@@ -39,6 +40,8 @@ type Req = IncomingMessage & {
   $principal?: Principal;
   body?: unknown;
   originalUrl?: string;
+  /** The path moleculer-web routes by (no query, no trailing slash). */
+  parsedUrl?: string;
 };
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -53,24 +56,30 @@ function caseSensitive<R extends object>(routes: R[]): R[] {
 }
 
 type AdmitRequest = (req: Req, res: ServerResponse) => Promise<Principal>;
+type ScopeOfRoute = (req: Req) => Scope | undefined;
 
 /**
- * Route middleware, before the body parser: a request that carries a body is admitted first, so
- * a caller without a valid key (or throttled, or over its rate) is refused before the gateway
- * reads and parses up to 1 MiB for it. moleculer-web authenticates only after the route's
- * middlewares have run and its params are built from the body, hence here.
+ * Route middleware, before the body parser: a request that carries a body is admitted first and
+ * its route's scope checked, so a caller without a valid key (or throttled, or over its rate) or
+ * without the scope is refused (401, 429, 403) before the gateway reads and parses up to 1 MiB
+ * for it, and a 403 never hides behind a 400, 413 or 415 about a body it may not send
+ * (docs/api.md). moleculer-web authenticates only after the route's middlewares have run and its
+ * params are built from the body, hence here.
  */
 function admitBeforeBody(
-  this: { admitRequest: AdmitRequest },
+  this: { admitRequest: AdmitRequest; scopeOfRoute: ScopeOfRoute },
   req: Req,
   res: ServerResponse,
   next: (err?: unknown) => void,
 ): void {
   if (!WITH_BODY.has(req.method ?? "") || !hasBody(req)) return next();
-  this.admitRequest(req, res).then((principal) => {
-    req.$principal = principal;
-    next();
-  }, next);
+  this.admitRequest(req, res)
+    .then((principal) => {
+      req.$principal = principal;
+      const scope = this.scopeOfRoute(req);
+      if (scope) requireScope(principal, scope);
+    })
+    .then(() => next(), next);
 }
 
 /** The names of the path's parameters (`id` of `/orders/:id`), from the alias moleculer-web matched. */
@@ -111,6 +120,7 @@ export function gatewaySchema(
   services: readonly ServiceDescription[],
   cfg: GatewaySettings,
 ): ServiceSchema<ApiSettingsSchema> {
+  const actionDefinition = actionLookup(services);
   return {
     name: "gateway",
     mixins: [ApiGateway],
@@ -218,6 +228,14 @@ export function gatewaySchema(
         const route = ApiGateway.methods as { httpHandler: (...args: unknown[]) => Promise<unknown> };
         // In a span under the caller's traceparent (gateway/request-id.ts), followed by every call it makes.
         return traceRequest(req, res, () => route.httpHandler.call(this, req, res, next));
+      },
+
+      /** The scope of the action the request's route names (as the service declares it), before it is routed. */
+      scopeOfRoute(req: Req): Scope | undefined {
+        const found = this.resolveAlias(req.parsedUrl, req.method) as { alias: { action?: unknown } } | false;
+        return found && typeof found.alias.action === "string"
+          ? actionDefinition(found.alias.action)?.scope
+          : undefined;
       },
 
       // Failed-authentication throttle, key lookup, per-client rate limit (gateway/admission.ts).

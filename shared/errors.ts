@@ -46,6 +46,10 @@ export class InvalidInputError extends DomainError {
   static field(path: string, message: string): InvalidInputError {
     return new InvalidInputError([{ path, message }]);
   }
+  /** A rule across fields ("at least one of …"): each field it involves, named with the same message. */
+  static fields(paths: readonly string[], message: string): InvalidInputError {
+    return new InvalidInputError(paths.map((path) => ({ path, message })));
+  }
 }
 
 export class UnauthenticatedError extends DomainError {

@@ -192,7 +192,8 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
         const { id, name, scopes, webhookEvents } = ctx.params;
         const changes = { name, scopes, webhookEvents };
         if (Object.values(changes).every((v) => v === undefined)) {
-          throw InvalidInputError.field("", "Give at least one of `name`, `scopes`, `webhookEvents`.");
+          const fields = Object.keys(changes);
+          throw InvalidInputError.fields(fields, `Give at least one of ${fields.map((f) => `\`${f}\``).join(", ")}.`);
         }
         const row = await repo.updateClient(this.db, id, changes);
         if (!row) {

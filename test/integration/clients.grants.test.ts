@@ -150,8 +150,11 @@ describe("clients: changes and revocation hold at the moment of use", () => {
 
     it("when the body is empty, names an unknown scope or event or an unknown field, then 422 names the field and nothing changes", async () => {
       const client = await newClient("partner");
+      // Issue 20: the rule across fields names each field it involves, not the body ("").
+      const empty = (await (await patch(client.id, {})).json()) as { errors: { path: string }[] };
+      expect(empty.errors.map((e) => e.path)).toEqual(["name", "scopes", "webhookEvents"]);
       const cases: [unknown, string][] = [
-        [{}, ""],
+        [{}, "scopes"],
         [{ scopes: ["orders:write", "root"] }, "scopes[1]"],
         [{ webhookEvents: ["order_shipped"] }, "webhookEvents[0]"],
         [{ kind: "admin" }, "kind"],
