@@ -10,7 +10,13 @@
  */
 import type { ServerResponse } from "node:http";
 import { RateLimitedError } from "../shared/errors";
-import { secondsUntil, setRateLimitFields, type RateLimitPolicy, type RateLimitState } from "./rate-limit-fields";
+import {
+  POLICY_NAMES,
+  secondsUntil,
+  setRateLimitFields,
+  type RateLimitPolicy,
+  type RateLimitState,
+} from "./rate-limit-fields";
 import type { LimiterState, SharedLimiter, UsageSharing } from "./usage-sharing";
 
 /** `oik_` and 8 random characters: enough to tell keys apart, far too little to help a guesser. */
@@ -30,7 +36,7 @@ export class AuthThrottle {
 
   /** `failuresPerMinute` 0 turns the throttle off. */
   constructor(sharing: UsageSharing, failuresPerMinute: number) {
-    this.policy = { name: "auth-failures", quota: failuresPerMinute, windowSeconds: WINDOW_SECONDS };
+    this.policy = { name: POLICY_NAMES.authFailures, quota: failuresPerMinute, windowSeconds: WINDOW_SECONDS };
     const on = failuresPerMinute > 0;
     this.byAddress = on ? sharing.limiter("auth-address", failuresPerMinute, WINDOW_SECONDS) : null;
     this.byKeyPrefix = on ? sharing.limiter("auth-key-prefix", failuresPerMinute, WINDOW_SECONDS) : null;

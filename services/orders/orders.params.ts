@@ -40,6 +40,7 @@ const address = {
       type: "string",
       trim: true,
       uppercase: true,
+      max: 2,
       pattern: /^[A-Za-z]{2}$/,
       messages: { stringPattern: "The '{field}' field must be a two-letter country code (ISO 3166-1 alpha-2)." },
     },

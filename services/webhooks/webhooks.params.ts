@@ -99,6 +99,8 @@ export interface RotateParams {
 const timestamp = (description: string) =>
   ({
     type: "string",
+    // 2026-05-01T00:00:00.000000+00:00, the longest the pattern takes.
+    max: 32,
     pattern:
       /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,6})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/,
     messages: { stringPattern: "Must be an RFC 3339 date-time with a time zone, e.g. 2026-05-01T00:00:00Z." },

@@ -50,6 +50,7 @@ export function isId(value: unknown, max = INT_ID_MAX): value is number {
 function idSchema(max: number): Rule {
   return {
     type: "integer",
+    format: max <= INT_ID_MAX ? "int32" : "int64",
     minimum: 1,
     maximum: max,
     description: `Decimal digits only (no sign, leading zero, space or exponent), 1 to ${max}.`,
@@ -141,7 +142,7 @@ export function referenceTo({ codes, maxLength }: { codes: boolean; maxLength: n
     errors.push({ type: "referenceTo", actual: value, message });
     return value;
   };
-  const id = { type: "integer", minimum: 1, maximum: INT_ID_MAX, description: "The reference's id." };
+  const id = { type: "integer", format: "int32", minimum: 1, maximum: INT_ID_MAX, description: "The reference's id." };
   const text = codes
     ? {
         type: "string",
@@ -150,7 +151,12 @@ export function referenceTo({ codes, maxLength }: { codes: boolean; maxLength: n
         pattern: IDENTIFIER_PATTERN.source,
         description: "The partner's own code of the reference, or the reference's id in decimal digits.",
       }
-    : { type: "string", pattern: idDigitsPattern(), description: "The reference's id in decimal digits." };
+    : {
+        type: "string",
+        maxLength: String(INT_ID_MAX).length,
+        pattern: idDigitsPattern(),
+        description: "The reference's id in decimal digits.",
+      };
   return { type: "any", custom: check, jsonSchema: { anyOf: [text, id] } };
 }
 
@@ -169,7 +175,7 @@ export function queryInteger(min: number, max: number): Rule & Typed<number> {
     });
     return value;
   };
-  return { type: "any", custom: check, jsonSchema: { type: "integer", minimum: min, maximum: max } };
+  return { type: "any", custom: check, jsonSchema: { type: "integer", format: "int32", minimum: min, maximum: max } };
 }
 
 const refuseNull: Custom = (value, errors) => {

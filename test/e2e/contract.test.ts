@@ -401,6 +401,31 @@ describe("the API keeps its OpenAPI contract", () => {
     });
   });
 
+  it("when every path is asked with OPTIONS, and with HEAD where it has a GET, then each answer keeps the contract: 204 with Allow, and the GET's status and headers without a body", async () => {
+    const contract = await anonymous.contract();
+    const paths = contract.document.paths as Record<string, Record<string, { parameters?: unknown[] }>>;
+    for (const [template, item] of Object.entries(paths)) {
+      // Each path parameter's documented example (issue 20: tools build their requests from them).
+      const examples = new Map(
+        Object.values(item)
+          .flatMap((op) => (op.parameters ?? []) as { name?: string; in?: string; example?: unknown }[])
+          .filter((p) => p.in === "path")
+          .map((p) => [p.name, String(p.example)]),
+      );
+      const path = template.replace(/\{(\w+)\}/g, (_m, name: string) => examples.get(name) ?? "");
+      const options = await anonymous.request({ method: "OPTIONS", path });
+      expect({ path, status: options.status, allow: options.headers.allow }).toEqual({
+        path,
+        status: 204,
+        allow: expect.stringContaining("OPTIONS"),
+      });
+      if (!item.head) continue;
+      const keyed = (item.head as { security?: unknown[] }).security === undefined;
+      const head = await (keyed ? backoffice : anonymous).request({ method: "HEAD", path });
+      expect({ path, body: head.body }).toEqual({ path, body: "" });
+    }
+  });
+
   it("when the run is over, then every documented operation and webhook was exercised", async () => {
     const contract = await anonymous.contract();
     const webhooks = Object.keys((contract.document.webhooks ?? {}) as object).map((event) => `WEBHOOK ${event}`);

@@ -40,6 +40,7 @@ const UNDERSTOOD = new Set([
   "properties",
   "required",
   "additionalProperties",
+  "minProperties",
   "items",
   "minItems",
   "maxItems",
@@ -142,7 +143,10 @@ function objectsOf(document: Document, s: Schema): fc.Arbitrary<Record<string, u
   const required = new Set((s.required ?? []) as string[]);
   const model = Object.fromEntries(Object.entries(properties).map(([k, p]) => [k, valuesOf(document, p)]));
   const requiredKeys = Object.keys(properties).filter((k) => required.has(k));
-  return fc.record(model, { requiredKeys }) as fc.Arbitrary<Record<string, unknown>>;
+  const least = (s.minProperties as number | undefined) ?? 0;
+  return (fc.record(model, { requiredKeys }) as fc.Arbitrary<Record<string, unknown>>).filter(
+    (v) => Object.keys(v).length >= least,
+  );
 }
 
 function arraysOf(document: Document, s: Schema): fc.Arbitrary<unknown[]> {

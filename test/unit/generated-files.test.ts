@@ -26,8 +26,12 @@ describe("when the committed OpenAPI document is read", () => {
   it("then it is the served one, with servers and a license", () => {
     const document = JSON.parse(committed("docs/openapi.json"));
     expect(document).toEqual(JSON.parse(JSON.stringify(buildOpenApiDocument(SERVICE_DESCRIPTIONS))));
-    expect(document.info.license).toEqual({ name: "Proprietary" });
-    expect(document.servers).toContainEqual({ url: "/", description: expect.any(String) });
+    // Issue 20: a licence with an identifier (swagger-parser refuses one with neither identifier nor url).
+    expect(document.info.license).toEqual({
+      name: expect.stringMatching(/^Proprietary/),
+      identifier: "LicenseRef-Proprietary",
+    });
+    expect(document.servers).toContainEqual({ url: "/", description: expect.any(String), "x-internal": false });
   });
 });
 
