@@ -16,7 +16,7 @@ import type { Service } from "moleculer";
 import { observeWebhookAttempt, type WebhookAttemptOutcome } from "../../shared/observability/metrics";
 import { withRequestId } from "../../shared/observability/request-context";
 import { resumeTrace, SpanKind } from "../../shared/observability/tracing";
-import { WakeableSleep } from "../../shared/wakeable-sleep";
+import { PollingLoop } from "../../shared/polling-loop";
 import { EndpointSlots } from "./webhooks.endpoint-slots";
 import type { EndpointHealth, Verdict } from "./webhooks.health";
 import { OutcomeRecorder } from "./webhooks.outcome-recorder";
@@ -92,11 +92,9 @@ export interface Reservation {
 }
 
 export class Dispatcher {
-  private running = false;
+  private readonly loop = new PollingLoop({ round: () => this.round() });
   /** Slots fan-outs hold for deliveries they are storing claimed: part of the batch. */
   private reserved = 0;
-  private loop: Promise<void> | null = null;
-  private readonly sleep = new WakeableSleep();
   private readonly inFlight = new Set<Promise<void>>();
   /** The last claim filled every free slot, so more may be due as soon as slots free up. */
   private moreDue = false;
@@ -113,16 +111,12 @@ export class Dispatcher {
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = this.run();
+    this.loop.start();
   }
 
   /** Stops claiming, then waits for the attempts under way to be sent and recorded. */
   async stop(): Promise<void> {
-    this.running = false;
-    this.sleep.wake();
-    await this.loop;
+    await this.loop.stop();
     await Promise.allSettled([...this.inFlight]);
     await this.recorder.drain();
   }
@@ -136,7 +130,7 @@ export class Dispatcher {
    */
   reserve(targets: readonly { id: number; endpoint: string }[]): Reservation {
     const taken: { id: number; endpoint: string }[] = [];
-    for (const target of this.running && !this.moreDue ? targets : []) {
+    for (const target of this.loop.running && !this.moreDue ? targets : []) {
       if (this.inFlight.size + this.reserved >= this.opts.batch) break;
       if (this.slots.free(target.endpoint) === 0 || this.endpointsWithMore.has(target.endpoint)) continue;
       this.slots.take(target.endpoint);
@@ -154,7 +148,7 @@ export class Dispatcher {
         for (const { id, endpoint } of taken) {
           const delivery = stored.get(id);
           // Stopping meanwhile: it is left claimed, and sent by anyone once its lease ends.
-          if (delivery && this.running) this.launch(delivery, { slotTaken: true });
+          if (delivery && this.loop.running) this.launch(delivery, { slotTaken: true });
           else this.slots.giveBack(endpoint);
         }
       },
@@ -180,33 +174,30 @@ export class Dispatcher {
    */
   wake(): void {
     this.moreDue = true;
-    this.sleep.wake();
+    this.loop.wake();
   }
 
-  private async run(): Promise<void> {
-    while (this.running) {
-      const free = this.opts.batch - this.inFlight.size - this.reserved;
-      if (free > 0) {
-        let claimed: repo.ClaimedDelivery[] = [];
-        try {
-          const due = await repo.claimDue(this.opts.db, free, this.leaseMs, {
-            perEndpoint: this.opts.endpointConcurrency,
-            limits: this.slots.limits(),
-          });
-          claimed = due.length > 0 ? await this.opts.entitledOnly(due) : due;
-        } catch (err) {
-          this.opts.logger.warn(
-            `Webhook dispatcher: claiming deliveries failed, will retry: ${(err as Error).message}`,
-          );
-        }
-        for (const delivery of claimed) this.launch(delivery);
-        for (const { endpoint } of claimed) {
-          if (this.slots.free(endpoint) === 0) this.endpointsWithMore.add(endpoint);
-        }
-        this.moreDue = claimed.length === free;
+  /** Claims what the free slots allow and sends it; the next round comes when slots free up, or after the interval. */
+  private async round(): Promise<number> {
+    const free = this.opts.batch - this.inFlight.size - this.reserved;
+    if (free > 0) {
+      let claimed: repo.ClaimedDelivery[] = [];
+      try {
+        const due = await repo.claimDue(this.opts.db, free, this.leaseMs, {
+          perEndpoint: this.opts.endpointConcurrency,
+          limits: this.slots.limits(),
+        });
+        claimed = due.length > 0 ? await this.opts.entitledOnly(due) : due;
+      } catch (err) {
+        this.opts.logger.warn(`Webhook dispatcher: claiming deliveries failed, will retry: ${(err as Error).message}`);
       }
-      if (this.running) await this.sleep.sleep(this.opts.intervalMs);
+      for (const delivery of claimed) this.launch(delivery);
+      for (const { endpoint } of claimed) {
+        if (this.slots.free(endpoint) === 0) this.endpointsWithMore.add(endpoint);
+      }
+      this.moreDue = claimed.length === free;
     }
+    return this.opts.intervalMs;
   }
 
   private launch(delivery: repo.ClaimedDelivery, { slotTaken = false } = {}): void {
@@ -245,7 +236,7 @@ export class Dispatcher {
     const batchHalfFree = this.moreDue && this.inFlight.size <= this.opts.batch / 2;
     const endpointHalfFree = this.endpointsWithMore.has(endpoint) && this.slots.halfFree(endpoint);
     if (endpointHalfFree) this.endpointsWithMore.delete(endpoint);
-    if (batchHalfFree || endpointHalfFree) this.sleep.wake();
+    if (batchHalfFree || endpointHalfFree) this.loop.wake();
   }
 
   private async attempt(delivery: repo.ClaimedDelivery): Promise<AttemptOutcome["kind"]> {

@@ -25,7 +25,7 @@ import { claimUnpublished, onEventsCommitted, pruneSentEvents, settleClaim, type
 import { PeriodicJob, pruneInBatches } from "../database/periodic-job";
 import { currentTraceparent, resumeTrace, SpanKind } from "../observability/tracing";
 import type { OutboxSettings, StorageSettings } from "../service-settings";
-import { WakeableSleep } from "../wakeable-sleep";
+import { AT_ONCE, PollingLoop } from "../polling-loop";
 import "../types";
 
 /** Rows per round: enough to drain a burst quickly, small enough to keep statements short. */
@@ -53,9 +53,7 @@ export interface OutboxRelayOptions {
 }
 
 export class OutboxRelay {
-  private running = false;
-  private loop: Promise<void> | null = null;
-  private readonly sleep = new WakeableSleep();
+  private readonly loop = new PollingLoop({ round: () => this.round() });
   private stopListening: (() => void) | null = null;
   private lastFailureLog = { message: "", at: 0 };
   private failedRounds = 0;
@@ -63,17 +61,14 @@ export class OutboxRelay {
   constructor(private readonly opts: OutboxRelayOptions) {}
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.stopListening = onEventsCommitted(this.opts.schema, () => this.sleep.wake());
-    this.loop = this.run();
+    if (this.loop.running) return;
+    this.stopListening = onEventsCommitted(this.opts.schema, () => this.loop.wake());
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.running = false;
     this.stopListening?.();
-    this.sleep.wake();
-    await this.loop;
+    await this.loop.stop();
   }
 
   /** One round; resolves to the number of rows published. Exposed for tests. */
@@ -90,25 +85,22 @@ export class OutboxRelay {
     return this.opts.leaseMs ?? DEFAULT_LEASE_MS;
   }
 
-  private async run(): Promise<void> {
-    while (this.running) {
-      let published = 0;
-      if (this.canPublish()) {
-        try {
-          published = await this.relayOnce();
-        } catch (err) {
-          this.logFailure(err);
-          this.failedRounds += 1;
-        }
-      }
-      // A full batch means more may be waiting: go on without sleeping. After a round that did
-      // some work, pause briefly even if woken: under load, events then travel in batches
-      // (one claim for many) instead of one round per commit.
-      if (published < BATCH && this.running) {
-        if (published > 0) await new Promise((resolve) => setTimeout(resolve, BUSY_ROUND_GAP_MS));
-        await this.sleep.sleep(this.pauseMs());
+  private async round(): Promise<number | typeof AT_ONCE> {
+    let published = 0;
+    if (this.canPublish()) {
+      try {
+        published = await this.relayOnce();
+      } catch (err) {
+        this.logFailure(err);
+        this.failedRounds += 1;
       }
     }
+    // A full batch means more may be waiting: go on without sleeping. After a round that did
+    // some work, pause briefly even if woken: under load, events then travel in batches
+    // (one claim for many) instead of one round per commit.
+    if (published >= BATCH) return AT_ONCE;
+    if (published > 0 && this.loop.running) await new Promise((resolve) => setTimeout(resolve, BUSY_ROUND_GAP_MS));
+    return this.pauseMs();
   }
 
   private pauseMs(): number {
