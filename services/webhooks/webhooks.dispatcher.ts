@@ -1,7 +1,7 @@
 /**
  * The dispatcher: keeps up to WEBHOOK_DISPATCH_BATCH deliveries in flight, and at most
  * WEBHOOK_ENDPOINT_CONCURRENCY of them to one endpoint (one while that endpoint is on probation
- * after a time-out: webhooks.endpoint-slots.ts), so a hanging subscriber cannot hold the slots
+ * after a time-out: webhooks.origin-slots.ts), so a hanging subscriber cannot hold the slots
  * everyone else's deliveries need. It claims due deliveries (webhooks.repository.ts `claimDue`:
  * fair between endpoints, SKIP LOCKED and a lease, committed before sending), sends each,
  * records every attempt and schedules the next one in the row — the outcomes that end together
@@ -17,8 +17,8 @@ import { observeWebhookAttempt, type WebhookAttemptOutcome } from "../../shared/
 import { withRequestId } from "../../shared/observability/request-context";
 import { resumeTrace, SpanKind } from "../../shared/observability/tracing";
 import { PollingLoop } from "../../shared/polling-loop";
-import { EndpointSlots } from "./webhooks.endpoint-slots";
-import type { EndpointHealth, Verdict } from "./webhooks.health";
+import { OriginSlots } from "./webhooks.origin-slots";
+import type { SubscriptionHealth, Verdict } from "./webhooks.subscription-health";
 import { OutcomeRecorder } from "./webhooks.outcome-recorder";
 import * as repo from "./webhooks.repository";
 import { retryDelayMs } from "./webhooks.schedule";
@@ -39,8 +39,8 @@ export interface DispatcherOptions {
   intervalMs: number;
   timeoutMs: number;
   retryScheduleSeconds: readonly number[];
-  /** Reads what each answer says about its endpoint and acts on it (webhooks.health.ts). */
-  health: EndpointHealth;
+  /** Reads what each answer says about its endpoint and acts on it (webhooks.subscription-health.ts). */
+  health: SubscriptionHealth;
 }
 
 /**
@@ -100,13 +100,13 @@ export class Dispatcher {
   private moreDue = false;
   /** Endpoints the claims filled to their cap: more of theirs may be due once their slots free up. */
   private readonly endpointsWithMore = new Set<string>();
-  private readonly slots: EndpointSlots;
+  private readonly slots: OriginSlots;
   readonly leaseMs: number;
   private readonly recorder: OutcomeRecorder;
 
   constructor(private readonly opts: DispatcherOptions) {
     this.leaseMs = leaseMsFor(opts.timeoutMs);
-    this.slots = new EndpointSlots(opts.endpointConcurrency);
+    this.slots = new OriginSlots(opts.endpointConcurrency);
     this.recorder = new OutcomeRecorder({ db: opts.db, logger: opts.logger, health: opts.health });
   }
 

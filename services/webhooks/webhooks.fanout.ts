@@ -1,6 +1,6 @@
 /**
  * Fan-out: one event from a channel becomes one pending delivery per subscription whose
- * client, by its grants at this moment (webhooks.grants.ts), hears it (webhooks.events.ts):
+ * client, by its grants at this moment (webhooks.grants.ts), hears it (webhooks.audience.ts):
  * one read, then the event and its deliveries in one statement (an INSERT … SELECT that keeps
  * only the subscriptions still there). A re-published event adds nothing (unique per event and
  * subscription), so the channel may deliver a message more than once. The deliveries this
@@ -10,7 +10,7 @@
 import Validator from "fastest-validator";
 import type { Knex } from "knex";
 import { EVENTS, type DomainEvent } from "../../shared/messaging/events";
-import { hears } from "./webhooks.events";
+import { hears } from "./webhooks.audience";
 import type { Dispatcher } from "./webhooks.dispatcher";
 import type { ClientGrants } from "./webhooks.grants";
 import * as repo from "./webhooks.repository";

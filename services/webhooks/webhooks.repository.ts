@@ -30,7 +30,7 @@ export interface SubscriptionRow {
   /** Ed25519 private key, sealed (PKCS#8 DER in base64), and its `whpk_` public key; null for HMAC only. */
   signing_key: string | null;
   public_key: string | null;
-  /** Endpoint health (webhooks.health.ts). */
+  /** Its delivery health (webhooks.subscription-health.ts). */
   status: SubscriptionStatus;
   disabled_at: Date | null;
   disabled_reason: string | null;
@@ -205,7 +205,7 @@ export interface CandidateSubscription {
 /**
  * The subscriptions that may receive this event: to its event name and created before the
  * event happened (an event replayed later reaches only those that existed then). Whose client
- * hears it is decided from the current grants (webhooks.events.ts `hears`). Timestamps compare
+ * hears it is decided from the current grants (webhooks.audience.ts `hears`). Timestamps compare
  * at the millisecond, the precision of `occurredAt`.
  */
 export async function candidateSubscriptions(db: Db, e: DomainEvent): Promise<CandidateSubscription[]> {
@@ -371,7 +371,7 @@ const CANCELLED = { status: "cancelled", next_attempt_at: null, claim_token: nul
 
 /**
  * Cancels the queued (pending) deliveries of this client's subscriptions that its audience no
- * longer hears (webhooks.events.ts `Audience`, the same rule as fan-out). Returns how many.
+ * longer hears (webhooks.audience.ts `Audience`, the same rule as fan-out). Returns how many.
  * One already being sent is cancelled too; its attempt is still recorded.
  */
 export async function cancelQueuedDeliveries(
@@ -737,7 +737,7 @@ export async function recoverNextBatch(
   });
 }
 
-// ---- endpoint health (webhooks.health.ts) --------------------------------------------------
+// ---- endpoint health (webhooks.subscription-health.ts) --------------------------------------------------
 
 /** Disables an active subscription; undefined when it was not active. */
 export async function markDisabled(db: Db, id: number, reason: string): Promise<SubscriptionRow | undefined> {
@@ -779,7 +779,7 @@ export async function pauseEndpoint(db: Db, endpoint: string, waitMs: number): P
   );
 }
 
-/** What a batch of attempts says about one subscription (webhooks.health.ts `summarize`). */
+/** What a batch of attempts says about one subscription (webhooks.subscription-health.ts `summarize`). */
 export interface SubscriptionHealthNote {
   subscriptionId: number;
   /** The latest successful attempt's time, if any succeeded. */

@@ -1,4 +1,4 @@
-/** The JSON shapes of the webhooks service, as its endpoints return them. */
+/** The JSON shapes of the webhooks service, as its API answers them. */
 import type { DeliveredEventName, EventName } from "../../shared/messaging/events";
 import type { DeliveryStatus } from "./webhooks.params";
 import type {

@@ -21,7 +21,7 @@ import { secretBoxFor, type KeyConfig } from "../../shared/security/secrets-keyr
 import type { StorageSettings } from "../../shared/service-settings";
 import { Dispatcher } from "./webhooks.dispatcher";
 import { onShutdown } from "../../shared/shutdown";
-import { audienceOf, availableEvents, describeEvent, hears } from "./webhooks.events";
+import { audienceOf, availableEvents, describeEvent, hears } from "./webhooks.audience";
 import { asDomainEvent, fanOut } from "./webhooks.fanout";
 import { ClientGrants } from "./webhooks.grants";
 import {
@@ -60,7 +60,7 @@ import { queueTestEvent } from "./webhooks.test-event";
 import { sendWebhook } from "./webhooks.sender";
 import { generateKey, generateSecret, generateSigningKeyPair, type SignatureScheme } from "./webhooks.signing";
 import { checkTarget } from "./webhooks.url-policy";
-import { EndpointHealth, healthFigures } from "./webhooks.health";
+import { SubscriptionHealth, healthFigures } from "./webhooks.subscription-health";
 import { webhooksRetentionJob } from "./webhooks.retention";
 import { presentStats, STATS_WINDOW_MS, type SubscriptionStats } from "./webhooks.stats";
 import { migrations } from "./migrations";
@@ -113,7 +113,7 @@ const webhooksService: DbServiceSchema<
   }
 > = {
   name: "webhooks",
-  // Its own outbox carries webhook_endpoint_disabled (webhooks.health.ts).
+  // Its own outbox carries webhook_endpoint_disabled (webhooks.subscription-health.ts).
   mixins: [databaseMixin("webhooks", migrations), outboxRelayMixin("webhooks")],
 
   channels: channelConsumers(),
@@ -470,7 +470,7 @@ const webhooksService: DbServiceSchema<
       intervalMs: cfg.dispatchIntervalMs,
       timeoutMs: cfg.timeoutMs,
       retryScheduleSeconds: cfg.retryScheduleSeconds,
-      health: new EndpointHealth({
+      health: new SubscriptionHealth({
         db: this.db,
         retryAfterMaxMs: cfg.retryAfterMaxMs,
         disableAfterMs: cfg.disableAfterMs,

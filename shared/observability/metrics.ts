@@ -94,7 +94,7 @@ export function countPrunedRows(table: string, rows: number): void {
   if (rows > 0) rowsPruned.inc({ table }, rows);
 }
 
-/** What the webhooks service reports at each scrape (webhooks.health.ts). */
+/** What the webhooks service reports at each scrape (webhooks.subscription-health.ts). */
 export interface WebhookHealthFigures {
   subscriptions: { healthy: number; failing: number; disabled: number };
   pendingDeliveries: number;

@@ -7,7 +7,7 @@
 import type { Knex } from "knex";
 import type { Service } from "moleculer";
 import { Dispatcher } from "../../services/webhooks/webhooks.dispatcher";
-import type { EndpointHealth } from "../../services/webhooks/webhooks.health";
+import type { SubscriptionHealth } from "../../services/webhooks/webhooks.subscription-health";
 import type { ClaimedDelivery } from "../../services/webhooks/webhooks.repository";
 import type { AttemptOutcome } from "../../services/webhooks/webhooks.sender";
 
@@ -71,7 +71,7 @@ describe("webhooks dispatcher: fresh deliveries stored due", () => {
     intervalMs: 60_000,
     timeoutMs: 10_000,
     retryScheduleSeconds: [5],
-    health: { verdictOf: () => ({ kind: "healthy" }), afterAttempts: async () => [] } as unknown as EndpointHealth,
+    health: { verdictOf: () => ({ kind: "healthy" }), afterAttempts: async () => [] } as unknown as SubscriptionHealth,
   });
 
   beforeAll(() => {

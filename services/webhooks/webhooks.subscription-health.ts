@@ -73,7 +73,7 @@ export async function disableSubscription(
   });
 }
 
-export interface HealthOptions {
+export interface SubscriptionHealthOptions {
   db: Knex;
   retryAfterMaxMs: number;
   disableAfterMs: number;
@@ -122,10 +122,10 @@ export const SUCCESS_NOTED_FOR_MS = 1_000;
 const MAX_NOTED_SUBSCRIPTIONS = 10_000;
 
 /** What the dispatcher calls after recording a batch of attempts (webhooks.outcome-recorder.ts). */
-export class EndpointHealth {
+export class SubscriptionHealth {
   private readonly successNoted = new ExpiringCache<number, true>(SUCCESS_NOTED_FOR_MS, MAX_NOTED_SUBSCRIPTIONS);
 
-  constructor(private readonly opts: HealthOptions) {}
+  constructor(private readonly opts: SubscriptionHealthOptions) {}
 
   verdictOf(outcome: AttemptOutcome): Verdict {
     return verdictOf(outcome, this.opts.retryAfterMaxMs);

@@ -1,12 +1,12 @@
 import type { Knex } from "knex";
 import {
-  EndpointHealth,
+  SubscriptionHealth,
   SUCCESS_NOTED_FOR_MS,
   summarize,
   verdictOf,
   type NotedAttempt,
   type Verdict,
-} from "../../services/webhooks/webhooks.health";
+} from "../../services/webhooks/webhooks.subscription-health";
 import { retryAfterMs } from "../../services/webhooks/webhooks.schedule";
 import { nextState } from "../../services/webhooks/webhooks.dispatcher";
 
@@ -109,7 +109,7 @@ describe("noting health figures under load", () => {
     };
     return {
       noted,
-      health: new EndpointHealth({ db: db as unknown as Knex, retryAfterMaxMs: HOUR_MS, disableAfterMs: HOUR_MS }),
+      health: new SubscriptionHealth({ db: db as unknown as Knex, retryAfterMaxMs: HOUR_MS, disableAfterMs: HOUR_MS }),
     };
   }
   const attempt = (subscriptionId: number, verdict: Verdict): NotedAttempt => ({
