@@ -18,10 +18,10 @@ import { withRequestId } from "../../shared/observability/request-context";
 import { resumeTrace, SpanKind } from "../../shared/observability/tracing";
 import { PollingLoop } from "../../shared/polling-loop";
 import { OriginSlots } from "./webhooks.origin-slots";
-import type { SubscriptionHealth, Verdict } from "./webhooks.subscription-health";
+import type { SubscriptionHealth } from "./webhooks.subscription-health";
 import { OutcomeRecorder } from "./webhooks.outcome-recorder";
 import * as repo from "./webhooks.repository";
-import { retryDelayMs } from "./webhooks.schedule";
+import { judge, type RetrySettings } from "./webhooks.retry-policy";
 import type { AttemptOutcome, OutgoingWebhook } from "./webhooks.sender";
 
 export interface DispatcherOptions {
@@ -38,8 +38,9 @@ export interface DispatcherOptions {
   endpointConcurrency: number;
   intervalMs: number;
   timeoutMs: number;
-  retryScheduleSeconds: readonly number[];
-  /** Reads what each answer says about its endpoint and acts on it (webhooks.subscription-health.ts). */
+  /** What each outcome means (webhooks.retry-policy.ts). */
+  retry: RetrySettings;
+  /** Acts on what the outcomes say about their subscriptions (webhooks.subscription-health.ts). */
   health: SubscriptionHealth;
 }
 
@@ -50,27 +51,6 @@ export interface DispatcherOptions {
  */
 export function leaseMsFor(timeoutMs: number): number {
   return 2 * timeoutMs + 2_000;
-}
-
-/** The delivery's next state after an attempt that ended this way. */
-export function nextState(
-  outcome: AttemptOutcome,
-  attemptsMade: number,
-  schedule: readonly number[],
-  verdict?: Verdict,
-): repo.DeliveryUpdate {
-  if (verdict?.kind === "throttled") return { status: "pending", retryInMs: verdict.waitMs, spendsRetry: false };
-  if (verdict?.kind === "gone") return { status: "failed", retryInMs: null };
-  switch (outcome.kind) {
-    case "delivered":
-      return { status: "succeeded", retryInMs: null };
-    case "refused":
-      return { status: "refused", retryInMs: null };
-    default: {
-      const retryInMs = retryDelayMs(attemptsMade, schedule);
-      return retryInMs === null ? { status: "failed", retryInMs: null } : { status: "pending", retryInMs };
-    }
-  }
 }
 
 const METRIC_OUTCOME: Record<AttemptOutcome["kind"], WebhookAttemptOutcome> = {
@@ -256,8 +236,7 @@ export class Dispatcher {
       body: delivery.body,
     });
     observeWebhookAttempt(METRIC_OUTCOME[outcome.kind], outcome.durationMs / 1000);
-    const verdict = this.opts.health.verdictOf(outcome);
-    const next = nextState(outcome, delivery.attempt_count + 1, this.opts.retryScheduleSeconds, verdict);
+    const { verdict, next } = judge(outcome, delivery.attempt_count + 1, this.opts.retry);
     const record: repo.AttemptRecord = {
       attemptedAt,
       statusCode: outcome.kind === "delivered" || outcome.kind === "rejected" ? outcome.statusCode : null,

@@ -14,6 +14,7 @@ import type { Knex } from "knex";
 import type { Service } from "moleculer";
 import type { SubscriptionHealth, NotedAttempt } from "./webhooks.subscription-health";
 import * as repo from "./webhooks.repository";
+import type { DeliveryUpdate } from "./webhooks.retry-policy";
 
 /**
  * How long the first outcome of a batch waits for others: far below the lease (twice the
@@ -26,7 +27,7 @@ const MAX_BATCH = 500;
 /** An attempt that ended: what to record of it, and what health reads from it. */
 export interface FinishedAttempt extends NotedAttempt {
   delivery: repo.ClaimedDelivery;
-  next: repo.DeliveryUpdate;
+  next: DeliveryUpdate;
 }
 
 interface Queued extends FinishedAttempt {

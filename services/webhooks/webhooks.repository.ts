@@ -9,6 +9,7 @@ import type { SecretBox } from "../../shared/security/secret-box";
 import { BIGINT_ID_MAX } from "../../shared/http/params";
 import { currentTraceparent } from "../../shared/observability/tracing";
 import type { DeliveryStatus } from "./webhooks.params";
+import type { DeliveryUpdate } from "./webhooks.retry-policy";
 
 const S = "webhooks";
 
@@ -493,14 +494,6 @@ export interface AttemptRecord {
   statusCode: number | null;
   error: string | null;
   durationMs: number;
-}
-
-export interface DeliveryUpdate {
-  status: DeliveryStatus;
-  /** Milliseconds from now until the next attempt; null when none is scheduled. */
-  retryInMs: number | null;
-  /** False when the receiver asked to wait (Retry-After): the attempt is kept but spends no retry. */
-  spendsRetry?: boolean;
 }
 
 /** One finished attempt of a claimed delivery, and the delivery's state after it. */

@@ -469,12 +469,8 @@ const webhooksService: DbServiceSchema<
       endpointConcurrency: cfg.endpointConcurrency,
       intervalMs: cfg.dispatchIntervalMs,
       timeoutMs: cfg.timeoutMs,
-      retryScheduleSeconds: cfg.retryScheduleSeconds,
-      health: new SubscriptionHealth({
-        db: this.db,
-        retryAfterMaxMs: cfg.retryAfterMaxMs,
-        disableAfterMs: cfg.disableAfterMs,
-      }),
+      retry: { scheduleSeconds: cfg.retryScheduleSeconds, retryAfterMaxMs: cfg.retryAfterMaxMs },
+      health: new SubscriptionHealth({ db: this.db, disableAfterMs: cfg.disableAfterMs }),
     });
     this.retention = webhooksRetentionJob({
       ready: () => this.broker.started,

@@ -1,13 +1,8 @@
 /**
- * Endpoint health (docs/webhooks.md, "Endpoint health"): what each attempt says about its
- * subscription, and what follows.
- *
- * - `410 Gone`: the receiver says the URL is no more; the subscription is disabled at once.
- * - `429` or `503` with `Retry-After`: its endpoint (the URL's origin, as the dispatcher counts
- *   slots) is left alone until then, capped at WEBHOOK_RETRY_AFTER_MAX, for every replica
- *   (`endpoint_pauses`); the delivery waits as long without spending a retry.
- * - Any other failure follows the retry schedule; a subscription whose every attempt failed for
- *   WEBHOOK_DISABLE_AFTER is disabled.
+ * A subscription's delivery health (docs/webhooks.md, "Endpoint health"): after each batch of
+ * attempts, its latest success and failure and since when it fails are kept on it, a throttled
+ * endpoint is paused and a subscription is disabled, as the retry policy says
+ * (webhooks.retry-policy.ts).
  *
  * Disabling fails the subscription's pending deliveries (they can be recovered once it is
  * enabled again) and, in the same transaction, appends `webhook_endpoint_disabled` to this
@@ -20,29 +15,7 @@ import { WORST_RANKS } from "../../shared/observability/metrics";
 import { appendEvent } from "../../shared/messaging/outbox";
 import * as repo from "./webhooks.repository";
 import { presentSubscription } from "./webhooks.representation";
-import { retryAfterMs } from "./webhooks.schedule";
-import type { AttemptOutcome } from "./webhooks.sender";
-
-export type Verdict =
-  | { kind: "healthy" }
-  /** 410 Gone: disable now. */
-  | { kind: "gone" }
-  /** 429/503 with a readable Retry-After: wait `waitMs`, no retry spent. */
-  | { kind: "throttled"; waitMs: number }
-  | { kind: "failing" };
-
-/** The statuses whose Retry-After is honoured (RFC 9110 §10.2.3, RFC 6585 §4). */
-const THROTTLING_STATUSES = new Set([429, 503]);
-
-export function verdictOf(outcome: AttemptOutcome, retryAfterMaxMs: number): Verdict {
-  if (outcome.kind === "delivered") return { kind: "healthy" };
-  if (outcome.kind !== "rejected") return { kind: "failing" };
-  if (outcome.statusCode === 410) return { kind: "gone" };
-  const waitMs = THROTTLING_STATUSES.has(outcome.statusCode) ? retryAfterMs(outcome.retryAfter, retryAfterMaxMs) : null;
-  return waitMs === null ? { kind: "failing" } : { kind: "throttled", waitMs };
-}
-
-export type DisabledReason = "gone" | "failing";
+import { disablingReason, type DisabledReason, type Verdict } from "./webhooks.retry-policy";
 
 const REASON_TEXT: Record<DisabledReason, string> = {
   gone: "The endpoint answered 410 Gone.",
@@ -75,7 +48,7 @@ export async function disableSubscription(
 
 export interface SubscriptionHealthOptions {
   db: Knex;
-  retryAfterMaxMs: number;
+  /** WEBHOOK_DISABLE_AFTER: how long every attempt may fail before the subscription is disabled. */
   disableAfterMs: number;
 }
 
@@ -127,10 +100,6 @@ export class SubscriptionHealth {
 
   constructor(private readonly opts: SubscriptionHealthOptions) {}
 
-  verdictOf(outcome: AttemptOutcome): Verdict {
-    return verdictOf(outcome, this.opts.retryAfterMaxMs);
-  }
-
   /**
    * Notes the batch's figures in one statement; pauses throttled endpoints and disables what
    * must be (both rare, one statement each). Resolves to the subscriptions disabled, with why.
@@ -142,14 +111,13 @@ export class SubscriptionHealth {
     }
     const figures = await repo.noteAttemptsHealth(db, this.worthNoting(summarize(noted)), this.opts.disableAfterMs);
     const gone = new Set(noted.filter((n) => n.verdict.kind === "gone").map((n) => n.delivery.subscription_id));
-    const toDisable = figures
-      .filter((f) => f.status === "active" && (gone.has(f.subscriptionId) || f.failingTooLong))
-      .map((f) => ({
-        subscriptionId: f.subscriptionId,
-        reason: (gone.has(f.subscriptionId) ? "gone" : "failing") as DisabledReason,
-      }));
     const disabled: { subscriptionId: number; reason: DisabledReason }[] = [];
-    for (const d of toDisable) if (await disableSubscription(db, d.subscriptionId, d.reason)) disabled.push(d);
+    for (const f of figures) {
+      if (f.status !== "active") continue;
+      const reason = disablingReason({ gone: gone.has(f.subscriptionId), failingTooLong: f.failingTooLong });
+      if (reason && (await disableSubscription(db, f.subscriptionId, reason)))
+        disabled.push({ subscriptionId: f.subscriptionId, reason });
+    }
     return disabled;
   }
 

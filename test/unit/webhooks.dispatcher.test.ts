@@ -70,8 +70,8 @@ describe("webhooks dispatcher: fresh deliveries stored due", () => {
     // One claim at start (it fails: no database), then none unless woken.
     intervalMs: 60_000,
     timeoutMs: 10_000,
-    retryScheduleSeconds: [5],
-    health: { verdictOf: () => ({ kind: "healthy" }), afterAttempts: async () => [] } as unknown as SubscriptionHealth,
+    retry: { scheduleSeconds: [5], retryAfterMaxMs: 60_000 },
+    health: { afterAttempts: async () => [] } as unknown as SubscriptionHealth,
   });
 
   beforeAll(() => {
