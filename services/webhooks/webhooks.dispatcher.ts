@@ -2,7 +2,7 @@
  * The dispatcher: keeps up to WEBHOOK_DISPATCH_BATCH deliveries in flight, and at most
  * WEBHOOK_ENDPOINT_CONCURRENCY of them to one endpoint (one while that endpoint is on probation
  * after a time-out: webhooks.origin-slots.ts), so a hanging subscriber cannot hold the slots
- * everyone else's deliveries need. It claims due deliveries (webhooks.repository.ts `claimDue`:
+ * everyone else's deliveries need. It claims due deliveries (webhooks.deliveries.repository.ts `claimDue`:
  * fair between endpoints, SKIP LOCKED and a lease, committed before sending), sends each,
  * records every attempt and schedules the next one in the row — the outcomes that end together
  * in one statement (webhooks.outcome-recorder.ts). A fresh event's deliveries need no claim when
@@ -20,7 +20,8 @@ import { PollingLoop } from "../../shared/polling-loop";
 import { OriginSlots } from "./webhooks.origin-slots";
 import type { SubscriptionHealth } from "./webhooks.subscription-health";
 import { OutcomeRecorder } from "./webhooks.outcome-recorder";
-import * as repo from "./webhooks.repository";
+import type { AttemptRecord } from "./webhooks.attempts.repository";
+import { claimDue, type ClaimedDelivery } from "./webhooks.deliveries.repository";
 import { judge, type RetrySettings } from "./webhooks.retry-policy";
 import type { AttemptOutcome, OutgoingWebhook } from "./webhooks.sender";
 
@@ -32,7 +33,7 @@ export interface DispatcherOptions {
    * The claimed deliveries whose client is still entitled to them right now; it cancels the
    * others (webhooks.service.ts). Throwing sends nothing: the claims wait for their lease to end.
    */
-  entitledOnly(claimed: repo.ClaimedDelivery[]): Promise<repo.ClaimedDelivery[]>;
+  entitledOnly(claimed: ClaimedDelivery[]): Promise<ClaimedDelivery[]>;
   batch: number;
   /** Attempts in flight to one endpoint (a URL origin) at most. */
   endpointConcurrency: number;
@@ -63,12 +64,12 @@ const METRIC_OUTCOME: Record<AttemptOutcome["kind"], WebhookAttemptOutcome> = {
 
 /**
  * Slots a fan-out holds for the deliveries it is about to store claimed
- * (webhooks.repository.ts `insertEventDeliveries`); `settle` sends those that were stored so,
+ * (webhooks.deliveries.repository.ts `insertEventDeliveries`); `settle` sends those that were stored so,
  * and gives the other slots back. Settle it exactly once, with [] when the insert failed.
  */
 export interface Reservation {
   subscriptionIds: number[];
-  settle(claimed: readonly repo.ClaimedDelivery[]): void;
+  settle(claimed: readonly ClaimedDelivery[]): void;
 }
 
 export class Dispatcher {
@@ -161,9 +162,9 @@ export class Dispatcher {
   private async round(): Promise<number> {
     const free = this.opts.batch - this.inFlight.size - this.reserved;
     if (free > 0) {
-      let claimed: repo.ClaimedDelivery[] = [];
+      let claimed: ClaimedDelivery[] = [];
       try {
-        const due = await repo.claimDue(this.opts.db, free, this.leaseMs, {
+        const due = await claimDue(this.opts.db, free, this.leaseMs, {
           perEndpoint: this.opts.endpointConcurrency,
           limits: this.slots.limits(),
         });
@@ -180,7 +181,7 @@ export class Dispatcher {
     return this.opts.intervalMs;
   }
 
-  private launch(delivery: repo.ClaimedDelivery, { slotTaken = false } = {}): void {
+  private launch(delivery: ClaimedDelivery, { slotTaken = false } = {}): void {
     if (!slotTaken) this.slots.take(delivery.endpoint);
     // Log lines of the attempt name the request that raised the event; its span (and the
     // request's traceparent header) continues the trace of the fan-out that recorded it.
@@ -219,7 +220,7 @@ export class Dispatcher {
     if (batchHalfFree || endpointHalfFree) this.loop.wake();
   }
 
-  private async attempt(delivery: repo.ClaimedDelivery): Promise<AttemptOutcome["kind"]> {
+  private async attempt(delivery: ClaimedDelivery): Promise<AttemptOutcome["kind"]> {
     const attemptedAt = new Date();
     const { previous_key: previousKey, previous_secret: previousSecret } = delivery;
     const outcome = await this.opts.send({
@@ -237,7 +238,7 @@ export class Dispatcher {
     });
     observeWebhookAttempt(METRIC_OUTCOME[outcome.kind], outcome.durationMs / 1000);
     const { verdict, next } = judge(outcome, delivery.attempt_count + 1, this.opts.retry);
-    const record: repo.AttemptRecord = {
+    const record: AttemptRecord = {
       attemptedAt,
       statusCode: outcome.kind === "delivered" || outcome.kind === "rejected" ? outcome.statusCode : null,
       error: "error" in outcome ? outcome.error : null,

@@ -13,7 +13,8 @@ import { EVENTS, type DomainEvent } from "../../shared/messaging/events";
 import { hears } from "./webhooks.audience";
 import type { Dispatcher } from "./webhooks.dispatcher";
 import type { ClientGrants } from "./webhooks.grants";
-import * as repo from "./webhooks.repository";
+import { insertEventDeliveries, type StoredDeliveries } from "./webhooks.deliveries.repository";
+import { candidateSubscriptions } from "./webhooks.subscriptions.repository";
 
 const checkEvent = new Validator().compile({
   id: { type: "string", min: 1, max: 200 },
@@ -57,14 +58,14 @@ export async function fanOut(
   direct?: Pick<Dispatcher, "reserve" | "leaseMs">,
 ): Promise<FanOutResult> {
   // Most events concern no subscriber: the read settles them with no write at all.
-  const hearing = await entitled(grants, event, await repo.candidateSubscriptions(db, event));
+  const hearing = await entitled(grants, event, await candidateSubscriptions(db, event));
   if (hearing.length === 0) return { created: 0, queued: [] };
   const reservation = direct?.reserve(hearing);
-  let stored: repo.StoredDeliveries = { created: 0, claimed: [] };
+  let stored: StoredDeliveries = { created: 0, claimed: [] };
   try {
     // Stored once, as the exact text every subscriber receives; a subscription deleted or
     // disabled since the read gets nothing.
-    stored = await repo.insertEventDeliveries(
+    stored = await insertEventDeliveries(
       db,
       event,
       JSON.stringify(event.data),

@@ -13,7 +13,8 @@
 import type { Knex } from "knex";
 import type { Service } from "moleculer";
 import type { SubscriptionHealth, NotedAttempt } from "./webhooks.subscription-health";
-import * as repo from "./webhooks.repository";
+import { recordAttempts } from "./webhooks.attempts.repository";
+import type { ClaimedDelivery } from "./webhooks.deliveries.repository";
 import type { DeliveryUpdate } from "./webhooks.retry-policy";
 
 /**
@@ -26,7 +27,7 @@ const MAX_BATCH = 500;
 
 /** An attempt that ended: what to record of it, and what health reads from it. */
 export interface FinishedAttempt extends NotedAttempt {
-  delivery: repo.ClaimedDelivery;
+  delivery: ClaimedDelivery;
   next: DeliveryUpdate;
 }
 
@@ -105,7 +106,7 @@ export class OutcomeRecorder {
   private async write(batch: Queued[]): Promise<void> {
     if (batch.length === 0) return;
     try {
-      await repo.recordAttempts(
+      await recordAttempts(
         this.opts.db,
         batch.map((f) => ({ claim: f.delivery, attempt: f.attempt, next: f.next })),
       );

@@ -9,7 +9,12 @@
 import type { Knex } from "knex";
 import type { Service } from "moleculer";
 import { AT_ONCE, PollingLoop } from "../../shared/polling-loop";
-import * as repo from "./webhooks.repository";
+import {
+  claimRecovery,
+  recoverNextBatch,
+  type RecoveryRequest,
+  type RecoveryRow,
+} from "./webhooks.recoveries.repository";
 
 /** Deliveries looked at per transaction: short enough to hold no lock for long. */
 const BATCH = 500;
@@ -45,7 +50,7 @@ export class Recoverer {
   /** Works on one recovery if there is one, and then looks for the next at once. */
   private async round(): Promise<number | typeof AT_ONCE> {
     try {
-      const claimed = await repo.claimRecovery(this.opts.db, LEASE_MS);
+      const claimed = await claimRecovery(this.opts.db, LEASE_MS);
       if (claimed) {
         await this.work(claimed);
         return AT_ONCE;
@@ -57,9 +62,9 @@ export class Recoverer {
   }
 
   /** Batch after batch until the window is done, the claim is lost, or the process stops (the lease then hands it on). */
-  private async work(recovery: repo.RecoveryRow): Promise<void> {
+  private async work(recovery: RecoveryRow): Promise<void> {
     while (this.loop.running) {
-      const step = await repo.recoverNextBatch(this.opts.db, recovery, BATCH, LEASE_MS);
+      const step = await recoverNextBatch(this.opts.db, recovery, BATCH, LEASE_MS);
       if (!step) return;
       if (step.queued > 0) this.opts.queued();
       if (step.done) {
@@ -74,7 +79,7 @@ export class Recoverer {
 }
 
 /** Whether an unfinished recovery is the one this request asks for (then it is answered again). */
-export function sameRecoveryRequest(row: repo.RecoveryRow, asked: repo.RecoveryRequest): boolean {
+export function sameRecoveryRequest(row: RecoveryRow, asked: RecoveryRequest): boolean {
   return (
     row.since.getTime() === asked.since.getTime() &&
     (row.requested_until?.getTime() ?? null) === (asked.until?.getTime() ?? null) &&

@@ -43,7 +43,28 @@ import {
   type RotateParams,
   type SubscribeParams,
 } from "./webhooks.params";
-import * as repo from "./webhooks.repository";
+import { attemptsOf } from "./webhooks.attempts.repository";
+import {
+  cancelClaims,
+  cancelQueuedDeliveries,
+  type ClaimedDelivery,
+  findDelivery,
+  listDeliveries,
+  scheduleAgain,
+} from "./webhooks.deliveries.repository";
+import { createRecovery, findRecovery, type RecoveryRequest } from "./webhooks.recoveries.repository";
+import { subscriptionStats } from "./webhooks.stats";
+import {
+  deleteSubscription,
+  findSubscription,
+  findSubscriptionByTarget,
+  insertSubscription,
+  listSubscriptions,
+  markEnabled,
+  rotateSecrets,
+  type SigningKeys,
+  type SubscriptionRow,
+} from "./webhooks.subscriptions.repository";
 import {
   presentDelivery,
   presentRecovery,
@@ -71,15 +92,15 @@ const CHANNEL_MAX_IN_FLIGHT = 32;
 const CHANNEL_RETRY_PAUSE_MS = 1_000;
 
 interface Methods {
-  ownSubscription(ctx: RequestContext, id: number): Promise<repo.SubscriptionRow>;
+  ownSubscription(ctx: RequestContext, id: number): Promise<SubscriptionRow>;
   ingest(payload: unknown): Promise<void>;
   clientChanged(clientId: number): Promise<void>;
-  entitledOnly(claimed: repo.ClaimedDelivery[]): Promise<repo.ClaimedDelivery[]>;
+  entitledOnly(claimed: ClaimedDelivery[]): Promise<ClaimedDelivery[]>;
   presentDeliveryOf(subscriptionId: number, deliveryId: number): Promise<Delivery>;
 }
 
 /** An Ed25519 key pair for `ed25519`, none for `hmac`. */
-const signingKeysFor = (scheme: SignatureScheme): repo.SigningKeys =>
+const signingKeysFor = (scheme: SignatureScheme): SigningKeys =>
   scheme === "ed25519" ? generateSigningKeyPair() : null;
 
 /** One consumer per event channel, all in the `webhooks` group: replicas share the messages. */
@@ -163,7 +184,7 @@ const webhooksService: DbServiceSchema<
 
         // Insert, or find the one that exists; a concurrent DELETE between the two means: insert again.
         for (;;) {
-          const created = await repo.insertSubscription(
+          const created = await insertSubscription(
             this.db,
             {
               clientId: client.clientId,
@@ -180,7 +201,7 @@ const webhooksService: DbServiceSchema<
             ctx.meta.$location = `/api/v1/webhooks/${created.id}`;
             return presentWithSecrets(created);
           }
-          const existing = await repo.findSubscriptionByTarget(this.db, client.clientId, event, url);
+          const existing = await findSubscriptionByTarget(this.db, client.clientId, event, url);
           if (existing && ctx.params.signature && presentSubscription(existing).signature !== ctx.params.signature) {
             throw new ConflictError(
               `Subscription ${existing.id} exists for this event and URL with another signature scheme: POST /api/v1/webhooks/${existing.id}/rotate with {"signature": "${ctx.params.signature}"} switches it.`,
@@ -198,7 +219,7 @@ const webhooksService: DbServiceSchema<
       summary: "This client's webhook subscriptions.",
       params: listParams,
       async handler(ctx: RequestContext<ListParams>) {
-        const { rows, nextCursor } = await repo.listSubscriptions(this.db, callerOf(ctx).clientId, ctx.params);
+        const { rows, nextCursor } = await listSubscriptions(this.db, callerOf(ctx).clientId, ctx.params);
         return toPage(rows.map(presentSubscription), nextCursor);
       },
     },
@@ -219,7 +240,7 @@ const webhooksService: DbServiceSchema<
       summary: "Delete a subscription with its deliveries; nothing more is sent to it.",
       params: idParams,
       async handler(ctx: RequestContext<IdParams>): Promise<null> {
-        if (!(await repo.deleteSubscription(this.db, callerOf(ctx).clientId, ctx.params.id))) {
+        if (!(await deleteSubscription(this.db, callerOf(ctx).clientId, ctx.params.id))) {
           throw new NotFoundError("webhook subscription", ctx.params.id);
         }
         ctx.meta.$statusCode = 204;
@@ -236,7 +257,7 @@ const webhooksService: DbServiceSchema<
       async handler(ctx: RequestContext<RotateParams>): Promise<SubscriptionWithSecrets> {
         const current = await this.ownSubscription(ctx, ctx.params.id);
         const scheme = ctx.params.signature ?? presentSubscription(current).signature;
-        const row = await repo.rotateSecrets(
+        const row = await rotateSecrets(
           this.db,
           callerOf(ctx).clientId,
           ctx.params.id,
@@ -276,14 +297,14 @@ const webhooksService: DbServiceSchema<
       params: recoverParams,
       async handler(ctx: RequestContext<RecoverParams>): Promise<Recovery> {
         const subscription = await this.ownSubscription(ctx, ctx.params.id);
-        const asked: repo.RecoveryRequest = {
+        const asked: RecoveryRequest = {
           since: new Date(ctx.params.since),
           until: ctx.params.until === undefined ? null : new Date(ctx.params.until),
           all: ctx.params.all ?? false,
         };
         if (asked.until && asked.until <= asked.since)
           throw InvalidInputError.field("until", "Must be later than `since`.");
-        const { row, created } = await repo.createRecovery(this.db, subscription.id, asked);
+        const { row, created } = await createRecovery(this.db, subscription.id, asked);
         if (!created && !sameRecoveryRequest(row, asked)) {
           throw new ConflictError(
             `Recovery ${row.id} of this subscription, with another window, is not finished: GET /api/v1/webhooks/${subscription.id}/recoveries/${row.id} follows it.`,
@@ -304,7 +325,7 @@ const webhooksService: DbServiceSchema<
       params: recoveryParams,
       async handler(ctx: RequestContext<RecoveryParams>): Promise<Recovery> {
         const subscription = await this.ownSubscription(ctx, ctx.params.id);
-        const row = await repo.findRecovery(this.db, subscription.id, ctx.params.recoveryId);
+        const row = await findRecovery(this.db, subscription.id, ctx.params.recoveryId);
         if (!row) throw new NotFoundError("recovery", ctx.params.recoveryId);
         return presentRecovery(row);
       },
@@ -316,7 +337,7 @@ const webhooksService: DbServiceSchema<
       summary: "Enable a disabled subscription again (its failures forgotten); an active one stays as it is.",
       params: idParams,
       async handler(ctx: RequestContext<IdParams>): Promise<Subscription> {
-        const row = await repo.markEnabled(this.db, callerOf(ctx).clientId, ctx.params.id);
+        const row = await markEnabled(this.db, callerOf(ctx).clientId, ctx.params.id);
         if (!row) throw new NotFoundError("webhook subscription", ctx.params.id);
         return presentSubscription(row);
       },
@@ -330,7 +351,7 @@ const webhooksService: DbServiceSchema<
       params: idParams,
       async handler(ctx: RequestContext<IdParams>): Promise<SubscriptionStats> {
         const subscription = await this.ownSubscription(ctx, ctx.params.id);
-        return presentStats(subscription, await repo.subscriptionStats(this.db, subscription.id, STATS_WINDOW_MS));
+        return presentStats(subscription, await subscriptionStats(this.db, subscription.id, STATS_WINDOW_MS));
       },
     },
 
@@ -342,8 +363,8 @@ const webhooksService: DbServiceSchema<
       async handler(ctx: RequestContext<DeliveriesParams>) {
         const { id, status, ...page } = ctx.params;
         const subscription = await this.ownSubscription(ctx, id);
-        const { rows, nextCursor } = await repo.listDeliveries(this.db, subscription.id, page, status);
-        const attempts = await repo.attemptsOf(
+        const { rows, nextCursor } = await listDeliveries(this.db, subscription.id, page, status);
+        const attempts = await attemptsOf(
           this.db,
           rows.map((r) => r.id),
         );
@@ -360,7 +381,7 @@ const webhooksService: DbServiceSchema<
       params: redeliverParams,
       async handler(ctx: RequestContext<RedeliverParams>): Promise<Delivery> {
         const subscription = await this.ownSubscription(ctx, ctx.params.id);
-        if (!(await repo.scheduleAgain(this.db, subscription.id, ctx.params.deliveryId))) {
+        if (!(await scheduleAgain(this.db, subscription.id, ctx.params.deliveryId))) {
           throw new NotFoundError("delivery", ctx.params.deliveryId);
         }
         this.dispatcher?.wake();
@@ -375,7 +396,7 @@ const webhooksService: DbServiceSchema<
       this.grants.forget(clientId);
       try {
         const client = (await this.grants.fresh([clientId])).get(clientId);
-        const cancelled = await repo.cancelQueuedDeliveries(this.db, clientId, audienceOf(client));
+        const cancelled = await cancelQueuedDeliveries(this.db, clientId, audienceOf(client));
         if (cancelled > 0)
           this.logger.info(
             `Webhooks: cancelled ${cancelled} queued deliveries client ${clientId} may no longer receive.`,
@@ -388,13 +409,13 @@ const webhooksService: DbServiceSchema<
     },
 
     /** Just before sending: the grants asked afresh, so nothing depends on a broadcast arriving. */
-    async entitledOnly(claimed: repo.ClaimedDelivery[]): Promise<repo.ClaimedDelivery[]> {
+    async entitledOnly(claimed: ClaimedDelivery[]): Promise<ClaimedDelivery[]> {
       const principals = await this.grants.fresh(claimed.map((d) => d.client_id));
-      const allowed = (d: repo.ClaimedDelivery) =>
+      const allowed = (d: ClaimedDelivery) =>
         hears(principals.get(d.client_id), d.client_id, { event: d.event, ownerClientId: d.owner_client_id });
       const refused = claimed.filter((d) => !allowed(d));
       if (refused.length > 0) {
-        await repo.cancelClaims(this.db, refused);
+        await cancelClaims(this.db, refused);
         this.logger.info(
           `Webhooks: cancelled ${refused.length} deliveries whose client is no longer entitled to them.`,
         );
@@ -404,14 +425,14 @@ const webhooksService: DbServiceSchema<
 
     async presentDeliveryOf(subscriptionId: number, deliveryId: number): Promise<Delivery> {
       // Gone meanwhile: the subscription was deleted with its deliveries.
-      const row = await repo.findDelivery(this.db, subscriptionId, deliveryId);
+      const row = await findDelivery(this.db, subscriptionId, deliveryId);
       if (!row) throw new NotFoundError("delivery", deliveryId);
-      return presentDelivery(row, (await repo.attemptsOf(this.db, [row.id])).get(row.id) ?? []);
+      return presentDelivery(row, (await attemptsOf(this.db, [row.id])).get(row.id) ?? []);
     },
 
-    async ownSubscription(ctx: RequestContext, id: number): Promise<repo.SubscriptionRow> {
+    async ownSubscription(ctx: RequestContext, id: number): Promise<SubscriptionRow> {
       // Another client's subscription is "not found", never "forbidden": its existence is not revealed.
-      const row = await repo.findSubscription(this.db, callerOf(ctx).clientId, id);
+      const row = await findSubscription(this.db, callerOf(ctx).clientId, id);
       if (!row) throw new NotFoundError("webhook subscription", id);
       return row;
     },

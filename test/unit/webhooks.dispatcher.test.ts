@@ -8,7 +8,7 @@ import type { Knex } from "knex";
 import type { Service } from "moleculer";
 import { Dispatcher } from "../../services/webhooks/webhooks.dispatcher";
 import type { SubscriptionHealth } from "../../services/webhooks/webhooks.subscription-health";
-import type { ClaimedDelivery } from "../../services/webhooks/webhooks.repository";
+import type { ClaimedDelivery } from "../../services/webhooks/webhooks.deliveries.repository";
 import type { AttemptOutcome } from "../../services/webhooks/webhooks.sender";
 
 const HANGING = "http://hanging.example:8080";
