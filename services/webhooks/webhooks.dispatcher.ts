@@ -2,14 +2,16 @@
  * The dispatcher: keeps up to WEBHOOK_DISPATCH_BATCH deliveries in flight, and at most
  * WEBHOOK_ENDPOINT_CONCURRENCY of them to one endpoint (one while that endpoint is on probation
  * after a time-out: webhooks.origin-slots.ts), so a hanging subscriber cannot hold the slots
- * everyone else's deliveries need. It claims due deliveries (webhooks.deliveries.repository.ts `claimDue`:
- * fair between endpoints, SKIP LOCKED and a lease, committed before sending), sends each,
- * records every attempt and schedules the next one in the row — the outcomes that end together
- * in one statement (webhooks.outcome-recorder.ts). A fresh event's deliveries need no claim when
- * this process has slots free for them: the fan-out reserves the slots, stores the deliveries
- * already claimed and hands them over (`reserve`), so they are sent at once. Any number of webhooks
- * processes run one each and share the work; a delivery is never sent by two of them at once,
- * and one whose dispatcher died is sent again once its lease ends.
+ * everyone else's deliveries need. It claims due deliveries (webhooks.deliveries.repository.ts
+ * `claimDue`: fair between endpoints, SKIP LOCKED and a lease, committed before sending), sends
+ * each, records every attempt and schedules the next one in the row as the retry policy says
+ * (webhooks.retry-policy.ts) — the outcomes that end together in one statement
+ * (webhooks.outcome-recorder.ts). A fresh event's deliveries need no claim when this process has
+ * slots free for them: the fan-out reserves the slots, stores the deliveries already claimed and
+ * hands them over (webhooks.direct-hand-off.ts, which the dispatcher implements), so they are
+ * sent at once. Any number of webhooks processes run one each and share the work; a delivery is
+ * never sent by two of them at once, and one whose dispatcher died is sent again once its lease
+ * ends. The worker (webhooks.worker.ts) builds it with what it needs passed in.
  */
 import type { Knex } from "knex";
 import type { Service } from "moleculer";
@@ -22,6 +24,7 @@ import type { SubscriptionHealth } from "./webhooks.subscription-health";
 import { OutcomeRecorder } from "./webhooks.outcome-recorder";
 import type { AttemptRecord } from "./webhooks.attempts.repository";
 import { claimDue, type ClaimedDelivery } from "./webhooks.deliveries.repository";
+import type { DirectHandOff, HandOffTarget, Reservation } from "./webhooks.direct-hand-off";
 import { judge, type RetrySettings } from "./webhooks.retry-policy";
 import type { AttemptOutcome, OutgoingWebhook } from "./webhooks.sender";
 
@@ -31,7 +34,7 @@ export interface DispatcherOptions {
   send(webhook: OutgoingWebhook): Promise<AttemptOutcome>;
   /**
    * The claimed deliveries whose client is still entitled to them right now; it cancels the
-   * others (webhooks.service.ts). Throwing sends nothing: the claims wait for their lease to end.
+   * others (webhooks.entitlement.ts). Throwing sends nothing: the claims wait for their lease to end.
    */
   entitledOnly(claimed: ClaimedDelivery[]): Promise<ClaimedDelivery[]>;
   batch: number;
@@ -62,17 +65,7 @@ const METRIC_OUTCOME: Record<AttemptOutcome["kind"], WebhookAttemptOutcome> = {
   refused: "blocked",
 };
 
-/**
- * Slots a fan-out holds for the deliveries it is about to store claimed
- * (webhooks.deliveries.repository.ts `insertEventDeliveries`); `settle` sends those that were stored so,
- * and gives the other slots back. Settle it exactly once, with [] when the insert failed.
- */
-export interface Reservation {
-  subscriptionIds: number[];
-  settle(claimed: readonly ClaimedDelivery[]): void;
-}
-
-export class Dispatcher {
+export class Dispatcher implements DirectHandOff {
   private readonly loop = new PollingLoop({ round: () => this.round() });
   /** Slots fan-outs hold for deliveries they are storing claimed: part of the batch. */
   private reserved = 0;
@@ -109,8 +102,8 @@ export class Dispatcher {
    * or every slot of that endpoint): under load they go first, in the claim's order, rather
    * than be overtaken by every fresh event. Nothing either once the dispatcher is stopping.
    */
-  reserve(targets: readonly { id: number; endpoint: string }[]): Reservation {
-    const taken: { id: number; endpoint: string }[] = [];
+  reserve(targets: readonly HandOffTarget[]): Reservation {
+    const taken: HandOffTarget[] = [];
     for (const target of this.loop.running && !this.moreDue ? targets : []) {
       if (this.inFlight.size + this.reserved >= this.opts.batch) break;
       if (this.slots.free(target.endpoint) === 0 || this.endpointsWithMore.has(target.endpoint)) continue;

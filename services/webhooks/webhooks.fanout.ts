@@ -4,14 +4,14 @@
  * one read, then the event and its deliveries in one statement (an INSERT … SELECT that keeps
  * only the subscriptions still there). A re-published event adds nothing (unique per event and
  * subscription), so the channel may deliver a message more than once. The deliveries this
- * process's dispatcher has slots for are stored claimed and sent at once (webhooks.dispatcher.ts
- * `reserve`); the others wait, due, for any dispatcher's claim.
+ * process's dispatcher has slots for are stored claimed and handed to it, sent at once
+ * (webhooks.direct-hand-off.ts); the others wait, due, for any dispatcher's claim.
  */
 import Validator from "fastest-validator";
 import type { Knex } from "knex";
 import { EVENTS, type DomainEvent } from "../../shared/messaging/events";
 import { hears } from "./webhooks.audience";
-import type { Dispatcher } from "./webhooks.dispatcher";
+import type { DirectHandOff } from "./webhooks.direct-hand-off";
 import type { ClientGrants } from "./webhooks.grants";
 import { insertEventDeliveries, type StoredDeliveries } from "./webhooks.deliveries.repository";
 import { candidateSubscriptions } from "./webhooks.subscriptions.repository";
@@ -50,12 +50,15 @@ export interface FanOutResult {
   queued: string[];
 }
 
-/** Creates the deliveries of one event; those `direct` has slots for are sent by it at once. */
+/**
+ * Creates the deliveries of one event; those `direct` has slots for are handed to it and sent at
+ * once, and it hears of the others (`queued`).
+ */
 export async function fanOut(
   db: Knex,
   grants: ClientGrants,
   event: DomainEvent,
-  direct?: Pick<Dispatcher, "reserve" | "leaseMs">,
+  direct?: DirectHandOff,
 ): Promise<FanOutResult> {
   // Most events concern no subscriber: the read settles them with no write at all.
   const hearing = await entitled(grants, event, await candidateSubscriptions(db, event));
@@ -80,5 +83,7 @@ export async function fanOut(
   }
   if (stored.created === stored.claimed.length) return { created: stored.created, queued: [] };
   const claimed = new Set(stored.claimed.map((d) => Number(d.subscription_id)));
-  return { created: stored.created, queued: hearing.filter((s) => !claimed.has(s.id)).map((s) => s.endpoint) };
+  const queued = hearing.filter((s) => !claimed.has(s.id)).map((s) => s.endpoint);
+  if (queued.length > 0) direct?.queued(queued);
+  return { created: stored.created, queued };
 }
