@@ -37,10 +37,6 @@ export type WebhooksThis = Service & { db: Knex } & WebhooksState;
 /** Some of the service's actions, by name. */
 export type WebhooksActions = Record<string, ActionSchema<WebhooksThis>>;
 
-export function settingsOf(service: WebhooksThis): WebhooksSettings {
-  return service.settings as WebhooksSettings;
-}
-
 /** The caller's subscription. Another client's is "not found", never "forbidden": its existence is not revealed. */
 export async function ownSubscription(db: Knex, ctx: RequestContext, id: number): Promise<SubscriptionRow> {
   const row = await findSubscription(db, callerOf(ctx).clientId, id);

@@ -20,7 +20,7 @@ import { recheckClient } from "./webhooks.entitlement";
 import { asDomainEvent, fanOut } from "./webhooks.fanout";
 import { ClientGrants } from "./webhooks.grants";
 import { recoveryActions } from "./webhooks.recovery-actions";
-import { settingsOf, type WebhooksState } from "./webhooks.service-context";
+import type { WebhooksSettings, WebhooksState } from "./webhooks.service-context";
 import { subscriptionActions } from "./webhooks.subscription-actions";
 import { WebhooksWorker } from "./webhooks.worker";
 import { migrations } from "./migrations";
@@ -102,7 +102,7 @@ const webhooksService: DbServiceSchema<Methods, WebhooksState> = {
   },
 
   started() {
-    const settings = settingsOf(this);
+    const settings = this.settings as WebhooksSettings;
     // Resolves the keys first: without them (postgres://) the process refuses to start.
     const worker = new WebhooksWorker({
       db: this.db,

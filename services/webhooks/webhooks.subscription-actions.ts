@@ -26,7 +26,7 @@ import {
   type SubscriptionWithSecrets,
   type WebhookEvent,
 } from "./webhooks.representation";
-import { ownSubscription, settingsOf, type WebhooksActions } from "./webhooks.service-context";
+import { ownSubscription, type WebhooksActions, type WebhooksSettings } from "./webhooks.service-context";
 import { generateKey, generateSecret, generateSigningKeyPair, type SignatureScheme } from "./webhooks.signing";
 import { presentStats, STATS_WINDOW_MS, subscriptionStats, type SubscriptionStats } from "./webhooks.stats";
 import {
@@ -73,7 +73,7 @@ export const subscriptionActions: WebhooksActions = {
         );
       }
       const target = await checkTarget(ctx.params.url, {
-        allowInsecure: settingsOf(this).webhooks.allowInsecureTargets,
+        allowInsecure: (this.settings as WebhooksSettings).webhooks.allowInsecureTargets,
       });
       if (!target.ok) throw InvalidInputError.field("url", target.reason);
       const url = target.url.href;
@@ -160,7 +160,7 @@ export const subscriptionActions: WebhooksActions = {
           key: generateKey(),
           secret: generateSecret(),
           signing: signingKeysFor(scheme),
-          overlapMs: settingsOf(this).webhooks.secretOverlapMs,
+          overlapMs: (this.settings as WebhooksSettings).webhooks.secretOverlapMs,
         },
         this.secrets,
       );
