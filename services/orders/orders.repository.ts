@@ -5,7 +5,7 @@ import type { Knex } from "knex";
 import type { Db } from "../../shared/database/db";
 import { fetchPage, type PageQuery } from "../../shared/http/paging";
 import type { AddressInput, OrderStatus } from "./orders.params";
-import type { ContactSnapshot, PackagingReferenceSnapshot, PackagingSnapshot } from "./orders.representation";
+import type { ContactSnapshot, PackagingReferenceSnapshot, PackagingSnapshot } from "./orders.snapshots";
 
 const S = "orders";
 

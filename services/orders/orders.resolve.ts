@@ -17,7 +17,7 @@ import type {
   ResolvedReferences,
 } from "./orders.references-cache";
 import type { NewItem } from "./orders.repository";
-import type { ContactSnapshot, PackagingSnapshot } from "./orders.representation";
+import type { ContactSnapshot, PackagingSnapshot } from "./orders.snapshots";
 
 /** `ctx.call`, narrowed to what resolution needs. */
 export type Call = <T>(action: string, params: object) => Promise<T>;
