@@ -93,11 +93,11 @@ function learnCallers(broker: ServiceBroker): void {
     params?: unknown,
     opts?: { meta?: Partial<RequestMeta> },
   ) => Promise<unknown>;
-  broker.call = ((action: string, params?: unknown, opts?: { meta?: Partial<RequestMeta> }) => {
+  broker.call = (action: string, params?: unknown, opts?: { meta?: Partial<RequestMeta> }) => {
     const client = opts?.meta?.client;
     if (client) principals.set(client.clientId, client);
     return call(action, params, opts);
-  }) as ServiceBroker["call"];
+  };
 }
 
 export const ADMIN: Principal = {

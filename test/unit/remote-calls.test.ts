@@ -134,7 +134,7 @@ describe("remote calls to a replica that never answers", () => {
         delay: 50,
         maxDelay: 100,
         factor: 2,
-        check: mayRetry as (err: Error) => boolean,
+        check: mayRetry,
       },
       registry: { strategy: "RoundRobin" },
       middlewares: [remoteCallsMiddleware()],
@@ -223,7 +223,7 @@ describe("a local action whose remote call failed", () => {
       delay: 50,
       maxDelay: 100,
       factor: 2,
-      check: mayRetry as (err: Error) => boolean,
+      check: mayRetry,
     },
     // The first wraps innermost: it counts each attempt sent to the transporter.
     middlewares: [
