@@ -103,7 +103,7 @@ export async function allResolved<T extends readonly unknown[]>(work: { [K in ke
   if (failures.length === 0) return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
   const invalid = failures.filter((e): e is InvalidInputError => e instanceof InvalidInputError);
   if (invalid.length === failures.length && invalid.length > 1)
-    throw new InvalidInputError(invalid.flatMap((e) => e.data.errors as FieldError[]));
+    throw new InvalidInputError(invalid.flatMap((e) => e.data.errors));
   throw failures[0];
 }
 
