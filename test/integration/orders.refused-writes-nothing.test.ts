@@ -156,9 +156,9 @@ describe("when several orders with one externalId and different inline contacts 
           const outcomes = await Promise.allSettled(bodies.map((b) => order(b, { externalId })));
           const taken = outcomes.flatMap((o, i) => (o.status === "fulfilled" ? [i] : []));
           expect(taken).toHaveLength(1);
-          expect(outcomes.filter((o) => o.status === "rejected").map((o) => o.reason.code)).toEqual(
-            Array(racers - 1).fill(409),
-          );
+          expect(
+            outcomes.filter((o) => o.status === "rejected").map((o) => (o.reason as { code: number }).code),
+          ).toEqual(Array(racers - 1).fill(409));
 
           const after = await rowCounts(w.db);
           const grew = Object.fromEntries(
