@@ -45,7 +45,7 @@ function templateRegex(template: string): RegExp {
 }
 
 const TABLE: { regex: RegExp; method: string }[] = [
-  ...ROUTES.map((r) => ({ regex: templateRegex(API_PREFIX + r.path), method: r.method as string })),
+  ...ROUTES.map((r) => ({ regex: templateRegex(API_PREFIX + r.path), method: r.method })),
   ...GET_ONLY_PATHS.map((p) => ({ regex: templateRegex(p), method: "GET" })),
 ];
 

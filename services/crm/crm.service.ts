@@ -136,7 +136,7 @@ const crmService: DbServiceSchema<{ contactById(id: number): Promise<Contact> }>
         });
         // Services that keep copies of contacts (references) drop this one.
         const changed: ContactsChangedPayload = { ids: [id] };
-        ctx.broadcast(BROADCASTS.contactsChanged.name, changed);
+        void ctx.broadcast(BROADCASTS.contactsChanged.name, changed);
         return this.contactById(id);
       },
     },

@@ -358,7 +358,7 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
       // Services that keep what this reference resolved to (orders) drop it, once committed.
       if (!upserted.created) {
         const changed: ContactReferencesChangedPayload = { ids: [upserted.reference.id] };
-        ctx.broadcast(BROADCASTS.contactReferencesChanged.name, changed);
+        void ctx.broadcast(BROADCASTS.contactReferencesChanged.name, changed);
       }
       return upserted;
     },

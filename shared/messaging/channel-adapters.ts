@@ -96,19 +96,22 @@ export class InProcessAdapter extends Adapters.Base {
     super(opts);
   }
 
-  override async connect(): Promise<void> {
+  override connect(): Promise<void> {
     this.connected = true;
+    return Promise.resolve();
   }
 
-  override async disconnect(): Promise<void> {
+  override disconnect(): Promise<void> {
     this.connected = false;
+    return Promise.resolve();
   }
 
-  override async subscribe(chan: ChannelEntry): Promise<void> {
+  override subscribe(chan: ChannelEntry): Promise<void> {
     const groups = this.consumers.get(chan.name) ?? new Map<string, ChannelEntry[]>();
     groups.set(chan.group, [...(groups.get(chan.group) ?? []), chan]);
     this.consumers.set(chan.name, groups);
     this.inFlight.set(chan.id, new Set());
+    return Promise.resolve();
   }
 
   override async unsubscribe(chan: ChannelEntry): Promise<void> {

@@ -67,5 +67,5 @@ export function channelsMiddleware(cfg: Config): Middleware {
     : new InProcessAdapter({ maxRetries: NEVER_GIVE_UP });
   // The library's typings mark every option required although each has a default.
   const options = { adapter } as unknown as Parameters<typeof ChannelsMiddleware>[0];
-  return ChannelsMiddleware(options) as unknown as Middleware;
+  return ChannelsMiddleware(options);
 }

@@ -8,7 +8,7 @@ import type { Service, ServiceBroker } from "moleculer";
 import { isShuttingDown } from "../shutdown";
 
 /** "ok", or a short reason it is not. */
-export type CheckState = "ok" | string;
+export type CheckState = string;
 
 /** What a service made with databaseMixin answers about itself (see shared/database/database.mixin.ts). */
 export interface DatabaseServiceProbes {

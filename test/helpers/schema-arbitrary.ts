@@ -142,7 +142,7 @@ function objectsOf(document: Document, s: Schema): fc.Arbitrary<Record<string, u
   const required = new Set((s.required ?? []) as string[]);
   const model = Object.fromEntries(Object.entries(properties).map(([k, p]) => [k, valuesOf(document, p)]));
   const requiredKeys = Object.keys(properties).filter((k) => required.has(k));
-  return fc.record(model, { requiredKeys }) as fc.Arbitrary<Record<string, unknown>>;
+  return fc.record(model, { requiredKeys });
 }
 
 function arraysOf(document: Document, s: Schema): fc.Arbitrary<unknown[]> {
@@ -160,7 +160,7 @@ function stringsOf(s: Schema): fc.Arbitrary<string> {
   const maxLength = Math.min((s.maxLength as number | undefined) ?? 40, minLength + 40);
   const fits = (v: string) =>
     [...v].length >= minLength && [...v].length <= ((s.maxLength as number | undefined) ?? Infinity);
-  if (typeof s.pattern === "string") return fc.stringMatching(new RegExp(s.pattern as string)).filter(fits);
+  if (typeof s.pattern === "string") return fc.stringMatching(new RegExp(s.pattern)).filter(fits);
   switch (s.format) {
     case "email":
       return fc

@@ -61,8 +61,8 @@ async function startCluster(cwd: string, databaseUrl: string, extraEnv: Record<s
     },
   });
   let text = "";
-  child.stdout!.on("data", (chunk) => (text += chunk));
-  child.stderr!.on("data", (chunk) => (text += chunk));
+  child.stdout.on("data", (chunk) => (text += chunk));
+  child.stderr.on("data", (chunk) => (text += chunk));
   const output = () => text;
   try {
     return { output, ready: await readyOrExited(child, healthPort) };
