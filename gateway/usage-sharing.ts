@@ -30,9 +30,9 @@ export class UsageSharing {
   private unreported = new Map<SharedLimiter, Map<string, number>>();
   /** Reports what was counted every FLUSH_INTERVAL_MS; it does not keep the process running. */
   private readonly reporting = new PollingLoop({
-    round: async () => {
+    round: () => {
       this.flush();
-      return FLUSH_INTERVAL_MS;
+      return Promise.resolve(FLUSH_INTERVAL_MS);
     },
     keepsProcessAlive: false,
   });

@@ -141,7 +141,7 @@ export async function insertEventDeliveries(
     claimed.push({
       ...row,
       claim_token: row.claim_token,
-      event: e.event as DeliveredEventName,
+      event: e.event,
       body,
       request_id: e.requestId ?? null,
       traceparent,
@@ -175,7 +175,7 @@ export async function insertSubscriptionEvent(
       request_id: e.requestId,
       traceparent: e.traceparent,
     });
-    const [row] = (await trx
+    const [row] = await trx
       .withSchema(S)
       .table("deliveries")
       .insert({
@@ -184,7 +184,7 @@ export async function insertSubscriptionEvent(
         webhook_id: trx.raw("'msg_' || replace(gen_random_uuid()::text, '-', '')"),
         next_attempt_at: trx.fn.now(),
       })
-      .returning("id")) as { id: number | string }[];
+      .returning<{ id: number | string }[]>("id");
     return Number(row.id);
   });
 }
@@ -217,7 +217,7 @@ export async function claimDue(
   leaseMs: number,
   allowance: EndpointAllowance,
 ): Promise<ClaimedDelivery[]> {
-  const result = await db.raw(
+  const result = await db.raw<{ rows: ClaimedDelivery[] }>(
     `WITH endpoints AS (
        SELECT s.id AS subscription_id, ${ENDPOINT_OF_URL} AS endpoint, coalesce(l.free, ?) AS free
          FROM ??.subscriptions s
@@ -257,7 +257,7 @@ export async function claimDue(
        JOIN ??.events e ON e.id = c.event_id`,
     [allowance.perEndpoint, S, JSON.stringify(allowance.limits), S, S, limit, S, leaseMs, S, S],
   );
-  return (result as { rows: ClaimedDelivery[] }).rows;
+  return result.rows;
 }
 
 // ---- deliveries as subscribers see them ----------------------------------------------------
@@ -277,7 +277,9 @@ export async function listDeliveries(db: Db, subscriptionId: number, page: PageQ
 }
 
 export async function findDelivery(db: Db, subscriptionId: number, id: number): Promise<DeliveryRow | undefined> {
-  return deliveriesQuery(db).where({ "d.id": id, "d.subscription_id": subscriptionId }).first();
+  return deliveriesQuery(db)
+    .where({ "d.id": id, "d.subscription_id": subscriptionId })
+    .first<DeliveryRow | undefined>();
 }
 
 /**
@@ -326,13 +328,11 @@ export async function cancelQueuedDeliveries(
     .andWhere("d.status", "pending")
     // Subscription events (a test) depend on no grant but `webhooks`, which the dispatcher checks.
     .whereIn("e.event", EVENTS)
-    .whereNot((q) =>
-      q
-        .whereIn("e.event", audience.events)
-        .andWhere((who) =>
-          who.whereRaw("e.owner_client_id = s.client_id").orWhereIn("e.event", audience.everyClientEvents),
-        ),
-    )
+    .whereNot((q) => {
+      q.whereIn("e.event", audience.events).andWhere((who) => {
+        who.whereRaw("e.owner_client_id = s.client_id").orWhereIn("e.event", audience.everyClientEvents);
+      });
+    })
     .select("d.id");
   return db
     .withSchema(S)

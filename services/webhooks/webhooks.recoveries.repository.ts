@@ -41,23 +41,23 @@ export async function createRecovery(
   r: RecoveryRequest,
 ): Promise<{ row: RecoveryRow; created: boolean }> {
   for (;;) {
-    const inserted = await db.raw(
+    const inserted = await db.raw<{ rows: RecoveryRow[] }>(
       `INSERT INTO ??.recoveries (subscription_id, since, requested_until, until, all_deliveries)
        VALUES (?, ?, ?::timestamptz, coalesce(?::timestamptz, now()), ?)
        ON CONFLICT (subscription_id) WHERE status <> 'done' DO NOTHING
        RETURNING *`,
       [S, subscriptionId, r.since, r.until, r.until, r.all],
     );
-    const [row] = (inserted as { rows: RecoveryRow[] }).rows;
+    const [row] = inserted.rows;
     if (row) return { row: normalRecovery(row), created: true };
     const active = await db
       .withSchema(S)
       .table("recoveries")
       .where({ subscription_id: subscriptionId })
       .whereNot("status", "done")
-      .first();
+      .first<RecoveryRow | undefined>();
     // It finished between the two statements: ask again.
-    if (active) return { row: normalRecovery(active as RecoveryRow), created: false };
+    if (active) return { row: normalRecovery(active), created: false };
   }
 }
 
@@ -77,7 +77,7 @@ function normalRecovery(row: RecoveryRow): RecoveryRow {
  * ended), for `leaseMs`: one replica works on it at a time.
  */
 export async function claimRecovery(db: Knex, leaseMs: number): Promise<RecoveryRow | undefined> {
-  const result = await db.raw(
+  const result = await db.raw<{ rows: RecoveryRow[] }>(
     `UPDATE ??.recoveries r
         SET status = 'running', claim_token = gen_random_uuid(), claimed_until = now() + ? * interval '1 millisecond'
       WHERE r.id = (SELECT id FROM ??.recoveries
@@ -86,7 +86,7 @@ export async function claimRecovery(db: Knex, leaseMs: number): Promise<Recovery
       RETURNING *`,
     [S, leaseMs, S],
   );
-  const [row] = (result as { rows: RecoveryRow[] }).rows;
+  const [row] = result.rows;
   return row && normalRecovery(row);
 }
 
@@ -103,15 +103,15 @@ export async function recoverNextBatch(
   leaseMs: number,
 ): Promise<{ queued: number; done: boolean } | null> {
   return db.transaction(async (trx) => {
-    const held = (await trx
+    const held = await trx
       .withSchema(S)
       .table("recoveries")
       .where({ id: claim.id, claim_token: claim.claim_token })
       .forUpdate()
-      .first()) as RecoveryRow | undefined;
+      .first<RecoveryRow | undefined>();
     if (!held) return null;
     const ids = (
-      (await trx
+      await trx
         .withSchema(S)
         .table("deliveries")
         .where("subscription_id", held.subscription_id)
@@ -120,7 +120,7 @@ export async function recoverNextBatch(
         .andWhere("created_at", "<", held.until)
         .orderBy("id")
         .limit(batch)
-        .select("id")) as { id: number | string }[]
+        .select<{ id: number | string }[]>("id")
     ).map((r) => Number(r.id));
     const again = trx.withSchema(S).table("deliveries").whereIn("id", ids).whereNot("status", "pending");
     if (!held.all_deliveries) again.whereNot("status", "succeeded");

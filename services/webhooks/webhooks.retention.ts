@@ -25,11 +25,8 @@ export interface RetentionOptions {
   ready?: () => boolean;
 }
 
-export interface Pruned {
-  deliveries: number;
-  attempts: number;
-  events: number;
-}
+/** Rows pruned per table. */
+export type Pruned = Record<"deliveries" | "attempts" | "events", number>;
 
 /** One pass over everything due; resolves to the rows removed. */
 export async function pruneWebhooks(

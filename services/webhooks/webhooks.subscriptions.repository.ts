@@ -74,11 +74,19 @@ export async function findSubscriptionByTarget(
   event: EventName,
   url: string,
 ): Promise<SubscriptionRow | undefined> {
-  return db.withSchema(S).table("subscriptions").where({ client_id: clientId, event, url }).first();
+  return db
+    .withSchema(S)
+    .table("subscriptions")
+    .where({ client_id: clientId, event, url })
+    .first<SubscriptionRow | undefined>();
 }
 
 export async function findSubscription(db: Db, clientId: number, id: number): Promise<SubscriptionRow | undefined> {
-  return db.withSchema(S).table("subscriptions").where({ id, client_id: clientId }).first();
+  return db
+    .withSchema(S)
+    .table("subscriptions")
+    .where({ id, client_id: clientId })
+    .first<SubscriptionRow | undefined>();
 }
 
 export async function listSubscriptions(db: Db, clientId: number, page: PageQuery) {
@@ -89,12 +97,11 @@ export async function listSubscriptions(db: Db, clientId: number, page: PageQuer
 /** Deletes the subscription with its deliveries and their attempts; false when there was none. */
 export async function deleteSubscription(db: Db, clientId: number, id: number): Promise<boolean> {
   // Raw: knex-pglite answers `.delete()` with its whole response instead of the row count.
-  const result = await db.raw(`DELETE FROM ??.subscriptions WHERE id = ? AND client_id = ? RETURNING id`, [
-    S,
-    id,
-    clientId,
-  ]);
-  return (result as { rows: unknown[] }).rows.length > 0;
+  const result = await db.raw<{ rows: unknown[] }>(
+    `DELETE FROM ??.subscriptions WHERE id = ? AND client_id = ? RETURNING id`,
+    [S, id, clientId],
+  );
+  return result.rows.length > 0;
 }
 
 /**
@@ -176,10 +183,10 @@ export interface CandidateSubscription {
  * at the millisecond, the precision of `occurredAt`.
  */
 export async function candidateSubscriptions(db: Db, e: DomainEvent): Promise<CandidateSubscription[]> {
-  return (await db
+  return db
     .withSchema(S)
     .from("subscriptions as s")
     .where({ event: e.event, status: "active" })
     .andWhereRaw("date_trunc('milliseconds', created_at) <= ?", [e.occurredAt])
-    .select("id", "client_id", db.raw(`${ENDPOINT_OF_URL} AS endpoint`))) as CandidateSubscription[];
+    .select<CandidateSubscription[]>("id", "client_id", db.raw(`${ENDPOINT_OF_URL} AS endpoint`));
 }
