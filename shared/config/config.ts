@@ -42,6 +42,8 @@ export interface Config {
   /** METRICS_ON_PUBLIC_PORT */
   metricsOnPublicPort: boolean;
   outboxRelayIntervalMs: number;
+  /** OUTBOX_STALLED_AFTER */
+  outboxStalledAfterMs: number;
   /** SECRETS_ENCRYPTION_KEYS, parsed; shared/security/secrets-keyring.ts decides what an empty list means. */
   secretsEncryptionKeys: EncryptionKey[];
   webhooks: {
@@ -220,6 +222,7 @@ export function loadConfig(
     healthPort: raw.HEALTH_PORT as number,
     metricsOnPublicPort: raw.METRICS_ON_PUBLIC_PORT as boolean,
     outboxRelayIntervalMs: raw.OUTBOX_RELAY_INTERVAL_MS as number,
+    outboxStalledAfterMs: durationMs(String(raw.OUTBOX_STALLED_AFTER)),
     secretsEncryptionKeys: secrets.keys,
     webhooks: {
       allowInsecureTargets: raw.WEBHOOK_ALLOW_INSECURE_TARGETS as boolean,

@@ -160,6 +160,13 @@ export const VARIABLES = {
     description: "How often each outbox relay looks for unsent events.",
     rule: { min: 10 },
   },
+  OUTBOX_STALLED_AFTER: {
+    type: "string",
+    default: "30s",
+    description:
+      "/readyz of a process with an outbox (orders, references, webhooks) fails once its publishing has failed this long, or its oldest unpublished event is this old; a duration such as 30s, 2m.",
+    rule: { pattern: DURATION_PATTERN },
+  },
   SECRETS_ENCRYPTION_KEYS: {
     type: "list",
     default: "",
