@@ -34,8 +34,8 @@ export class JetStreamAdapter extends Adapters.NATS {
   private readonly knownChannels: readonly string[];
   private readonly replicas: ReplicaSetting;
   private readonly maxAgeNs: number;
-  /** Streams made to match the settings at connect (jetstream-streams.ts). */
-  private readonly ensuredStreams = new Set<string>();
+  /** Streams made to match the settings at connect (jetstream-streams.ts), by name. */
+  private ensuredStreams = new Map<string, StreamInfo>();
 
   constructor(opts: JetStreamOptions) {
     super(opts);
@@ -51,10 +51,9 @@ export class JetStreamAdapter extends Adapters.NATS {
       // Same stream name as the library derives when a consumer subscribes.
       return { name: subject.split(".").join("_"), subjects: [subject], maxAgeNs: this.maxAgeNs };
     });
-    await ensureStreams(this.manager, specs, this.replicas, this.connection.info ?? {}, (line) =>
+    this.ensuredStreams = await ensureStreams(this.manager, specs, this.replicas, this.connection.info ?? {}, (line) =>
       this.logger.info(line),
     );
-    for (const spec of specs) this.ensuredStreams.add(spec.name);
   }
 
   /**
@@ -67,8 +66,7 @@ export class JetStreamAdapter extends Adapters.NATS {
     subjects: string[],
     streamOpts: Parameters<InstanceType<typeof Adapters.NATS>["createStream"]>[2],
   ): Promise<StreamInfo> {
-    if (this.ensuredStreams.has(streamName)) return this.manager.streams.info(streamName);
-    return super.createStream(streamName, subjects, streamOpts);
+    return this.ensuredStreams.get(streamName) ?? super.createStream(streamName, subjects, streamOpts);
   }
 
   /**

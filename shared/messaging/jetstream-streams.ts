@@ -87,6 +87,7 @@ async function existingStream(jsm: JetStreamManager, name: string): Promise<Stre
 }
 
 interface Outcome {
+  info: StreamInfo;
   replicas: number;
   /** What was done, for the log: nothing when the stream already matched. */
   change: string | null;
@@ -103,12 +104,15 @@ async function ensureStream(jsm: JetStreamManager, spec: StreamSpec, candidates:
   for (const replicas of candidates) {
     const wanted: Managed = { subjects: spec.subjects, max_age: spec.maxAgeNs, num_replicas: replicas };
     const differences = existing ? streamDifferences(existing.config, wanted) : [];
-    if (existing && differences.length === 0) return { replicas, change: null };
+    if (existing && differences.length === 0) return { info: existing, replicas, change: null };
     try {
-      if (existing) await jsm.streams.update(spec.name, { ...existing.config, ...wanted });
-      // A replica starting at the same moment may create it first: the same settings are accepted.
-      else await jsm.streams.add({ name: spec.name, ...wanted });
-      return { replicas, change: existing ? `updated (${differences.join(", ")})` : `created, ${replicas} replica(s)` };
+      const info = existing
+        ? await jsm.streams.update(spec.name, { ...existing.config, ...wanted })
+        : // A replica starting at the same moment may create it first: the same settings are accepted.
+          await jsm.streams.add({ name: spec.name, ...wanted });
+      const refusedMore = refusals.length > 0 ? `; NATS refused more: ${refusals.join("; ")}` : "";
+      const done = existing ? `updated (${differences.join(", ")})` : `created with ${replicas} replica(s)`;
+      return { info, replicas, change: done + refusedMore };
     } catch (err) {
       if (!PLACEMENT_REFUSED.test(messageOf(err))) throw refused(spec, existing, wanted, err);
       refusals.push(`${replicas}: ${messageOf(err)}`);
@@ -132,9 +136,9 @@ function refused(spec: StreamSpec, existing: StreamInfo | null, wanted: Managed,
 }
 
 /**
- * Makes every stream of `specs` match them, one after the other; logs what it changed. With
- * "auto", the count the first stream got is where the next one starts, so a smaller cluster
- * answers "no" once, not once per stream.
+ * Makes every stream of `specs` match them, one after the other; logs what it changed, and
+ * resolves to each stream's info. With "auto", the count the first stream got is where the next
+ * one starts, so a smaller cluster answers "no" once, not once per stream.
  */
 export async function ensureStreams(
   jsm: JetStreamManager,
@@ -142,11 +146,14 @@ export async function ensureStreams(
   setting: ReplicaSetting,
   server: ServerFacts,
   log: (line: string) => void,
-): Promise<void> {
+): Promise<Map<string, StreamInfo>> {
+  const infos = new Map<string, StreamInfo>();
   let candidates = replicaCandidates(setting, server);
   for (const spec of specs) {
-    const { replicas, change } = await ensureStream(jsm, spec, candidates);
+    const { info, replicas, change } = await ensureStream(jsm, spec, candidates);
     if (change) log(`JetStream stream "${spec.name}" ${change}.`);
+    infos.set(spec.name, info);
     candidates = candidates.filter((n) => n <= replicas);
   }
+  return infos;
 }

@@ -82,15 +82,19 @@ describe("JetStream streams", () => {
       num_replicas: 3,
     });
     expect(lines).toEqual([
-      'JetStream stream "ns_order-created" created, 3 replica(s).',
-      'JetStream stream "ns_order-validated" created, 3 replica(s).',
+      'JetStream stream "ns_order-created" created with 3 replica(s).',
+      'JetStream stream "ns_order-validated" created with 3 replica(s).',
     ]);
   });
 
-  it("when the cluster has two JetStream servers, then auto steps down to 2 once, and the next stream starts there", async () => {
+  it("when the cluster has two JetStream servers, then auto steps down to 2 once, says so, and the next stream starts there", async () => {
     const nats = fakeNats(2);
-    await ensureStreams(nats.jsm, SPECS, "auto", { cluster: "nats" }, () => undefined);
+    const lines: string[] = [];
+    await ensureStreams(nats.jsm, SPECS, "auto", { cluster: "nats" }, (line) => lines.push(line));
     expect(nats.calls).toEqual(["add ns_order-created R3", "add ns_order-created R2", "add ns_order-validated R2"]);
+    expect(lines[0]).toBe(
+      'JetStream stream "ns_order-created" created with 2 replica(s); NATS refused more: 3: no suitable peers for placement.',
+    );
   });
 
   it("when a stream exists with one replica and another max age, then it is updated in place, naming each difference", async () => {
