@@ -1,10 +1,11 @@
 /**
  * How an outbox relay's rounds are going (shared/messaging/outbox-relay.mixin.ts), for three
- * readers: its back-off (how many rounds in a row failed), the probes (how long it has failed:
- * /readyz and `outbox_publishing_failing_seconds`), and its log, which stays quiet while NATS
- * is away: the first failure is written at once, then what followed is summed up (how many,
- * the first and the last error) at most once per interval. Before, each failed round wrote a
- * line, and each commit woke the relay for another round: 74,350 lines in 20 s.
+ * readers: its back-off (how many rounds in a row had a publish fail), the probes (how long it
+ * has published nothing: /readyz and `outbox_publishing_failing_seconds`), and its log, which
+ * stays quiet while NATS is away: the first failure is written at once, then what followed is
+ * summed up (how many, the first and the last error) at most once per interval. Before, each
+ * failed round wrote a line, and each commit woke the relay for another round: 74,350 lines in
+ * 20 s.
  */
 
 /** The least time between two lines about failures of one relay. */
@@ -38,12 +39,16 @@ export class RelayHealth {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** Rounds in a row that failed: the back-off grows with them. */
+  /**
+   * Rounds in a row in which a publish failed, or that broke: the back-off grows with them. One
+   * stream without a leader fails its events in every round while the others' go out: retrying
+   * them at the pace of commits only multiplied the failures.
+   */
   get consecutiveFailedRounds(): number {
     return this.failedRounds;
   }
 
-  /** Milliseconds since the first of the rounds that failed in a row; 0 while publishing works. */
+  /** Milliseconds since the first of the rounds in a row that published nothing; 0 while events flow. */
   failingForMs(): number {
     return this.failingSince === null ? 0 : this.now() - this.failingSince;
   }
@@ -57,13 +62,17 @@ export class RelayHealth {
 
   /**
    * A round published something or had nothing to publish: events flow. `partly` names the
-   * publishes of the round that failed nonetheless; they go again in the next round.
+   * publishes of the round that failed nonetheless; they go again in a later round.
    */
   roundSucceeded(partly?: RoundFailure): void {
-    this.failedRounds = 0;
     this.failingSince = null;
-    if (partly) this.note(partly);
-    else this.writeHeldBack();
+    if (partly) {
+      this.failedRounds += 1;
+      this.note(partly);
+      return;
+    }
+    this.failedRounds = 0;
+    this.writeHeldBack();
   }
 
   private note({ error, failedPublishes }: RoundFailure): void {

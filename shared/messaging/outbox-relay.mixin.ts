@@ -144,8 +144,9 @@ export class OutboxRelay {
   }
 
   /**
-   * A commit wakes the relay for its events at once, but not while it backs off: each new order
-   * then started another round that failed like the last, and the back-off never grew.
+   * A commit wakes the relay for its events at once, but not while it backs off (a publish of the
+   * last round failed): each new order then started another round that failed like the last,
+   * and the back-off never grew.
    */
   private wakeForCommit(): void {
     if (this.health.consecutiveFailedRounds === 0) this.sleep.wake();
@@ -180,7 +181,10 @@ export class OutboxRelay {
     return published;
   }
 
-  /** A round whose every publish failed is a failed round (the back-off grows); one that published something is not. */
+  /**
+   * A round whose every publish failed has failed; one that published something has not (for
+   * the probes), though any failed publish keeps the back-off growing.
+   */
   private recordRound(published: number, failures: PromiseRejectedResult[]): void {
     countPublishFailures(this.opts.schema, failures.length);
     const failure: RoundFailure | undefined =

@@ -196,7 +196,7 @@ function describeDrill(r: Omit<LeaderKillResult, "line">): string {
       .join(", ") || "none";
   return (
     `[nats-cluster] killed ${r.killed}, leader of ${r.ledStreams.join(", ")}: ` +
-    `streams and consumers of the subscribed events led again after ${r.electionMs ?? "(no election)"} ms; ` +
+    `streams and consumers of the subscribed events led again after ${r.electionMs === null ? "– (no election)" : `${r.electionMs} ms`}; ` +
     `orders created ${r.orders.created.length}, validated ${r.orders.validated.length}, failed requests ${failures}; ` +
     `webhooks missing ${r.missing.length}, twice ${r.duplicates.length}; longest pause between deliveries of one event ${r.gapMs} ms`
   );

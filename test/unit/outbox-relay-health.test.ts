@@ -58,14 +58,17 @@ describe("outbox relay health", () => {
     ]);
   });
 
-  it("when one event keeps failing while the others are published, then rounds count as working, and the log stays at one line per interval", () => {
+  it("when one stream's events keep failing while the others are published, then events flow for the probes, the relay keeps backing off, and the log stays at one line per interval", () => {
     const { health, lines, advance } = healthWithClock();
     for (let round = 0; round < 100; round++) {
-      health.roundSucceeded({ error: new Error("consumer failed"), failedPublishes: 1 });
+      health.roundSucceeded({ error: new Error("503"), failedPublishes: 40 });
       advance(200);
     }
     expect(health.failingForMs()).toBe(0);
+    expect(health.consecutiveFailedRounds).toBe(100);
     expect(lines.length).toBeLessThanOrEqual(3);
+    health.roundSucceeded();
+    expect(health.consecutiveFailedRounds).toBe(0);
   });
 
   it("when readiness asks, then publishing and the outbox fail only from the threshold on, and an unknown age is said so", () => {
