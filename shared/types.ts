@@ -37,6 +37,8 @@ declare module "moleculer" {
   interface SendToChannelOptions {
     /** JetStream de-duplicates publishes with the same id within its duplicate window. */
     msgID?: string;
+    /** Milliseconds JetStream's acknowledgement is awaited before the publish fails (nats.js: 5 s). */
+    timeout?: number;
     headers?: Record<string, string>;
   }
 
