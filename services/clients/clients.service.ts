@@ -2,9 +2,11 @@
  * clients: the API clients and their keys. Authenticates keys for the gateway, and lets
  * admins (and the CLI) create, list and revoke clients. A new key is shown once.
  */
+import type { LoggerInstance } from "moleculer";
 import type { ClientKind, Principal, RequestContext, Scope } from "../../shared/security/auth";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database/database.mixin";
 import { ConflictError, InvalidInputError, NotFoundError, UnauthenticatedError } from "../../shared/errors";
+import { announce } from "../../shared/messaging/announce";
 import { BROADCASTS, type ClientsChangedPayload } from "../../shared/messaging/events";
 import { toPage } from "../../shared/http/paging";
 import { respondCreated } from "../../shared/http/responses";
@@ -68,9 +70,9 @@ function keyRecord(key: string) {
  * `clientsChanged` broadcast (shared/messaging/events.ts). Fire-and-forget, so listeners also keep their
  * caches short (docs/api.md, "Revocation").
  */
-function announceChange(ctx: RequestContext, clientId: number): Promise<void> {
+function announceChange(ctx: RequestContext, clientId: number, logger: LoggerInstance): Promise<void> {
   const payload: ClientsChangedPayload = { clientId };
-  return ctx.broadcast(BROADCASTS.clientsChanged.name, payload);
+  return announce(ctx, BROADCASTS.clientsChanged.name, payload, logger);
 }
 
 const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<void> }> = {
@@ -136,7 +138,7 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
           await repo.insertApiKey(trx, client.id, keyRecord(apiKey));
           return client;
         });
-        await announceChange(ctx, row.id);
+        await announceChange(ctx, row.id, this.logger);
         return { ...present(row), apiKey };
       },
     },
@@ -185,7 +187,7 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
             throw new ConflictError(`Client ${id} is revoked; it cannot be changed.`, { id });
           throw new NotFoundError("client", id);
         }
-        await announceChange(ctx, row.id);
+        await announceChange(ctx, row.id, this.logger);
         return present(row);
       },
     },
@@ -198,7 +200,7 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
       async handler(ctx: RequestContext<ClientIdParams>) {
         const row = await this.db.transaction((trx) => repo.revokeClient(trx, ctx.params.id));
         if (!row) throw new NotFoundError("client", ctx.params.id);
-        await announceChange(ctx, row.id);
+        await announceChange(ctx, row.id, this.logger);
         return present(row);
       },
     },
