@@ -3,8 +3,8 @@
  * body limits, list paging headers and the error mapping. No business rule lives here.
  */
 import { randomUUID } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Context, ServiceSchema } from "moleculer";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { Context, Service, ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import type { ApiSettingsSchema } from "moleculer-web";
 import { requireScope, type Principal, type RequestMeta, type Scope } from "../shared/security/auth";
@@ -57,6 +57,26 @@ function caseSensitive<R extends object>(routes: R[]): R[] {
 
 type AdmitRequest = (req: Req, res: ServerResponse) => Promise<Principal>;
 type ScopeOfRoute = (req: Req) => Scope | undefined;
+
+/** The gateway's own methods, and the three of moleculer-web's it calls (its typings declare none). */
+interface GatewayMethods {
+  admitRequest: AdmitRequest;
+  scopeOfRoute: ScopeOfRoute;
+  sendError(req: Req, res: ServerResponse, err: unknown): void;
+  resolveAlias(url: string | undefined, method: string | undefined): { alias: { action?: unknown } } | false;
+}
+
+/** What created() builds, and moleculer-web's HTTP server. */
+interface GatewayState {
+  principals: PrincipalCache;
+  activeKeys: ActiveKeys;
+  usage: UsageSharing;
+  admission: Admission;
+  server: Server;
+}
+
+/** `this` in the gateway's handlers, settings callbacks included. */
+type Gateway = Service<ApiSettingsSchema> & GatewayMethods & GatewayState;
 
 /**
  * Route middleware, before the body parser: a request that carries a body is admitted first and
@@ -119,7 +139,7 @@ export type GatewaySettings = Pick<
 export function gatewaySchema(
   services: readonly ServiceDescription[],
   cfg: GatewaySettings,
-): ServiceSchema<ApiSettingsSchema> {
+): ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayState> {
   const actionDefinition = actionLookup(services);
   return {
     name: "gateway",
@@ -183,7 +203,7 @@ export function gatewaySchema(
         // /portal: the subscriber portal, a page that calls /api/v1 with the key typed into it.
         ...portalRoutes(),
       ]),
-      onError(req: Req, res: ServerResponse, err: unknown) {
+      onError(this: Gateway, req: Req, res: ServerResponse, err: unknown) {
         const problem = toProblem(err, (req.originalUrl ?? req.url ?? "").split("?")[0]);
         // An unreachable database is logged once by the service that met it (shared/database/database-errors.ts).
         const loggedWhereItHappened = (err as { type?: unknown } | null)?.type === ErrorType.unavailable;
@@ -199,7 +219,7 @@ export function gatewaySchema(
     events: {
       // Another gateway's rate-limit counts (gateway/usage-sharing.ts); our own broadcast comes back too.
       [BROADCASTS.usageCounted.name](ctx: Context<UsageReport>) {
-        if (ctx.nodeID !== this.broker.nodeID) return this.usage.apply(ctx.params);
+        return ctx.nodeID === this.broker.nodeID ? undefined : this.usage.apply(ctx.params);
       },
       // Drops the changed client's principals; a payload without a client id drops them all.
       [BROADCASTS.clientsChanged.name](ctx: Context<Partial<ClientsChangedPayload> | undefined>) {
@@ -232,7 +252,7 @@ export function gatewaySchema(
 
       /** The scope of the action the request's route names (as the service declares it), before it is routed. */
       scopeOfRoute(req: Req): Scope | undefined {
-        const found = this.resolveAlias(req.parsedUrl, req.method) as { alias: { action?: unknown } } | false;
+        const found = this.resolveAlias(req.parsedUrl, req.method);
         return found && typeof found.alias.action === "string"
           ? actionDefinition(found.alias.action)?.scope
           : undefined;
@@ -257,7 +277,8 @@ export function gatewaySchema(
         return null;
       },
 
-      async authorize(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req): Promise<void> {
+      // moleculer-web awaits it; throwing refuses the request.
+      authorize(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req): void {
         const scope = req.$action?.scope;
         if (scope && ctx.meta.client) requireScope(ctx.meta.client, scope);
         if (!WITH_BODY.has(req.method ?? "")) return;

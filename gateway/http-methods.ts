@@ -50,7 +50,7 @@ const parameterCount = (template: string) => template.split("/").filter((s) => s
 const TABLE: { regex: RegExp; method: string; parameters: number }[] = [
   ...ROUTES.map((r) => ({
     regex: templateRegex(API_PREFIX + r.path),
-    method: r.method as string,
+    method: r.method,
     parameters: parameterCount(r.path),
   })),
   ...GET_ONLY_PATHS.map((p) => ({ regex: templateRegex(p), method: "GET", parameters: parameterCount(p) })),

@@ -39,6 +39,9 @@ abstract class DomainError extends Errors.MoleculerError {
 
 /** Input that is well-formed JSON but breaks a rule: one entry per bad field. */
 export class InvalidInputError extends DomainError {
+  /** What the constructor puts in `data` (moleculer types it `any`). */
+  declare data: { errors: FieldError[]; errorCount?: number };
+
   /** `errorCount`: how many problems there were in all, when `errors` lists only the first ones. */
   constructor(errors: FieldError[], message = "The request has invalid fields.", errorCount = errors.length) {
     super(message, 422, ErrorType.validation, errorCount > errors.length ? { errors, errorCount } : { errors });

@@ -212,8 +212,9 @@ const CONVERTERS: Record<string, Converter> = {
 
   enum: (rule, path) => {
     assertKnownOptions(rule, ["values"], path);
-    if (!Array.isArray(rule.values)) throw new UnsupportedRuleError(path, "an enum without values");
-    return { enum: [...rule.values] };
+    const values: unknown = rule.values;
+    if (!Array.isArray(values)) throw new UnsupportedRuleError(path, "an enum without values");
+    return { enum: values.slice() };
   },
 
   equal: (rule, path) => {

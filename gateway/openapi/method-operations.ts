@@ -30,13 +30,17 @@ function withoutBody(response: Record<string, unknown>, bodilessComponents: Set<
   return rest;
 }
 
+/** The text of an operation's field (its `operationId`, `summary`, `description`), "" when it has none. */
+const textOf = (op: Operation, field: string): string => (typeof op[field] === "string" ? op[field] : "");
+
 function headOf(get: Operation, bodilessComponents: Set<string>): Operation {
   const responses = get.responses as Responses;
+  const description = textOf(get, "description");
   return {
     ...get,
-    operationId: `${String(get.operationId)}${HEAD}`,
-    summary: `The headers of: ${String(get.summary)}`,
-    description: `${get.description ? `${String(get.description)} ` : ""}The same status and headers as \`GET\`, and no body.`,
+    operationId: `${textOf(get, "operationId")}${HEAD}`,
+    summary: `The headers of: ${textOf(get, "summary")}`,
+    description: `${description ? `${description} ` : ""}The same status and headers as \`GET\`, and no body.`,
     responses: Object.fromEntries(
       Object.entries(responses).map(([status, r]) => [status, withoutBody(r, bodilessComponents)]),
     ),
@@ -88,7 +92,7 @@ export function withMethodOperations(
       options: optionsOf(path, item),
     };
   }
-  const twins = [...bodilessComponents].sort().map((name) => {
+  const twins = [...bodilessComponents].sort().map((name): [string, Record<string, unknown>] => {
     const { content: _content, ...rest } = responses[name] as Record<string, unknown>;
     return [name + HEAD, rest];
   });

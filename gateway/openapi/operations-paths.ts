@@ -29,7 +29,8 @@ const READINESS = {
     checks: {
       type: "object",
       additionalProperties: checkState,
-      description: "`broker`, `transporter` (distributed), and per service `<name>.database`, `<name>.migrations`.",
+      description:
+        "`broker`, `transporter` (distributed), per service `<name>.database`, `<name>.migrations`, and per service with an outbox `<name>.publishing`, `<name>.outbox` (its events have not flowed for OUTBOX_STALLED_AFTER).",
     },
   },
   additionalProperties: false,
@@ -58,7 +59,8 @@ const PROBES: Record<ProbePath, Operation> = {
   },
   "/readyz": {
     operationId: "readyz",
-    summary: "Readiness: the broker, the transporter and each service's database and migrations.",
+    summary:
+      "Readiness: the broker, the transporter, each service's database and migrations, and the flow of its events.",
     description:
       "Each check is bounded in time, so an unreachable database answers 503 quickly. While the process shuts down it is 503.",
     responses: {

@@ -69,7 +69,7 @@
     }
     const response = await fetch(API + path, init);
     const text = await response.text();
-    let data = null;
+    let data;
     try {
       data = text ? JSON.parse(text) : null;
     } catch {

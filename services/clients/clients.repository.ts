@@ -29,8 +29,8 @@ export async function insertClient(db: Db, c: NewClient): Promise<ClientRow> {
     .withSchema(S)
     .table("clients")
     .insert({ name: c.name, kind: c.kind, scopes: c.scopes, webhook_events: c.webhookEvents })
-    .returning("*");
-  return row as ClientRow;
+    .returning<ClientRow[]>("*");
+  return row;
 }
 
 export async function insertApiKey(
@@ -47,11 +47,17 @@ export async function insertApiKey(
 }
 
 export async function findClient(db: Db, id: number): Promise<ClientRow | undefined> {
-  return db.withSchema(S).table("clients").where({ id }).first();
+  return db.withSchema(S).table<ClientRow, ClientRow[]>("clients").where({ id }).first();
 }
 
 export async function findClientByName(db: Db, name: string, kind: string): Promise<ClientRow | undefined> {
-  return db.withSchema(S).table("clients").where({ name, kind }).whereNull("revoked_at").orderBy("id").first();
+  return db
+    .withSchema(S)
+    .table<ClientRow, ClientRow[]>("clients")
+    .where({ name, kind })
+    .whereNull("revoked_at")
+    .orderBy("id")
+    .first();
 }
 
 export async function findClients(db: Db, ids: number[]): Promise<ClientRow[]> {
@@ -109,8 +115,8 @@ export async function updateClient(db: Db, id: number, c: ClientChanges): Promis
       ...(c.scopes !== undefined ? { scopes: c.scopes } : {}),
       ...(c.webhookEvents !== undefined ? { webhook_events: c.webhookEvents } : {}),
     })
-    .returning("*");
-  return row as ClientRow | undefined;
+    .returning<ClientRow[]>("*");
+  return row;
 }
 
 export async function revokeClient(db: Db, id: number): Promise<ClientRow | undefined> {
@@ -120,7 +126,7 @@ export async function revokeClient(db: Db, id: number): Promise<ClientRow | unde
     .where({ id })
     .whereNull("revoked_at")
     .update({ revoked_at: db.fn.now() })
-    .returning("*");
+    .returning<ClientRow[]>("*");
   if (row)
     await db
       .withSchema(S)
@@ -128,7 +134,7 @@ export async function revokeClient(db: Db, id: number): Promise<ClientRow | unde
       .where({ client_id: id })
       .whereNull("revoked_at")
       .update({ revoked_at: db.fn.now() });
-  return row as ClientRow | undefined;
+  return row;
 }
 
 export async function revokeKeysOf(db: Db, clientId: number): Promise<void> {

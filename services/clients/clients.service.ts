@@ -2,9 +2,11 @@
  * clients: the API clients and their keys. Authenticates keys for the gateway, and lets
  * admins (and the CLI) create, list and revoke clients. A new key is shown once.
  */
+import type { LoggerInstance } from "moleculer";
 import type { ClientKind, Principal, RequestContext, Scope } from "../../shared/security/auth";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database/database.mixin";
 import { ConflictError, InvalidInputError, NotFoundError, UnauthenticatedError } from "../../shared/errors";
+import { announce } from "../../shared/messaging/announce";
 import { BROADCASTS, type ClientsChangedPayload } from "../../shared/messaging/events";
 import { toPage } from "../../shared/http/paging";
 import { respondCreated } from "../../shared/http/responses";
@@ -69,9 +71,9 @@ function keyRecord(key: string) {
  * `clientsChanged` broadcast (shared/messaging/events.ts). Fire-and-forget, so listeners also keep their
  * caches short (docs/api.md, "Revocation").
  */
-function announceChange(ctx: RequestContext, clientId: number): Promise<void> {
+function announceChange(ctx: RequestContext, clientId: number, logger: LoggerInstance): Promise<void> {
   const payload: ClientsChangedPayload = { clientId };
-  return ctx.broadcast(BROADCASTS.clientsChanged.name, payload);
+  return announce(ctx, BROADCASTS.clientsChanged.name, payload, logger);
 }
 
 const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<void> }> = {
@@ -131,7 +133,7 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
           return client;
         });
         // A new key: gateways reload their list of active keys (gateway/active-keys.ts) at once.
-        await announceChange(ctx, row.id);
+        await announceChange(ctx, row.id, this.logger);
         respondCreated(ctx, "clients", row.id);
         return { ...present(row), apiKey };
       },
@@ -151,7 +153,7 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
           await repo.insertApiKey(trx, client.id, keyRecord(apiKey));
           return client;
         });
-        await announceChange(ctx, row.id);
+        await announceChange(ctx, row.id, this.logger);
         return { ...present(row), apiKey };
       },
     },
@@ -201,7 +203,7 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
             throw new ConflictError(`Client ${id} is revoked; it cannot be changed.`, { id });
           throw new NotFoundError("client", id);
         }
-        await announceChange(ctx, row.id);
+        await announceChange(ctx, row.id, this.logger);
         return present(row);
       },
     },
@@ -214,7 +216,7 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
       async handler(ctx: RequestContext<ClientIdParams>) {
         const row = await this.db.transaction((trx) => repo.revokeClient(trx, ctx.params.id));
         if (!row) throw new NotFoundError("client", ctx.params.id);
-        await announceChange(ctx, row.id);
+        await announceChange(ctx, row.id, this.logger);
         return present(row);
       },
     },

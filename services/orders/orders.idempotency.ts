@@ -1,9 +1,16 @@
 /**
- * Idempotency-Key support: the same key with the same body replays the first response; the
- * same key with another body is refused. Bodies are compared by a hash of their canonical JSON
- * (object keys sorted), so key order and whitespace do not matter.
+ * Idempotency-Key support, the whole rule: the same key with the same body replays the first
+ * response; the same key with another body is refused. Bodies are compared by a hash of their
+ * canonical JSON (object keys sorted), so key order and whitespace do not matter. A key is
+ * claimed in the order's own transaction, so a request racing another with the same key waits
+ * for it, then replays its answer.
  */
 import { createHash } from "node:crypto";
+import type { Knex } from "knex";
+import type { Db } from "../../shared/database/db";
+import { IdempotencyKeyReusedError } from "../../shared/errors";
+import * as repo from "./orders.repository";
+import type { Order } from "./orders.representation";
 
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
@@ -18,6 +25,60 @@ function canonical(value: unknown): string {
 
 export function requestHash(body: unknown): string {
   return createHash("sha256").update(canonical(body)).digest("hex");
+}
+
+/** A request sent with an Idempotency-Key: the client's, its key, and the hash of its body. */
+export interface KeyedRequest {
+  clientId: number;
+  key: string;
+  hash: string;
+}
+
+/** The order, and whether it is the replay of an earlier request's (the answer says so in a header). */
+export interface Placed {
+  order: Order;
+  replayed: boolean;
+}
+
+/** The replay of the first answer given to this key; null while there is none. */
+export async function replayOf(db: Knex, request: KeyedRequest): Promise<Placed | null> {
+  const first = await firstAnswer(db, request);
+  return first ? { order: first, replayed: true } : null;
+}
+
+/** Thrown inside the transaction when a concurrent request committed the same key first. */
+class KeyTakenMeanwhile extends Error {}
+
+/**
+ * The order written (`write`) in one transaction with the key's claim and its answer. A request
+ * that claimed the same key first is waited for (on the claim), and its answer replayed instead.
+ */
+export async function placeOnce(
+  db: Knex,
+  request: KeyedRequest,
+  order: Order,
+  write: (on: Db) => Promise<void>,
+): Promise<Placed> {
+  const { clientId, key, hash } = request;
+  try {
+    await db.transaction(async (trx) => {
+      if (!(await repo.claimIdempotencyKey(trx, clientId, key, hash))) throw new KeyTakenMeanwhile();
+      await write(trx);
+      await repo.completeIdempotencyKey(trx, clientId, key, order.id, order);
+    });
+    return { order, replayed: false };
+  } catch (err) {
+    if (err instanceof KeyTakenMeanwhile) return { order: (await firstAnswer(db, request))!, replayed: true };
+    throw err;
+  }
+}
+
+/** The answer first given to this key, or null; the key sent with another body is refused. */
+async function firstAnswer(db: Knex, { clientId, key, hash }: KeyedRequest): Promise<Order | null> {
+  const known = await repo.findIdempotencyKey(db, clientId, key);
+  if (!known || !known.response) return null;
+  if (known.request_hash !== hash) throw new IdempotencyKeyReusedError();
+  return known.response as Order;
 }
 
 /**

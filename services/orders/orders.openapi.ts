@@ -1,6 +1,7 @@
 /**
- * JSON Schema (2020-12) of the order representation (orders.representation.ts): the body of
- * GET /orders/{id}, of POST /orders, of validate and cancel, and of the order webhooks.
+ * JSON Schema (2020-12) of the order representation (orders.representation.ts, its snapshots in
+ * orders.snapshots.ts): the body of GET /orders/{id}, of POST /orders, of validate and cancel,
+ * and of the order webhooks.
  * Everything inside is a snapshot taken when the order was created, so the packaging, contact
  * and customer shapes are the order's own, not references to the live catalogue or crm.
  */

@@ -86,7 +86,7 @@ const ordersService: DbServiceSchema<
                 this.db,
                 rows.map((r) => r.id),
               )
-            : new Map();
+            : new Map<number, repo.ItemRow[]>();
         return toPage(
           rows.map((r) => presentOrder(r, items.get(r.id) ?? [])),
           nextCursor,

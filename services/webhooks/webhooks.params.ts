@@ -4,6 +4,7 @@
 import { EVENTS, type EventName } from "../../shared/messaging/events";
 import { pageParams, type PageQuery } from "../../shared/http/paging";
 import { BIGINT_ID_MAX, optional, pathId } from "../../shared/http/params";
+import { API_PREFIX } from "../../shared/http/responses";
 import { SIGNATURE_SCHEMES, type SignatureScheme } from "./webhooks.signing";
 
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "refused", "cancelled"] as const;
@@ -28,7 +29,9 @@ export const subscribeParams = {
   event: {
     type: "enum",
     values: [...EVENTS],
-    messages: { enumValue: "Unknown event: GET /api/v1/webhooks/available lists the events you may subscribe to." },
+    messages: {
+      enumValue: `Unknown event: GET ${API_PREFIX}/webhooks/available lists the events you may subscribe to.`,
+    },
   },
   url: {
     type: "string",

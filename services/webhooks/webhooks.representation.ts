@@ -1,14 +1,10 @@
-/** The JSON shapes of the webhooks service, as its endpoints return them. */
+/** The JSON shapes of the webhooks service, as its API answers them. */
 import type { DeliveredEventName, EventName } from "../../shared/messaging/events";
 import type { DeliveryStatus } from "./webhooks.params";
-import type {
-  AttemptRow,
-  DeliveryRow,
-  RecoveryRow,
-  RecoveryStatus,
-  SubscriptionRow,
-  SubscriptionStatus,
-} from "./webhooks.repository";
+import type { AttemptRow } from "./webhooks.attempts.repository";
+import type { DeliveryRow } from "./webhooks.deliveries.repository";
+import type { RecoveryRow, RecoveryStatus } from "./webhooks.recoveries.repository";
+import type { SubscriptionRow, SubscriptionStatus } from "./webhooks.subscriptions.repository";
 import type { SignatureScheme } from "./webhooks.signing";
 
 export interface WebhookEvent {

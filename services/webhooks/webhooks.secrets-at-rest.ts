@@ -32,11 +32,11 @@ export async function rewriteStoredSecrets(
 ): Promise<number> {
   let changed = 0;
   for (let after = 0; ;) {
-    const rows = (await db("webhooks.subscriptions")
+    const rows = await db("webhooks.subscriptions")
       .where("id", ">", after)
       .orderBy("id")
       .limit(PAGE)
-      .select("id", ...columns)) as StoredSecrets[];
+      .select<StoredSecrets[]>("id", ...columns);
     if (rows.length === 0) return changed;
     for (const { id, ...stored } of rows) {
       const next = Object.fromEntries(

@@ -40,7 +40,7 @@ export interface SenderOptions {
 export type AttemptOutcome =
   /** The receiver answered 2xx. */
   | { kind: "delivered"; statusCode: number; durationMs: number }
-  /** The receiver answered something else; `retryAfter` is its Retry-After header, if any (webhooks.health.ts). */
+  /** The receiver answered something else; `retryAfter` is its Retry-After header, if any (webhooks.retry-policy.ts). */
   | { kind: "rejected"; statusCode: number; durationMs: number; retryAfter?: string }
   /** No answer within the time-out. */
   | { kind: "timeout"; error: string; durationMs: number }

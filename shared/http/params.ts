@@ -200,8 +200,9 @@ export function optional<const R extends Rule>(rule: R): R & { optional: true } 
 }
 
 const elementsPresent: Custom = (value, errors, _schema, path) => {
-  if (!Array.isArray(value)) return value;
-  value.forEach((element, i) => {
+  const elements: unknown = value;
+  if (!Array.isArray(elements)) return value;
+  elements.forEach((element: unknown, i) => {
     if (element === null || element === undefined) {
       errors.push({
         type: "arrayElementMissing",

@@ -1,20 +1,28 @@
 /**
  * Readiness of one process: it is ready when its broker has started and is not shutting down,
- * its transporter is connected (when TRANSPORTER is set), and every database service it runs
- * reaches its database with all its migrations applied. The body names each check, so a 503
- * says what is not ready.
+ * its transporter is connected (when TRANSPORTER is set), every database service it runs
+ * reaches its database with all its migrations applied, and the events of every service with an
+ * outbox flow (its publishing has not failed for OUTBOX_STALLED_AFTER, and no event has waited
+ * that long). The body names each check, so a 503 says what is not ready.
  */
 import type { Service, ServiceBroker } from "moleculer";
 import { isShuttingDown } from "../shutdown";
 
 /** "ok", or a short reason it is not. */
-export type CheckState = "ok" | string;
+export type CheckState = string;
 
 /** What a service made with databaseMixin answers about itself (see shared/database/database.mixin.ts). */
 export interface DatabaseServiceProbes {
   readinessChecks(): Promise<{ database: CheckState; migrations: CheckState }>;
   /** Seconds since the oldest unsent outbox event, 0 when none, null when the schema has no outbox. */
   outboxLag(): Promise<number | null>;
+}
+
+/** What a service with an outbox relay answers about its events (see shared/messaging/outbox-relay.mixin.ts). */
+export interface EventFlowProbes {
+  eventChecks(): Promise<{ publishing: CheckState; outbox: CheckState }>;
+  /** Seconds its relay's publishing has failed in a row, 0 while it works. */
+  publishingFailingSeconds(): number;
 }
 
 export interface ReadinessReport {
@@ -40,6 +48,11 @@ function isDatabaseService(service: Service): service is Service & DatabaseServi
   return typeof s.readinessChecks === "function" && typeof s.outboxLag === "function";
 }
 
+export function hasEventFlow(service: unknown): service is EventFlowProbes {
+  const s = service as Partial<EventFlowProbes>;
+  return typeof s.eventChecks === "function" && typeof s.publishingFailingSeconds === "function";
+}
+
 /** The local services that own a database schema (named like their schema). */
 export function databaseServicesOf(broker: ServiceBroker): { name: string; service: DatabaseServiceProbes }[] {
   return broker.services.filter(isDatabaseService).map((service) => ({ name: service.name, service }));
@@ -57,12 +70,28 @@ function transporterState(broker: ServiceBroker): CheckState | null {
 }
 
 async function serviceChecks(name: string, service: DatabaseServiceProbes): Promise<Record<string, CheckState>> {
-  const result = await withTimeout(
-    service.readinessChecks().catch(() => ({ database: "error", migrations: "unknown" })),
+  const [result, events] = await Promise.all([
+    withTimeout(
+      service.readinessChecks().catch(() => ({ database: "error", migrations: "unknown" })),
+      CHECK_TIMEOUT_MS,
+      { database: "timeout", migrations: "unknown" },
+    ),
+    hasEventFlow(service) ? eventChecks(service) : null,
+  ]);
+  return {
+    [`${name}.database`]: result.database,
+    [`${name}.migrations`]: result.migrations,
+    ...(events ? { [`${name}.publishing`]: events.publishing, [`${name}.outbox`]: events.outbox } : {}),
+  };
+}
+
+function eventChecks(service: EventFlowProbes): Promise<{ publishing: CheckState; outbox: CheckState }> {
+  const unknown = { publishing: "unknown", outbox: "unknown" };
+  return withTimeout(
+    service.eventChecks().catch(() => unknown),
     CHECK_TIMEOUT_MS,
-    { database: "timeout", migrations: "unknown" },
+    unknown,
   );
-  return { [`${name}.database`]: result.database, [`${name}.migrations`]: result.migrations };
 }
 
 export async function checkReadiness(broker: ServiceBroker): Promise<ReadinessReport> {

@@ -428,7 +428,7 @@ describe("the API keeps its OpenAPI contract", () => {
 
   it("when the run is over, then every documented operation and webhook was exercised", async () => {
     const contract = await anonymous.contract();
-    const webhooks = Object.keys((contract.document.webhooks ?? {}) as object).map((event) => `WEBHOOK ${event}`);
+    const webhooks = Object.keys(contract.document.webhooks ?? {}).map((event) => `WEBHOOK ${event}`);
     const missing = [...contract.operations(), ...webhooks].filter((op) => !contract.exercised.has(op));
     expect(missing).toEqual([]);
   });

@@ -7,7 +7,6 @@
  * The outages last 10 s here to keep CI short; `npm run bench:failover` runs them for 30 s.
  * Needs TEST_DATABASE_URL and the nats-server binary; in CI a missing one fails the suite.
  */
-import type { ServiceName } from "../../shared/config/variables";
 import type { LoadOutcome } from "../helpers/steady-load";
 import {
   databaseDrill,
@@ -75,7 +74,7 @@ describeWithServers("failover under load (real processes, private NATS, PostgreS
     "when one of the two %s processes is killed (SIGKILL) under 100 requests/s",
     (service) => {
       it(`then requests fail for at most ${ERROR_WINDOW_BOUND_MS} ms, and no accepted order is lost or doubled`, async () => {
-        const r = await replicaDrill(fc, service as ServiceName, "SIGKILL", RATE, REPLICA_TIMING);
+        const r = await replicaDrill(fc, service, "SIGKILL", RATE, REPLICA_TIMING);
         results.push(r);
         console.log(r.line);
         expect(r.run.summary.errorWindowMs).toBeLessThanOrEqual(ERROR_WINDOW_BOUND_MS);
@@ -89,7 +88,7 @@ describeWithServers("failover under load (real processes, private NATS, PostgreS
     "when one of the two %s processes is stopped (SIGTERM, a rolling update) under load",
     (service) => {
       it("then no request fails", async () => {
-        const r = await replicaDrill(fc, service as ServiceName, "SIGTERM", RATE, REPLICA_TIMING);
+        const r = await replicaDrill(fc, service, "SIGTERM", RATE, REPLICA_TIMING);
         results.push(r);
         console.log(r.line);
         expect(r.run.summary.failuresByStatus).toEqual({});

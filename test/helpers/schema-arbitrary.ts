@@ -144,9 +144,7 @@ function objectsOf(document: Document, s: Schema): fc.Arbitrary<Record<string, u
   const model = Object.fromEntries(Object.entries(properties).map(([k, p]) => [k, valuesOf(document, p)]));
   const requiredKeys = Object.keys(properties).filter((k) => required.has(k));
   const least = (s.minProperties as number | undefined) ?? 0;
-  return (fc.record(model, { requiredKeys }) as fc.Arbitrary<Record<string, unknown>>).filter(
-    (v) => Object.keys(v).length >= least,
-  );
+  return fc.record(model, { requiredKeys }).filter((v) => Object.keys(v).length >= least);
 }
 
 function arraysOf(document: Document, s: Schema): fc.Arbitrary<unknown[]> {
@@ -164,7 +162,7 @@ function stringsOf(s: Schema): fc.Arbitrary<string> {
   const maxLength = Math.min((s.maxLength as number | undefined) ?? 40, minLength + 40);
   const fits = (v: string) =>
     [...v].length >= minLength && [...v].length <= ((s.maxLength as number | undefined) ?? Infinity);
-  if (typeof s.pattern === "string") return fc.stringMatching(new RegExp(s.pattern as string)).filter(fits);
+  if (typeof s.pattern === "string") return fc.stringMatching(new RegExp(s.pattern)).filter(fits);
   switch (s.format) {
     case "email":
       return fc

@@ -109,12 +109,12 @@ describe("clients: changes and revocation hold at the moment of use", () => {
 
   /** Every delivery of a subscription, with the `seq` of its event, read from the delivery log. */
   async function deliveryLog(subscriptionId: number): Promise<{ seq: number; status: string }[]> {
-    const rows = (await db
+    const rows = await db
       .withSchema("webhooks")
       .table("deliveries as d")
       .join("events as e", "e.id", "d.event_id")
       .where("d.subscription_id", subscriptionId)
-      .select("d.status", "e.body")) as { status: string; body: string }[];
+      .select<{ status: string; body: string }[]>("d.status", "e.body");
     return rows.map((r) => ({ seq: (JSON.parse(r.body) as { seq: number }).seq, status: r.status }));
   }
 
@@ -307,7 +307,11 @@ describe("clients: changes and revocation hold at the moment of use", () => {
         "webhooks.redeliver",
         {
           id: sub,
-          deliveryId: (await db.withSchema("webhooks").table("deliveries").where({ subscription_id: sub }).first()).id,
+          deliveryId: (
+            (await db.withSchema("webhooks").table("deliveries").where({ subscription_id: sub }).first()) as {
+              id: number;
+            }
+          ).id,
         },
         partner.principal,
       );

@@ -119,7 +119,11 @@ describe("webhook signatures: rotation with overlap, Ed25519", () => {
       signature: "ed25519",
       publicKey: sub.publicKey,
     });
-    const stored = await db.withSchema("webhooks").table("subscriptions").where({ id: sub.id }).first();
+    const stored: { signing_key: string } = await db
+      .withSchema("webhooks")
+      .table("subscriptions")
+      .where({ id: sub.id })
+      .first();
     expect(SecretBox.isSealed(stored.signing_key)).toBe(true);
 
     const request = await deliveredTo("/ed25519");

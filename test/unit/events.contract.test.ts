@@ -19,7 +19,7 @@ import crm from "../../services/crm/crm.service";
 import orders from "../../services/orders/orders.service";
 import references from "../../services/references/references.service";
 import webhooks from "../../services/webhooks/webhooks.service";
-import { availableEvents, describeEvent } from "../../services/webhooks/webhooks.events";
+import { availableEvents, describeEvent } from "../../services/webhooks/webhooks.audience";
 import type { Principal } from "../../shared/security/auth";
 
 const ROOT = path.resolve(__dirname, "../..");

@@ -4,27 +4,59 @@
  * declared), the bodies of bare actions follow one rule, the rate-limit fields are declared with
  * the policy each answer carries, every path parameter has an example, the licence is named.
  */
-import { buildOpenApiDocument, type OpenApiDocument, type Operation } from "../../gateway/openapi/document";
+import { buildOpenApiDocument, type OpenApiDocument } from "../../gateway/openapi/document";
 import { allowedMethods } from "../../gateway/http-methods";
 import { requiresBody } from "../../gateway/body-parser";
 import { actionLookup } from "../../gateway/openapi/actions";
 import { API_PREFIX, ROUTES } from "../../gateway/routes";
 import { SERVICE_DESCRIPTIONS } from "../../runtime/services";
 
-type Any = Record<string, any>;
+/** What these tests read of the document (the builder types it loosely). */
+interface Schema {
+  type?: string;
+  enum?: unknown[];
+  minimum?: number;
+  minProperties?: number;
+  pattern?: string;
+}
+interface Parameter {
+  name: string;
+  in: string;
+  example?: unknown;
+  schema: Schema;
+}
+interface Response {
+  $ref?: string;
+  headers?: Record<string, { $ref?: string }>;
+  content?: Record<string, { schema: Schema }>;
+}
+interface DocumentedOperation {
+  security?: unknown[];
+  parameters?: Parameter[];
+  tags?: string[];
+  description?: string;
+  requestBody: { required: boolean; content: Record<string, { schema: Schema }> };
+  responses: Record<string, Response>;
+}
+
 const document: OpenApiDocument = buildOpenApiDocument(SERVICE_DESCRIPTIONS);
-const paths = document.paths as Record<string, Record<string, Any>>;
+const paths = document.paths as unknown as Record<string, Record<string, DocumentedOperation>>;
+const components = document.components as unknown as {
+  responses: Record<string, Response>;
+  headers: Record<string, { schema: Schema }>;
+};
 const METHODS = ["get", "head", "post", "put", "patch", "delete", "options"];
 const operations = Object.entries(paths).flatMap(([path, item]) =>
   Object.entries(item)
     .filter(([method]) => METHODS.includes(method))
-    .map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, path, method, op: op as Operation & Any })),
+    .map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, path, method, op })),
 );
 /** `/api/v1/orders/{id}` → `/api/v1/orders/1`. */
 const concrete = (template: string) => template.replace(/\{[^}]+\}/g, "1");
-const components = document.components as Record<string, Record<string, Any>>;
-const headersOf = (response: Any): Any =>
-  response.$ref ? components.responses[response.$ref.split("/").pop()].headers : response.headers;
+/** A response, its `$ref` to a response component followed. */
+const resolved = (response: Response): Response =>
+  response.$ref ? components.responses[response.$ref.slice(response.$ref.lastIndexOf("/") + 1)] : response;
+const headersOf = (response: Response) => resolved(response).headers ?? {};
 
 describe("the methods of each path", () => {
   it("when a path is documented, then its methods are exactly those the gateway lists in Allow", () => {
@@ -43,12 +75,11 @@ describe("the methods of each path", () => {
   it("when HEAD is documented, then it is its GET's operation with the same statuses and headers and no body", () => {
     for (const { path, op } of operations.filter((o) => o.method === "head")) {
       const get = paths[path].get;
-      const same = (o: Any) => ({ path, security: o.security, parameters: o.parameters, tags: o.tags });
+      const same = (o: DocumentedOperation) => ({ path, security: o.security, parameters: o.parameters, tags: o.tags });
       expect(same(op)).toEqual(same(get));
       expect(Object.keys(op.responses)).toEqual(Object.keys(get.responses));
-      for (const [status, response] of Object.entries(op.responses as Record<string, Any>)) {
-        const resolved = response.$ref ? components.responses[response.$ref.split("/").pop()] : response;
-        expect({ path, status, content: resolved.content }).toEqual({ path, status, content: undefined });
+      for (const [status, response] of Object.entries(op.responses)) {
+        expect({ path, status, content: resolved(response).content }).toEqual({ path, status, content: undefined });
         expect(headersOf(response)).toEqual(headersOf(get.responses[status]));
       }
     }
@@ -111,7 +142,7 @@ describe("the rate-limit fields", () => {
     const expected = (status: string) =>
       status === "401" ? "AuthFailures" : status === "429" ? "Refusing" : "RateLimit";
     for (const { key, op } of keyed) {
-      for (const [status, response] of Object.entries(op.responses as Record<string, Any>)) {
+      for (const [status, response] of Object.entries(op.responses)) {
         const headers = headersOf(response);
         expect({ key, status, policy: headers["RateLimit-Policy"]?.$ref }).toEqual({
           key,
@@ -124,7 +155,7 @@ describe("the rate-limit fields", () => {
   });
 
   it("when the fields are declared, then their patterns take what the gateway sends, each policy where it is sent", () => {
-    const pattern = (name: string) => new RegExp(components.headers[name].schema.pattern);
+    const pattern = (name: string) => new RegExp(components.headers[name].schema.pattern ?? "");
     expect(pattern("RateLimitPolicy").test('"default";q=6000;w=60')).toBe(true);
     expect(pattern("RateLimit").test('"default";r=5817;t=41')).toBe(true);
     expect(pattern("RateLimit").test('"auth-failures";r=3;t=41')).toBe(false);
@@ -136,8 +167,8 @@ describe("the rate-limit fields", () => {
 
   it("when an operation needs no key (the operations tag, OPTIONS), then its answers declare no rate limit", () => {
     for (const { key, op } of operations.filter((o) => o.op.security !== undefined)) {
-      for (const response of Object.values(op.responses as Record<string, Any>))
-        expect({ key, headers: Object.keys(headersOf(response) ?? {}) }).not.toEqual({
+      for (const response of Object.values(op.responses))
+        expect({ key, headers: Object.keys(headersOf(response)) }).not.toEqual({
           key,
           headers: expect.arrayContaining(["RateLimit"]),
         });
@@ -148,16 +179,16 @@ describe("the rate-limit fields", () => {
 describe("path parameters and the licence", () => {
   it("when a path has a parameter, then every operation gives it an example that its schema takes", () => {
     for (const { key, op } of operations) {
-      for (const p of (op.parameters ?? []).filter((q: Any) => q.in === "path")) {
+      for (const p of (op.parameters ?? []).filter((q) => q.in === "path")) {
         expect({ key, name: p.name, example: p.example }).toEqual({ key, name: p.name, example: expect.anything() });
         if (p.schema.enum) expect(p.schema.enum).toContain(p.example);
-        else expect(p.example).toBeGreaterThanOrEqual(p.schema.minimum);
+        else expect(p.example).toBeGreaterThanOrEqual(p.schema.minimum ?? 1);
       }
     }
   });
 
   it("when the licence is read, then it has an SPDX identifier (swagger-parser refuses one with neither identifier nor url)", () => {
-    expect((document.info as Any).license).toEqual({
+    expect((document.info as { license?: unknown }).license).toEqual({
       name: expect.stringMatching(/^Proprietary/),
       identifier: "LicenseRef-Proprietary",
     });
