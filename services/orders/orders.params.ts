@@ -16,6 +16,7 @@ import {
   type Rule,
 } from "../../shared/http/params";
 import type { ParamsOf, Typed } from "../../shared/schema-types";
+import { lookupParams } from "./orders.lookup-params";
 
 export const MAX_ITEMS = 1000;
 export const ORDER_STATUSES = ["pending", "validated", "cancelled"] as const;
@@ -154,5 +155,6 @@ export const listOrdersParams = {
   $$strict: true,
   ...pageParams,
   status: optional({ type: "enum", values: [...ORDER_STATUSES] }),
+  ...lookupParams,
 } as const;
 export type ListOrdersParams = ParamsOf<typeof listOrdersParams>;
