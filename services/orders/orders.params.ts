@@ -7,6 +7,7 @@
 import { pageParams } from "../../shared/http/paging";
 import { arrayOf, bodyId, exactlyOneMode, identifier, optional, pathId, referenceTo } from "../../shared/http/params";
 import type { ParamsOf } from "../../shared/schema-types";
+import { lookupParams } from "./orders.lookup-params";
 
 export const MAX_ITEMS = 1000;
 export const ORDER_STATUSES = ["pending", "validated", "cancelled"] as const;
@@ -114,5 +115,6 @@ export const listOrdersParams = {
   $$strict: true,
   ...pageParams,
   status: optional({ type: "enum", values: [...ORDER_STATUSES] }),
+  ...lookupParams,
 } as const;
 export type ListOrdersParams = ParamsOf<typeof listOrdersParams>;

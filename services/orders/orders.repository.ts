@@ -3,7 +3,6 @@
  */
 import type { Knex } from "knex";
 import type { Db } from "../../shared/database/db";
-import { fetchPage, type PageQuery } from "../../shared/http/paging";
 import type { AddressInput, OrderStatus } from "./orders.params";
 import type { ContactSnapshot, PackagingReferenceSnapshot, PackagingSnapshot } from "./orders.snapshots";
 
@@ -150,12 +149,6 @@ export async function findOrderByExternalId(
     .table<OrderRow, OrderRow[]>("orders")
     .where({ client_id: clientId, external_id: externalId })
     .first();
-}
-
-export async function listOrders(db: Db, v: Visibility, page: PageQuery, status?: OrderStatus) {
-  const q = visible(db, v).select("*");
-  if (status) q.where({ status });
-  return fetchPage<OrderRow & Record<string, unknown>>(q, page, "id", (r) => r.id);
 }
 
 export async function itemsOf(db: Db, orderIds: number[]): Promise<Map<number, ItemRow[]>> {
