@@ -21,7 +21,7 @@ import { eventsAppended, outboxRow } from "../../shared/messaging/outbox";
 import { codeDay, orderCode } from "./orders.code";
 import { duplicateOrder, EXTERNAL_ID_UNIQUE, holdingExternalId } from "./orders.external-id";
 import { contactModeOf, itemModesOf, scopesNeeded, type ContactMode, type ItemMode } from "./orders.identify";
-import { requestHash } from "./orders.idempotency";
+import { requestHash } from "../../shared/http/idempotency";
 import type { CreateOrderParams } from "./orders.params";
 import type { ResolvedReferences } from "./orders.references-cache";
 import * as repo from "./orders.repository";

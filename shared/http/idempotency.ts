@@ -1,5 +1,6 @@
 /**
- * Idempotency-Key support: the same key with the same body replays the first response; the
+ * Idempotency-Key support, for every service that honours it (orders.create; the webhooks test,
+ * redeliver and recover actions): the same key with the same body replays the first response; the
  * same key with another body is refused. Bodies are compared by a hash of their canonical JSON
  * (object keys sorted), so key order and whitespace do not matter.
  */
