@@ -147,7 +147,7 @@ export const Delivery = {
             type: ["object", "null"],
             additionalProperties: { type: "string" },
             maxProperties: RESPONSE_HEADERS_MAX,
-            description: `The answer's headers (lower-case names), at most ${RESPONSE_HEADERS_MAX} in ${RESPONSE_HEADERS_MAX_BYTES} bytes, without \`set-cookie\`; null when there was no answer.`,
+            description: `The answer's headers (lower-case names), at most ${RESPONSE_HEADERS_MAX} in ${RESPONSE_HEADERS_MAX_BYTES} bytes, without \`set-cookie\` and the hop-by-hop ones (\`connection\`, \`keep-alive\`...); null when there was no answer.`,
           },
           responseBody: {
             type: ["string", "null"],

@@ -15,8 +15,21 @@ export const RESPONSE_HEADERS_MAX_BYTES = 2 * 1024;
 export const RESPONSE_BODY_MAX_BYTES = 4 * 1024;
 export const REDACTED = "[redacted]";
 
-/** Response headers never kept: what a receiver sets for its own clients. */
-const NOT_KEPT = new Set(["set-cookie", "set-cookie2"]);
+/**
+ * Response headers never kept: what a receiver sets for its own clients (cookies), and the
+ * hop-by-hop ones (RFC 9110 §7.6.1), which describe our connection, not the answer.
+ */
+const NOT_KEPT = new Set([
+  "set-cookie",
+  "set-cookie2",
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "transfer-encoding",
+  "te",
+  "trailer",
+  "upgrade",
+]);
 
 export interface CapturedResponse {
   /** Lower-cased names, in the order received. */
