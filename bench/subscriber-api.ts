@@ -208,7 +208,7 @@ async function sizeFigures(db: Knex, deliveryId: number, deliveries: number) {
     "| one attempt per delivery | bytes per attempt | per million deliveries |",
     "|---|---:|---:|",
     `| no answer kept (before issue 21) | ${none.toFixed(0)} B | ${mb(none)} |`,
-    `| typical answer: 5 headers, body \`ok\` | ${typical.toFixed(0)} B | ${mb(typical)} |`,
+    `| typical answer: 3 headers kept (content-type, date, content-length), body \`ok\` | ${typical.toFixed(0)} B | ${mb(typical)} |`,
     `| typical headers, a small JSON body | ${json.toFixed(0)} B | ${mb(json)} |`,
     `| the largest kept: 20 headers in 2 KiB, 4 KiB of body (random text) | ${largest.toFixed(0)} B | ${mb(largest)} |`,
     "",
