@@ -15,6 +15,8 @@ export const ErrorType = {
   notFound: "NOT_FOUND",
   conflict: "CONFLICT",
   idempotencyMismatch: "IDEMPOTENCY_KEY_REUSED",
+  idempotencyInFlight: "IDEMPOTENCY_KEY_IN_FLIGHT",
+  subscriptionDisabled: "SUBSCRIPTION_DISABLED",
   rateLimited: "RATE_LIMITED",
   malformedRequest: "MALFORMED_REQUEST",
   payloadTooLarge: "PAYLOAD_TOO_LARGE",
@@ -102,6 +104,27 @@ export class ConflictError extends DomainError {
 export class IdempotencyKeyReusedError extends DomainError {
   constructor() {
     super("This Idempotency-Key was already used with a different request body.", 422, ErrorType.idempotencyMismatch);
+  }
+}
+
+/** The same Idempotency-Key is still being acted on by an earlier request: retry once it answered. */
+export class IdempotencyKeyInFlightError extends DomainError {
+  constructor() {
+    super(
+      "A request with this Idempotency-Key is still being processed; retry shortly to get its answer.",
+      409,
+      ErrorType.idempotencyInFlight,
+    );
+  }
+}
+
+/**
+ * An action that would send something asked of a subscription that is disabled: nothing would
+ * go out until it is enabled, so it is refused rather than queued. `message` says how to enable it.
+ */
+export class SubscriptionDisabledError extends DomainError {
+  constructor(message: string, data: { subscriptionId: number; disabledReason: string | null }) {
+    super(message, 409, ErrorType.subscriptionDisabled, data);
   }
 }
 

@@ -88,7 +88,9 @@ export const PARAMETERS = {
     required: false,
     description:
       "Any unique string (1–255 printable ASCII characters). Sending the same request again with the same key " +
-      "replays the first answer instead of creating a second order; the same key with another body is 422.",
+      "replays the first answer instead of acting a second time (a second order, test, redelivery or recovery); " +
+      "the same key with another request is 422; on the webhooks actions, the same key while the first request " +
+      "is still in progress is 409 (`/problems/idempotency-key-in-flight`), and keys are kept 24 hours.",
     schema: { type: "string", maxLength: 255, pattern: "^[\\x21-\\x7e]{1,255}$" },
   },
 } as const;

@@ -61,13 +61,13 @@ const DESCRIPTION = `Order intake, reference lookup and webhooks.
 
 **Methods**: \`HEAD\` is answered wherever \`GET\` is, with the same status and headers and no body. \`OPTIONS\` on a known path answers 204 with \`Allow\` listing its methods, and nothing else; both are declared on every path. A known path with a method it does not have is **405** with \`Allow\` (a problem document): OpenAPI declares only the methods a path has, so that answer is said here and in each \`OPTIONS\` operation. Paths are case-sensitive; an unknown path is 404.
 
-**Lists** answer a JSON array, oldest first. Page with \`?limit=\` (1–500, default 50) and the opaque \`?cursor=\`; the next page's URL is in the \`Link: <...>; rel="next"\` header. A page of webhook deliveries also stops before ~512 KiB of JSON (each delivery carries its body), so it may hold fewer than \`limit\`: follow \`Link\` until it is absent.
+**Lists** answer a JSON array, oldest first (webhook deliveries: newest first with \`?order=desc\`). Page with \`?limit=\` (1–500, default 50) and the opaque \`?cursor=\`; the next page's URL is in the \`Link: <...>; rel="next"\` header. A page of webhook deliveries also stops before ~512 KiB of JSON (each delivery carries its body), so it may hold fewer than \`limit\`: follow \`Link\` until it is absent.
 
 **Request ids**: send \`X-Request-Id\` (1–128 of \`A-Za-z0-9_.:@/+=-\`) or get a new one; any other value is 400 naming the header. Every answer of \`/api/v1\` carries \`X-Request-ID\`.
 
 **Rate limits** are per client, counted for all gateway replicas together, and failed authentications are throttled per address and per key (a valid key is never refused for what others failed); over a limit, 429 with \`Retry-After\`. Every answer of an operation that needs a key declares \`RateLimit-Policy\` and \`RateLimit\`: the \`"default"\` policy (the client's own limit), \`"auth-failures"\` on a 401.
 
-**Unavailable**: while the database is unreachable or a service is restarting, any operation may answer 503 with \`Retry-After\` (seconds); nothing was half-written, so retrying is safe (with the same \`Idempotency-Key\` for \`POST /api/v1/orders\`).`;
+**Unavailable**: while the database is unreachable or a service is restarting, any operation may answer 503 with \`Retry-After\` (seconds); nothing was half-written, so retrying is safe (with the same \`Idempotency-Key\` for \`POST /api/v1/orders\` and the webhooks' test, redeliver and recover).`;
 
 /** `/orders/:id` → `/api/v1/orders/{id}`, and the names of its path parameters. */
 export function openApiPath(path: string): { path: string; names: string[] } {

@@ -1,31 +1,14 @@
 /**
- * Idempotency-Key support, the whole rule: the same key with the same body replays the first
- * response; the same key with another body is refused. Bodies are compared by a hash of their
- * canonical JSON (object keys sorted), so key order and whitespace do not matter. A key is
- * claimed in the order's own transaction, so a request racing another with the same key waits
- * for it, then replays its answer.
+ * Idempotency-Key for orders, the whole rule: the same key with the same body replays the first
+ * response; the same key with another body is refused (bodies compared by shared/http/idempotency.ts's
+ * hash). A key is claimed in the order's own transaction, so a request racing another with the
+ * same key waits for it, then replays its answer.
  */
-import { createHash } from "node:crypto";
 import type { Knex } from "knex";
 import type { Db } from "../../shared/database/db";
 import { IdempotencyKeyReusedError } from "../../shared/errors";
 import * as repo from "./orders.repository";
 import type { Order } from "./orders.representation";
-
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value);
-}
-
-export function requestHash(body: unknown): string {
-  return createHash("sha256").update(canonical(body)).digest("hex");
-}
 
 /** A request sent with an Idempotency-Key: the client's, its key, and the hash of its body. */
 export interface KeyedRequest {
@@ -79,16 +62,4 @@ async function firstAnswer(db: Knex, { clientId, key, hash }: KeyedRequest): Pro
   if (!known || !known.response) return null;
   if (known.request_hash !== hash) throw new IdempotencyKeyReusedError();
   return known.response as Order;
-}
-
-/**
- * The response header that tells a client its retry was answered from the stored first
- * response (nothing was created this time), as Stripe and the IETF Idempotency-Key draft's
- * implementations do, so a client can tell a replay from a fresh order without comparing bodies.
- */
-export const REPLAYED_HEADER = "Idempotent-Replayed";
-
-/** Marks the HTTP answer of this call as a replay (moleculer-web sends ctx.meta.$responseHeaders). */
-export function markReplayed(meta: { $responseHeaders?: Record<string, string> }): void {
-  meta.$responseHeaders = { ...meta.$responseHeaders, [REPLAYED_HEADER]: "true" };
 }

@@ -2,7 +2,7 @@
  * The query parameters GET /api/v1/orders looks orders up by (docs/api.md): a partner's own
  * externalId / externalReference, the order's code, time ranges in ISO 8601, and the direction.
  */
-import { optional, type Rule } from "../../shared/http/params";
+import { identifier, optional, type Rule } from "../../shared/http/params";
 import type { Typed } from "../../shared/schema-types";
 import { NOT_OURS, parseOrdersCursor } from "./orders.lookup-cursor";
 
@@ -50,13 +50,15 @@ const instant = (description: string): Rule & Typed<string> & { optional: true }
     },
     jsonSchema: {
       type: "string",
+      // 2026-11-27T09:30:00.123456+00:00, the longest the pattern takes.
+      maxLength: 32,
       pattern: ISO_8601.source,
       description: `${description} ISO 8601: a date (midnight UTC) or a date and time with its zone; read to the microsecond.`,
     },
   });
 
-const exactText = (description: string) =>
-  optional({ type: "string", trim: true, min: 1, max: 100, jsonSchemaAlso: { description } });
+/** A partner's own identifier or a code, matched exactly: whitespace at either end is 422, as in bodies. */
+const exactText = (description: string) => optional({ ...identifier(100), jsonSchemaAlso: { description } });
 
 export const lookupParams = {
   // The paging cursor, in either of the two orders a page may be in (orders.lookup-cursor.ts).
@@ -69,7 +71,10 @@ export const lookupParams = {
         errors.push({ type: "cursor", actual: value, message: NOT_OURS });
       return value;
     },
-    jsonSchemaAlso: { description: 'Opaque: the `cursor` of a `Link: rel="next"` URL, as given.' },
+    jsonSchemaAlso: {
+      pattern: "^[A-Za-z0-9_-]+$",
+      description: 'Opaque: the `cursor` of a `Link: rel="next"` URL, as given.',
+    },
   }),
   externalId: exactText("Orders whose externalId (the partner's own order id) is exactly this."),
   externalReference: exactText("Orders whose externalReference is exactly this."),

@@ -7,13 +7,15 @@
 import type { Knex } from "knex";
 import type { Db } from "../../shared/database/db";
 import { EVENTS, type DeliveredEventName, type DomainEvent } from "../../shared/messaging/events";
-import { fetchPage, type PageQuery } from "../../shared/http/paging";
-import { BIGINT_ID_MAX } from "../../shared/http/params";
 import { currentTraceparent } from "../../shared/observability/tracing";
 import type { DeliveryStatus } from "./webhooks.params";
 import { ENDPOINT_OF_URL, OVERLAPPING } from "./webhooks.subscriptions.repository";
 
 const S = "webhooks";
+
+/** Why an attempt was made: its delivery's first (`scheduled`, or `test`), after a failure, or asked for again. */
+export const ATTEMPT_TRIGGERS = ["scheduled", "retry", "redelivery", "recovery", "test"] as const;
+export type AttemptTrigger = (typeof ATTEMPT_TRIGGERS)[number];
 
 export interface DeliveryRow {
   id: number;
@@ -55,6 +57,8 @@ export interface ClaimedDelivery {
   /** Where it goes, as the dispatcher counts its slots: the URL's origin (scheme, host, port). */
   endpoint: string;
   subscription_id: number;
+  /** Why this attempt is made (the delivery's `next_trigger`; null there is `scheduled`). */
+  trigger: AttemptTrigger;
 }
 
 // ---- storing an event's deliveries ---------------------------------------------------------
@@ -92,7 +96,9 @@ export async function insertEventDeliveries(
 ): Promise<StoredDeliveries> {
   if (subscriptionIds.length === 0) return { created: 0, claimed: [] };
   const traceparent = currentTraceparent() ?? null;
-  const { rows } = await db.raw<{ rows: (Omit<ClaimedDelivery, "claim_token"> & { claim_token: string | null })[] }>(
+  const { rows } = await db.raw<{
+    rows: (Omit<ClaimedDelivery, "claim_token" | "trigger"> & { claim_token: string | null })[];
+  }>(
     `WITH targets AS (
        SELECT s.id, s.url, s.key, s.secret, s.signing_key, s.client_id,
               ${OVERLAPPING("previous_key")}, ${OVERLAPPING("previous_secret")}, ${OVERLAPPING("previous_signing_key")},
@@ -141,6 +147,7 @@ export async function insertEventDeliveries(
     claimed.push({
       ...row,
       claim_token: row.claim_token,
+      trigger: "scheduled",
       event: e.event,
       body,
       request_id: e.requestId ?? null,
@@ -183,6 +190,7 @@ export async function insertSubscriptionEvent(
         event_id: e.id,
         webhook_id: trx.raw("'msg_' || replace(gen_random_uuid()::text, '-', '')"),
         next_attempt_at: trx.fn.now(),
+        next_trigger: "test",
       })
       .returning<{ id: number | string }[]>("id");
     return Number(row.id);
@@ -247,9 +255,9 @@ export async function claimDue(
        UPDATE ??.deliveries d
           SET next_attempt_at = now() + ? * interval '1 millisecond', claim_token = gen_random_uuid(), updated_at = now()
          FROM fair WHERE d.id = fair.id
-       RETURNING d.id, d.claim_token, d.webhook_id, d.attempt_count, d.subscription_id, d.event_id
+       RETURNING d.id, d.claim_token, d.webhook_id, d.attempt_count, d.subscription_id, d.event_id, d.next_trigger
      )
-     SELECT c.subscription_id, c.id, c.claim_token, c.webhook_id, c.attempt_count, e.event, e.body, e.request_id, e.traceparent, s.url, s.key, s.secret, s.signing_key, s.client_id, e.owner_client_id,
+     SELECT c.subscription_id, c.id, c.claim_token, c.webhook_id, c.attempt_count, coalesce(c.next_trigger, 'scheduled') AS trigger, e.event, e.body, e.request_id, e.traceparent, s.url, s.key, s.secret, s.signing_key, s.client_id, e.owner_client_id,
             ${OVERLAPPING("previous_key")}, ${OVERLAPPING("previous_secret")}, ${OVERLAPPING("previous_signing_key")},
             ${ENDPOINT_OF_URL} AS endpoint
        FROM claimed c
@@ -270,12 +278,6 @@ function deliveriesQuery(db: Db) {
     .select("d.*", "e.event", "e.body");
 }
 
-export async function listDeliveries(db: Db, subscriptionId: number, page: PageQuery, status?: DeliveryStatus) {
-  const query = deliveriesQuery(db).where("d.subscription_id", subscriptionId);
-  if (status) query.where("d.status", status);
-  return fetchPage<DeliveryRow & Record<string, unknown>>(query, page, "d.id", (r) => r.id, BIGINT_ID_MAX);
-}
-
 export async function findDelivery(db: Db, subscriptionId: number, id: number): Promise<DeliveryRow | undefined> {
   return deliveriesQuery(db)
     .where({ "d.id": id, "d.subscription_id": subscriptionId })
@@ -285,7 +287,8 @@ export async function findDelivery(db: Db, subscriptionId: number, id: number): 
 /**
  * Schedules a delivery again, whatever its status, with a fresh retry schedule. If a dispatcher
  * is sending it right now, it stays held until that claim expires, so it is never sent twice at
- * once; the running attempt is still recorded but no longer decides the delivery's status.
+ * once; the running attempt is still recorded but no longer decides the delivery's status. The
+ * caller holds the subscription active (webhooks.active-subscription.ts).
  */
 export async function scheduleAgain(db: Db, subscriptionId: number, id: number): Promise<boolean> {
   const updated = await db
@@ -299,6 +302,7 @@ export async function scheduleAgain(db: Db, subscriptionId: number, id: number):
         "CASE WHEN claim_token IS NOT NULL AND next_attempt_at > now() THEN next_attempt_at ELSE now() END",
       ),
       claim_token: null,
+      next_trigger: "redelivery",
       updated_at: db.fn.now(),
     });
   return updated > 0;
@@ -306,8 +310,8 @@ export async function scheduleAgain(db: Db, subscriptionId: number, id: number):
 
 // ---- cancelling and failing what must not be sent ------------------------------------------
 
-/** What is cancelled is kept in the log, with `cancelled` status, and never sent. */
-const CANCELLED = { status: "cancelled", next_attempt_at: null, claim_token: null } as const;
+/** What is cancelled is kept in the log, with `cancelled` status, and never sent (a recovery may queue it again). */
+const CANCELLED = { status: "cancelled", next_attempt_at: null, claim_token: null, next_trigger: null } as const;
 
 /**
  * Cancels the queued (pending) deliveries of this client's subscriptions that its audience no
@@ -355,11 +359,15 @@ export async function cancelClaims(db: Db, claims: { id: number; claim_token: st
     .update({ ...CANCELLED, updated_at: db.fn.now() });
 }
 
-/** A disabled subscription's queued deliveries fail (a claim being sent no longer decides them). */
-export async function failPendingDeliveries(db: Db, subscriptionId: number): Promise<void> {
-  await db
+/**
+ * A disabled subscription's queued deliveries are cancelled: kept in the log, never left pending
+ * (nothing would send them), queued again by a recovery once it is enabled. A claim being sent
+ * no longer decides them.
+ */
+export async function cancelPendingDeliveries(db: Db, subscriptionId: number): Promise<number> {
+  return db
     .withSchema(S)
     .table("deliveries")
     .where({ subscription_id: subscriptionId, status: "pending" })
-    .update({ status: "failed", next_attempt_at: null, claim_token: null, updated_at: db.fn.now() });
+    .update({ ...CANCELLED, updated_at: db.fn.now() });
 }

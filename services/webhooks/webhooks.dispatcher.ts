@@ -231,11 +231,15 @@ export class Dispatcher implements DirectHandOff {
     });
     observeWebhookAttempt(METRIC_OUTCOME[outcome.kind], outcome.durationMs / 1000);
     const { verdict, next } = judge(outcome, delivery.attempt_count + 1, this.opts.retry);
+    const answered = outcome.kind === "delivered" || outcome.kind === "rejected";
     const record: AttemptRecord = {
       attemptedAt,
-      statusCode: outcome.kind === "delivered" || outcome.kind === "rejected" ? outcome.statusCode : null,
+      statusCode: answered ? outcome.statusCode : null,
       error: "error" in outcome ? outcome.error : null,
       durationMs: outcome.durationMs,
+      trigger: delivery.trigger,
+      ...(answered && outcome.response ? { response: outcome.response } : {}),
+      paused: verdict.kind === "throttled",
     };
     // Written with the other outcomes that end about now. After a success the endpoint's slot
     // is freed at once: the delivery stays claimed (leased) until its outcome is written, so

@@ -13,7 +13,7 @@
 import type { Knex } from "knex";
 import type { Service } from "moleculer";
 import type { SubscriptionHealth, NotedAttempt } from "./webhooks.subscription-health";
-import { recordAttempts } from "./webhooks.attempts.repository";
+import { recordAttempts, type AttemptRecord } from "./webhooks.attempts.repository";
 import type { ClaimedDelivery } from "./webhooks.deliveries.repository";
 import type { DeliveryUpdate } from "./webhooks.retry-policy";
 
@@ -28,6 +28,7 @@ const MAX_BATCH = 500;
 /** An attempt that ended: what to record of it, and what health reads from it. */
 export interface FinishedAttempt extends NotedAttempt {
   delivery: ClaimedDelivery;
+  attempt: AttemptRecord;
   next: DeliveryUpdate;
 }
 

@@ -32,15 +32,28 @@ export interface RecoveryRequest {
 }
 
 /**
- * A new recovery, or the subscription's unfinished one (at most one: recoveries_one_active),
- * which the caller compares with what it asked.
+ * The recovery this request gets: one of the last `sameWithinMs` with the same window and flags
+ * (finished or not: a double click does not send again what just went), else a new one, else
+ * the subscription's unfinished one (at most one: recoveries_one_active), which the caller
+ * compares with what it asked. The caller holds the subscription exclusively
+ * (webhooks.active-subscription.ts), so two requests never both find nothing and both insert.
  */
 export async function createRecovery(
   db: Db,
   subscriptionId: number,
   r: RecoveryRequest,
+  sameWithinMs: number,
 ): Promise<{ row: RecoveryRow; created: boolean }> {
   for (;;) {
+    const recent = await db
+      .withSchema(S)
+      .table("recoveries")
+      .where({ subscription_id: subscriptionId, since: r.since, all_deliveries: r.all })
+      .whereRaw("requested_until IS NOT DISTINCT FROM ?::timestamptz", [r.until])
+      .andWhereRaw("created_at > now() - ?::bigint * interval '1 millisecond'", [sameWithinMs])
+      .orderBy("id", "desc")
+      .first<RecoveryRow | undefined>();
+    if (recent) return { row: normalRecovery(recent), created: false };
     const inserted = await db.raw<{ rows: RecoveryRow[] }>(
       `INSERT INTO ??.recoveries (subscription_id, since, requested_until, until, all_deliveries)
        VALUES (?, ?, ?::timestamptz, coalesce(?::timestamptz, now()), ?)
@@ -110,6 +123,18 @@ export async function recoverNextBatch(
       .forUpdate()
       .first<RecoveryRow | undefined>();
     if (!held) return null;
+    // Held against a disabling (webhooks.active-subscription.ts): a disabled subscription's
+    // recovery stops here, since nothing would send what it queues.
+    const subscription = await trx
+      .withSchema(S)
+      .table("subscriptions")
+      .where({ id: held.subscription_id })
+      .forShare()
+      .first<{ status: string } | undefined>("status");
+    if (subscription?.status !== "active") {
+      await finish(trx, held.id, { examined: 0, queued: 0 }, held.after_delivery_id);
+      return { queued: 0, done: true };
+    }
     const ids = (
       await trx
         .withSchema(S)
@@ -134,23 +159,50 @@ export async function recoverNextBatch(
                 attempt_count: 0,
                 next_attempt_at: trx.fn.now(),
                 claim_token: null,
+                next_trigger: "recovery",
                 updated_at: trx.fn.now(),
               })
               .returning("id")
           ).length;
     const done = ids.length < batch;
-    await trx
-      .withSchema(S)
-      .table("recoveries")
-      .where({ id: held.id })
-      .update({
-        after_delivery_id: ids.length > 0 ? ids[ids.length - 1] : held.after_delivery_id,
-        examined: trx.raw("examined + ?", [ids.length]),
-        queued: trx.raw("queued + ?", [queued]),
-        ...(done
-          ? { status: "done", finished_at: trx.fn.now(), claim_token: null, claimed_until: null }
-          : { claimed_until: trx.raw("now() + ? * interval '1 millisecond'", [leaseMs]) }),
-      });
+    const after = ids.length > 0 ? ids[ids.length - 1] : held.after_delivery_id;
+    if (done) await finish(trx, held.id, { examined: ids.length, queued }, after);
+    else
+      await trx
+        .withSchema(S)
+        .table("recoveries")
+        .where({ id: held.id })
+        .update({
+          ...progress(trx, { examined: ids.length, queued }, after),
+          claimed_until: trx.raw("now() + ? * interval '1 millisecond'", [leaseMs]),
+        });
     return { queued, done };
   });
+}
+
+interface BatchCounts {
+  examined: number;
+  queued: number;
+}
+
+function progress(trx: Knex.Transaction, counts: BatchCounts, afterDeliveryId: number) {
+  return {
+    after_delivery_id: afterDeliveryId,
+    examined: trx.raw("examined + ?", [counts.examined]),
+    queued: trx.raw("queued + ?", [counts.queued]),
+  };
+}
+
+async function finish(trx: Knex.Transaction, id: number, counts: BatchCounts, afterDeliveryId: number): Promise<void> {
+  await trx
+    .withSchema(S)
+    .table("recoveries")
+    .where({ id })
+    .update({
+      ...progress(trx, counts, afterDeliveryId),
+      status: "done",
+      finished_at: trx.fn.now(),
+      claim_token: null,
+      claimed_until: null,
+    });
 }

@@ -1,7 +1,7 @@
 /**
  * Retention (docs/webhooks.md, "Retention"): deliveries settled (succeeded, failed, refused,
  * cancelled) for WEBHOOK_RETENTION are pruned with their attempts, then the events no delivery
- * needs any more. Pending deliveries are never pruned: a failed one counts from its last attempt
+ * needs any more; Idempotency-Keys once their day is over. Pending deliveries are never pruned: a failed one counts from its last attempt
  * or redelivery, so its owner has the whole period to look into it or recover it.
  *
  * Once per RETENTION_INTERVAL across every webhooks replica (shared/database/periodic-job.ts), in
@@ -13,6 +13,8 @@ import type { Service } from "moleculer";
 import { countPrunedRows } from "../../shared/observability/metrics";
 import { PeriodicJob, pruneInBatches } from "../../shared/database/periodic-job";
 import type { Db } from "../../shared/database/db";
+import { IDEMPOTENCY_KEY_KEEP_MS } from "./webhooks.idempotency";
+import { pruneIdempotencyKeys } from "./webhooks.idempotency-keys.repository";
 
 const S = "webhooks";
 
@@ -58,6 +60,11 @@ export function webhooksRetentionJob(opts: RetentionOptions): PeriodicJob {
     run: async (keepGoing) => {
       const pruned = await pruneWebhooks(opts.db, opts.retentionMs, keepGoing);
       for (const [table, rows] of Object.entries(pruned)) countPrunedRows(`webhooks.${table}`, rows);
+      // Idempotency keys have a lifetime of their own (webhooks.idempotency.ts), not WEBHOOK_RETENTION.
+      const keys = keepGoing()
+        ? await pruneInBatches((limit) => pruneIdempotencyKeys(opts.db, IDEMPOTENCY_KEY_KEEP_MS, limit), keepGoing)
+        : 0;
+      countPrunedRows("webhooks.idempotency_keys", keys);
       if (pruned.deliveries + pruned.events > 0) {
         opts.logger.info(
           `Webhooks retention: pruned ${pruned.deliveries} deliveries, ${pruned.attempts} attempts and ${pruned.events} events.`,

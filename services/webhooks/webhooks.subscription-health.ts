@@ -4,8 +4,8 @@
  * endpoint is paused and a subscription is disabled, as the retry policy says
  * (webhooks.retry-policy.ts).
  *
- * Disabling fails the subscription's pending deliveries (they can be recovered once it is
- * enabled again) and, in the same transaction, appends `webhook_endpoint_disabled` to this
+ * Disabling cancels the subscription's pending deliveries (kept in the log; a recovery queues
+ * them again once it is enabled) and, in the same transaction, appends `webhook_endpoint_disabled` to this
  * service's outbox: the owner's other subscriptions to that event hear of it like any event.
  */
 import type { Knex } from "knex";
@@ -15,7 +15,7 @@ import { WORST_RANKS } from "../../shared/observability/metrics";
 import { appendEvent } from "../../shared/messaging/outbox";
 import type { Db } from "../../shared/database/db";
 import type { AttemptRecord } from "./webhooks.attempts.repository";
-import { failPendingDeliveries, type ClaimedDelivery } from "./webhooks.deliveries.repository";
+import { cancelPendingDeliveries, type ClaimedDelivery } from "./webhooks.deliveries.repository";
 import { markDisabled, type SubscriptionRow, type SubscriptionStatus } from "./webhooks.subscriptions.repository";
 import { presentSubscription } from "./webhooks.representation";
 import { disablingReason, type DisabledReason, type Verdict } from "./webhooks.retry-policy";
@@ -28,7 +28,7 @@ const REASON_TEXT: Record<DisabledReason, string> = {
 };
 
 /**
- * Disables an active subscription, fails its pending deliveries and tells its owner, in one
+ * Disables an active subscription, cancels its pending deliveries and tells its owner, in one
  * transaction; resolves to the disabled row, or undefined when it was not active (already
  * disabled, or deleted): a subscription is disabled and announced once.
  */
@@ -40,7 +40,7 @@ export async function disableSubscription(
   return db.transaction(async (trx) => {
     const row = await markDisabled(trx, subscriptionId, REASON_TEXT[reason]);
     if (!row) return undefined;
-    await failPendingDeliveries(trx, subscriptionId);
+    await cancelPendingDeliveries(trx, subscriptionId);
     await appendEvent(trx, "webhooks", {
       event: "webhook_endpoint_disabled",
       ownerClientId: row.client_id,
@@ -61,7 +61,8 @@ export interface SubscriptionHealthOptions {
 export interface NotedAttempt {
   delivery: Pick<ClaimedDelivery, "subscription_id" | "endpoint">;
   verdict: Verdict;
-  attempt: AttemptRecord;
+  /** What health reads of it: when, and how it failed. */
+  attempt: Pick<AttemptRecord, "attemptedAt" | "statusCode" | "error" | "durationMs">;
 }
 
 /** What a batch of attempts says about each subscription: the latest success and failure, and since when it fails. */

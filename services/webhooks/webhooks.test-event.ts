@@ -31,11 +31,17 @@ export function testEventBody(subscription: SubscriptionRow, requestedAt: Date):
   };
 }
 
-/** Queues a test delivery to this subscription; returns the delivery's id. */
+/**
+ * How the id of an event about a subscription starts: `<event>-`, then a UUID. Unique like a
+ * domain event's `<schema>-<outbox id>`, and never mistaken for one — which is how a search tells
+ * a subscription's tests from its own event (webhooks.delivery-search.ts).
+ */
+export const subscriptionEventIdPrefix = (event: string): string => `${event}-`;
+
+/** Queues a test delivery to this subscription (the caller holds it active); returns the delivery's id. */
 export async function queueTestEvent(db: Knex, subscription: SubscriptionRow): Promise<number> {
   return insertSubscriptionEvent(db, {
-    // Unique like a domain event's `<schema>-<outbox id>`, and never mistaken for one.
-    id: `${TEST_EVENT}-${randomUUID()}`,
+    id: `${subscriptionEventIdPrefix(TEST_EVENT)}${randomUUID()}`,
     event: TEST_EVENT,
     subscription,
     body: JSON.stringify(testEventBody(subscription, new Date())),

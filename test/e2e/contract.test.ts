@@ -344,13 +344,35 @@ describe("the API keeps its OpenAPI contract", () => {
     );
     expect(stats.status).toBe(200);
     expect(stats.body).toMatchObject({ id: ids.gone, status: "disabled", lastFailure: { statusCode: 410 } });
+    // Issue 21: sending to a disabled subscription is refused, with a problem type of its own.
+    const refused = await backoffice.post<ProblemDocument>(`/api/v1/webhooks/${ids.gone}/test`);
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ type: "/problems/subscription-disabled", subscriptionId: ids.gone });
+    const gone = await backoffice.get<Delivery[]>(`/api/v1/webhooks/${ids.gone}/deliveries?order=desc&limit=5`);
+    expect(gone.body.flatMap((d) => d.attempts)).toContainEqual(
+      expect.objectContaining({ number: 1, trigger: "scheduled", statusCode: 410, responseBodyTruncated: false }),
+    );
     const enabled = await backoffice.post<Subscription>(`/api/v1/webhooks/${ids.gone}/enable`);
     expect(enabled.status).toBe(200);
     expect(enabled.body).toMatchObject({ status: "active", disabledAt: null });
 
-    const tested = await backoffice.post<Delivery>(`/api/v1/webhooks/${ids.subscription}/test`);
+    const key = { "Idempotency-Key": `contract-test-${tag}` };
+    const tested = await backoffice.post<Delivery>(`/api/v1/webhooks/${ids.subscription}/test`, undefined, key);
     expect(tested.status).toBe(202);
     expect(tested.body.event).toBe("webhook_test");
+    const replayed = await backoffice.post<Delivery>(`/api/v1/webhooks/${ids.subscription}/test`, undefined, key);
+    expect(replayed).toMatchObject({ status: 202, body: { id: tested.body.id } });
+    expect(replayed.headers["idempotent-replayed"]).toBe("true");
+
+    // Issue 21: search, newest first, across every subscription of the caller; the webhook-id finds one.
+    const newest = await backoffice.get<Delivery[]>(
+      `/api/v1/webhooks/deliveries?order=desc&event=webhook_test&limit=1`,
+    );
+    expect(newest.body.map((d) => d.id)).toEqual([tested.body.id]);
+    const found = await backoffice.get<Delivery[]>(
+      `/api/v1/webhooks/${ids.subscription}/deliveries?webhookId=${tested.body.webhookId}&since=${encodeURIComponent(new Date(Date.now() - 3600_000).toISOString())}`,
+    );
+    expect(found.body.map((d) => d.id)).toEqual([tested.body.id]);
     const recovery = await backoffice.post<{ id: number }>(`/api/v1/webhooks/${ids.subscription}/recover`, {
       since: new Date(Date.now() - 3600_000).toISOString(),
     });

@@ -162,7 +162,10 @@ function stringsOf(s: Schema): fc.Arbitrary<string> {
   const maxLength = Math.min((s.maxLength as number | undefined) ?? 40, minLength + 40);
   const fits = (v: string) =>
     [...v].length >= minLength && [...v].length <= ((s.maxLength as number | undefined) ?? Infinity);
-  if (typeof s.pattern === "string") return fc.stringMatching(new RegExp(s.pattern)).filter(fits);
+  // A date-time's pattern lets days through that the calendar lacks (02-31): those are no valid value.
+  const realDate = (v: string) =>
+    s.format !== "date-time" || new Date(v.slice(0, 10)).toISOString().startsWith(v.slice(0, 10));
+  if (typeof s.pattern === "string") return fc.stringMatching(new RegExp(s.pattern)).filter(fits).filter(realDate);
   switch (s.format) {
     case "email":
       return fc
