@@ -101,8 +101,11 @@ export function idDigitsPattern(max = INT_ID_MAX): string {
   return `^(?:${branches.join("|")})$`;
 }
 
-/** No whitespace at either end (`\s` is the set String.prototype.trim removes), at least one character. */
-const IDENTIFIER_PATTERN = /^\S(?:[\s\S]*\S)?$/;
+/**
+ * No whitespace at either end (`\s` is the set String.prototype.trim removes). The empty string
+ * matches: `min` refuses it, so that each wrong value gets one error naming its field, not two.
+ */
+const IDENTIFIER_PATTERN = /^(?:\S(?:[\s\S]*\S)?)?$/;
 const IDENTIFIER_MESSAGE = "The '{field}' field must not begin or end with whitespace.";
 
 /**
