@@ -45,6 +45,20 @@ const subscriptionProperties = {
     description:
       "Until when the key and secret replaced by the last rotation still sign beside the current ones (`X-WEBHOOK-PREVIOUS-KEY`, a second signature); null once they no longer do.",
   },
+  description: { type: ["string", "null"], description: "What the subscription is for, as its owner wrote it." },
+  headerNames: {
+    type: "array",
+    items: { type: "string" },
+    maxItems: 10,
+    description:
+      "The custom headers sent with every delivery (`PATCH /webhooks/{id}`), by name: their values are stored encrypted and never shown again.",
+  },
+  rateLimit: {
+    type: ["integer", "null"],
+    minimum: 1,
+    maximum: 1000,
+    description: "Deliveries per second its endpoint accepts, across every webhooks process; null for no limit.",
+  },
 } as const;
 const subscriptionRequired = [
   "id",
@@ -58,6 +72,9 @@ const subscriptionRequired = [
   "signature",
   "publicKey",
   "previousSecretUntil",
+  "description",
+  "headerNames",
+  "rateLimit",
 ] as const;
 
 export const Subscription = {

@@ -4,7 +4,8 @@
  * that sends them (webhooks.worker.ts). Guide for subscribers: docs/webhooks.md.
  *
  * The schema only: its actions live by concept in webhooks.subscription-actions.ts,
- * webhooks.delivery-actions.ts and webhooks.recovery-actions.ts.
+ * webhooks.subscription-edit-actions.ts, webhooks.delivery-actions.ts and
+ * webhooks.recovery-actions.ts.
  */
 import type { ChannelSchema, Context } from "moleculer";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database/database.mixin";
@@ -22,6 +23,7 @@ import { ClientGrants } from "./webhooks.grants";
 import { recoveryActions } from "./webhooks.recovery-actions";
 import type { WebhooksSettings, WebhooksState } from "./webhooks.service-context";
 import { subscriptionActions } from "./webhooks.subscription-actions";
+import { subscriptionEditActions } from "./webhooks.subscription-edit-actions";
 import { WebhooksWorker } from "./webhooks.worker";
 import { migrations } from "./migrations";
 
@@ -67,7 +69,12 @@ const webhooksService: DbServiceSchema<Methods, WebhooksState> = {
     },
   },
 
-  actions: { ...subscriptionActions, ...deliveryActions, ...recoveryActions },
+  actions: {
+    ...subscriptionActions,
+    ...subscriptionEditActions,
+    ...deliveryActions,
+    ...recoveryActions,
+  },
 
   methods: {
     /** A channel message: acknowledged (by resolving) only once its deliveries are committed. */

@@ -22,20 +22,25 @@ import { disablingReason, type DisabledReason, type Verdict } from "./webhooks.r
 
 const S = "webhooks";
 
-const REASON_TEXT: Record<DisabledReason, string> = {
+/** Why a subscription is disabled: what its endpoint answered (the retry policy's reasons), or its owner asked. */
+export type DisablingCause = DisabledReason | "owner";
+
+const REASON_TEXT: Record<DisablingCause, string> = {
   gone: "The endpoint answered 410 Gone.",
   failing: "Every attempt failed for longer than the service allows (WEBHOOK_DISABLE_AFTER).",
+  owner: "Disabled by its owner (POST /api/v1/webhooks/{id}/disable).",
 };
 
 /**
  * Disables an active subscription, fails its pending deliveries and tells its owner, in one
  * transaction; resolves to the disabled row, or undefined when it was not active (already
- * disabled, or deleted): a subscription is disabled and announced once.
+ * disabled, or deleted): a subscription is disabled and announced once. The one way to disable,
+ * whoever decides it (subscription health, or the owner's POST /webhooks/{id}/disable).
  */
 export async function disableSubscription(
   db: Knex,
   subscriptionId: number,
-  reason: DisabledReason,
+  reason: DisablingCause,
 ): Promise<SubscriptionRow | undefined> {
   return db.transaction(async (trx) => {
     const row = await markDisabled(trx, subscriptionId, REASON_TEXT[reason]);

@@ -77,7 +77,7 @@ export const DOMAIN_EVENTS = {
     body: "Subscription",
     summary: "One of your webhook subscriptions was disabled.",
     meaning:
-      "One of your webhook subscriptions was disabled (its endpoint answered 410 Gone, or every attempt failed for WEBHOOK_DISABLE_AFTER); sent to your other active subscriptions to this event; the body is the subscription as GET /api/v1/webhooks/{id} returns it.",
+      "One of your webhook subscriptions was disabled (its endpoint answered 410 Gone, every attempt failed for WEBHOOK_DISABLE_AFTER, or you disabled it with POST /api/v1/webhooks/{id}/disable); sent to your other active subscriptions to this event; the body is the subscription as GET /api/v1/webhooks/{id} returns it.",
   },
 } as const satisfies Record<string, DomainEventDeclaration>;
 

@@ -8,6 +8,7 @@ import * as rotationOverlapSignaturesRecoveries from "./20261201000000_rotation_
 import * as endpointHealth from "./20261202000100_endpoint_health";
 import * as retention from "./20261202000200_retention";
 import * as traceparent from "./20261205000000_traceparent";
+import * as editableSubscriptions from "./20261210000020_editable_subscriptions";
 
 export const migrations: Migration[] = [
   { name: "20261121000500_create_webhooks", ...createWebhooks },
@@ -19,4 +20,5 @@ export const migrations: Migration[] = [
   { name: "20261202000100_endpoint_health", ...endpointHealth },
   { name: "20261202000200_retention", ...retention },
   { name: "20261205000000_traceparent", ...traceparent },
+  { name: "20261210000020_editable_subscriptions", ...editableSubscriptions },
 ];
