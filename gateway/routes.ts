@@ -40,6 +40,7 @@ export const ROUTES: Route[] = [
   { method: "GET", path: "/packaging_references/:id", action: "references.getPackagingReference" },
   // Webhooks
   { method: "GET", path: "/webhooks/available", action: "webhooks.available" },
+  { method: "GET", path: "/webhooks/event_types", action: "webhooks.eventTypes" },
   { method: "PUT", path: "/webhooks", action: "webhooks.subscribe" },
   { method: "GET", path: "/webhooks", action: "webhooks.list" },
   { method: "GET", path: "/webhooks/:id", action: "webhooks.get" },

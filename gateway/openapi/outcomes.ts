@@ -109,6 +109,16 @@ export const OUTCOMES: Record<string, Outcome> = {
     conflict:
       "The subscription exists with another `signature` scheme (rotating it with that `signature` switches it).",
   },
+  "webhooks.eventTypes": {
+    success: [
+      {
+        status: 200,
+        body: "EventType",
+        array: true,
+        description: "The events this client may subscribe to, each with the JSON Schema of its body and an example.",
+      },
+    ],
+  },
   "webhooks.list": { success: [list("Subscription")] },
   "webhooks.get": { success: [one("Subscription")] },
   "webhooks.update": {

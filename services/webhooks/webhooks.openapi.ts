@@ -77,9 +77,28 @@ const subscriptionRequired = [
   "rateLimit",
 ] as const;
 
+/** A subscription its endpoint disabled, as `webhook_endpoint_disabled` carries it (the event catalogue's example). */
+const disabledSubscriptionExample = {
+  id: 12,
+  status: "disabled",
+  disabledAt: "2026-11-22T03:14:00.000Z",
+  disabledReason: "The endpoint answered 410 Gone.",
+  event: "sales_order_validated",
+  url: "https://erp.example.com/hooks/orders",
+  createdAt: "2026-11-21T10:00:00.000Z",
+  rotatedAt: null,
+  signature: "hmac",
+  publicKey: null,
+  previousSecretUntil: null,
+  description: "ERP order import",
+  headerNames: ["Authorization"],
+  rateLimit: 50,
+} as const;
+
 export const Subscription = {
   type: "object",
   description: "A subscription of this client to one event, delivered to one URL.",
+  examples: [disabledSubscriptionExample],
   required: [...subscriptionRequired],
   properties: subscriptionProperties,
   additionalProperties: false,

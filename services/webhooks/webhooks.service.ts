@@ -4,8 +4,8 @@
  * that sends them (webhooks.worker.ts). Guide for subscribers: docs/webhooks.md.
  *
  * The schema only: its actions live by concept in webhooks.subscription-actions.ts,
- * webhooks.subscription-edit-actions.ts, webhooks.delivery-actions.ts and
- * webhooks.recovery-actions.ts.
+ * webhooks.subscription-edit-actions.ts, webhooks.event-type-actions.ts,
+ * webhooks.delivery-actions.ts and webhooks.recovery-actions.ts.
  */
 import type { ChannelSchema, Context } from "moleculer";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database/database.mixin";
@@ -18,6 +18,7 @@ import type { Principal } from "../../shared/security/auth";
 import { onShutdown } from "../../shared/shutdown";
 import { deliveryActions } from "./webhooks.delivery-actions";
 import { recheckClient } from "./webhooks.entitlement";
+import { eventTypeActions } from "./webhooks.event-type-actions";
 import { asDomainEvent, fanOut } from "./webhooks.fanout";
 import { ClientGrants } from "./webhooks.grants";
 import { recoveryActions } from "./webhooks.recovery-actions";
@@ -72,6 +73,7 @@ const webhooksService: DbServiceSchema<Methods, WebhooksState> = {
   actions: {
     ...subscriptionActions,
     ...subscriptionEditActions,
+    ...eventTypeActions,
     ...deliveryActions,
     ...recoveryActions,
   },

@@ -1,9 +1,11 @@
 /**
- * Issue 21, part 5: a subscription is changed in place (PATCH: URL, description, custom
+ * Issue 21, parts 5 and 6: a subscription is changed in place (PATCH: URL, description, custom
  * headers, rate limit) and keeps its history, its pending deliveries going to the new URL from
- * their next attempt; its owner disables it (the mirror of /enable). Real PostgreSQL, a real
- * receiver.
+ * their next attempt; its owner disables it (the mirror of /enable); the event catalogue shows
+ * each event's body schema and an example that validates. Real PostgreSQL, a real receiver.
  */
+import Ajv2020 from "ajv/dist/2020";
+import addFormats from "ajv-formats";
 import type { Knex } from "knex";
 import type { Principal } from "../../shared/security/auth";
 import { openDatabase } from "../../shared/database/db";
@@ -28,13 +30,20 @@ interface DeliveryJson {
   status: string;
   attempts: { statusCode: number | null }[];
 }
+interface EventTypeJson {
+  event: string;
+  description: string;
+  schema: Record<string, unknown>;
+  example: unknown;
+  version: number;
+}
 
 const newPartner = (webhookEvents: string[] = [...EVENTS]): Principal => ({
   ...principal("partner", ["partner", "orders:write", "orders:read", "webhooks"]),
   webhookEvents,
 });
 
-describe("webhooks: changing a subscription, disabling it", () => {
+describe("webhooks: changing a subscription, disabling it, the event catalogue", () => {
   let t: TestBroker;
   let source: EventSource;
   let receiver: WebhookReceiver;
@@ -223,5 +232,25 @@ describe("webhooks: changing a subscription, disabling it", () => {
     await receiver.waitFor(() => on("/paused").some((r) => JSON.parse(r.body).seq === afterwards), 10_000);
     expect(on("/paused").map((r) => JSON.parse(r.body).seq)).not.toContain(whileDisabled);
     expect(await refusal(call("webhooks.disable", { id: sub.id }, newPartner()))).toMatchObject({ code: 404 });
+  });
+
+  it("when the catalogue is asked for, then it lists the events this client may subscribe to, each with a schema its example validates against", async () => {
+    const some = newPartner(["sales_order_validated", "webhook_endpoint_disabled"]);
+    const types = await call<EventTypeJson[]>("webhooks.eventTypes", {}, some);
+    expect(types.map((e) => [e.event, e.version])).toEqual([
+      ["sales_order_validated", 1],
+      ["webhook_endpoint_disabled", 1],
+    ]);
+    const ajv = new Ajv2020({ strict: true });
+    addFormats(ajv);
+    for (const { event, schema, example } of types) {
+      const validate = ajv.compile(schema);
+      expect({ event, valid: validate(example), errors: validate.errors ?? null }).toEqual({
+        event,
+        valid: true,
+        errors: null,
+      });
+    }
+    expect(await call<EventTypeJson[]>("webhooks.eventTypes", {}, newPartner([]))).toEqual([]);
   });
 });
