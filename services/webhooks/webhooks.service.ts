@@ -53,7 +53,8 @@ function channelConsumers(): Record<string, ChannelSchema<Methods>> {
 
 const webhooksService: DbServiceSchema<Methods, WebhooksState> = {
   name: "webhooks",
-  // Its own outbox carries webhook_endpoint_disabled (webhooks.subscription-health.ts).
+  // Its own outbox carries the operational events: webhook_endpoint_disabled (webhooks.subscription-health.ts),
+  // webhook_delivery_exhausted and webhook_endpoint_recovered (webhooks.operational-events.ts).
   mixins: [databaseMixin("webhooks", migrations), outboxRelayMixin("webhooks")],
 
   channels: channelConsumers(),

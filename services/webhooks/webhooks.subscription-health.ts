@@ -16,6 +16,7 @@ import { appendEvent } from "../../shared/messaging/outbox";
 import type { Db } from "../../shared/database/db";
 import type { AttemptRecord } from "./webhooks.attempts.repository";
 import { failPendingDeliveries, type ClaimedDelivery } from "./webhooks.deliveries.repository";
+import { announcingRecoveries } from "./webhooks.operational-events";
 import { markDisabled, type SubscriptionRow, type SubscriptionStatus } from "./webhooks.subscriptions.repository";
 import { presentSubscription } from "./webhooks.representation";
 import { disablingReason, type DisabledReason, type Verdict } from "./webhooks.retry-policy";
@@ -60,6 +61,8 @@ export interface SubscriptionHealthOptions {
   db: Knex;
   /** WEBHOOK_DISABLE_AFTER: how long every attempt may fail before the subscription is disabled. */
   disableAfterMs: number;
+  /** How long a subscription must have failed for its next success to announce `webhook_endpoint_recovered`. */
+  recoveredAfterMs: number;
 }
 
 /** One recorded attempt as health reads it. */
@@ -119,7 +122,10 @@ export class SubscriptionHealth {
     for (const { delivery, verdict } of noted) {
       if (verdict.kind === "throttled") await pauseEndpoint(db, delivery.endpoint, verdict.waitMs);
     }
-    const figures = await noteAttemptsHealth(db, this.worthNoting(summarize(noted)), this.opts.disableAfterMs);
+    const notes = this.worthNoting(summarize(noted));
+    const figures = await announcingRecoveries(db, notes, this.opts.recoveredAfterMs, (noting) =>
+      noteAttemptsHealth(noting, notes, this.opts.disableAfterMs),
+    );
     const gone = new Set(noted.filter((n) => n.verdict.kind === "gone").map((n) => n.delivery.subscription_id));
     const disabled: { subscriptionId: number; reason: DisabledReason }[] = [];
     for (const f of figures) {

@@ -66,7 +66,11 @@ export class WebhooksWorker {
       intervalMs: cfg.dispatchIntervalMs,
       timeoutMs: cfg.timeoutMs,
       retry: { scheduleSeconds: cfg.retryScheduleSeconds, retryAfterMaxMs: cfg.retryAfterMaxMs },
-      health: new SubscriptionHealth({ db, disableAfterMs: cfg.disableAfterMs }),
+      health: new SubscriptionHealth({
+        db,
+        disableAfterMs: cfg.disableAfterMs,
+        recoveredAfterMs: (cfg.retryScheduleSeconds[0] ?? 0) * 1000,
+      }),
       rateLimits: this.rateLimits,
     });
     const dispatcher = this.dispatcher;

@@ -90,6 +90,27 @@ export const DOMAIN_EVENTS = {
       "One of your webhook subscriptions was disabled (its endpoint answered 410 Gone, every attempt failed for WEBHOOK_DISABLE_AFTER, or you disabled it with POST /api/v1/webhooks/{id}/disable); sent to your other active subscriptions to this event; the body is the subscription as GET /api/v1/webhooks/{id} returns it.",
     version: 1,
   },
+  // About the subscription, not the delivery: a delivery's id (bigint) does not fit an event's entity id.
+  webhook_delivery_exhausted: {
+    channel: "webhook_endpoint.exhausted",
+    producer: "webhooks",
+    entity: "webhook_endpoint",
+    body: "WebhookDeliveryExhausted",
+    summary: "A delivery to one of your webhook subscriptions gave up.",
+    meaning:
+      "A delivery to one of your webhook subscriptions failed every attempt of its retry schedule and is now `failed` (redeliver or recover it once the endpoint is fixed); sent to your active subscriptions to this event; the body names the subscription, the delivery and its last attempt.",
+    version: 1,
+  },
+  webhook_endpoint_recovered: {
+    channel: "webhook_endpoint.recovered",
+    producer: "webhooks",
+    entity: "webhook_endpoint",
+    body: "WebhookEndpointRecovered",
+    summary: "A failing webhook subscription of yours succeeded again.",
+    meaning:
+      "One of your webhook subscriptions whose attempts had been failing for at least one retry interval succeeded again; sent to your active subscriptions to this event; the body names the subscription and since when it had been failing.",
+    version: 1,
+  },
 } as const satisfies Record<string, DomainEventDeclaration>;
 
 export type EventName = keyof typeof DOMAIN_EVENTS;
