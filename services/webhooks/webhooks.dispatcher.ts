@@ -25,7 +25,7 @@ import { OutcomeRecorder } from "./webhooks.outcome-recorder";
 import type { AttemptRecord } from "./webhooks.attempts.repository";
 import { claimDue, type ClaimedDelivery } from "./webhooks.deliveries.repository";
 import type { DirectHandOff, HandOffTarget, Reservation } from "./webhooks.direct-hand-off";
-import type { RateLimiter } from "./webhooks.rate-limiter";
+import { NOTHING_TO_PUT_BACK, type Admission, type RateLimiter } from "./webhooks.rate-limiter";
 import { judge, type RetrySettings } from "./webhooks.retry-policy";
 import type { AttemptOutcome, OutgoingWebhook } from "./webhooks.sender";
 
@@ -165,32 +165,40 @@ export class Dispatcher implements DirectHandOff {
   /** Claims what the free slots allow and sends it; the next round comes when slots free up, or after the interval. */
   private async round(): Promise<number> {
     const free = this.opts.batch - this.inFlight.size - this.reserved;
-    let pauseMs = this.opts.intervalMs;
-    if (free > 0) {
-      let claimed: ClaimedDelivery[] = [];
-      let admitted: ClaimedDelivery[] = [];
-      try {
-        const due = await claimDue(this.opts.db, free, this.leaseMs, {
-          perEndpoint: this.opts.endpointConcurrency,
-          limits: this.slots.limits(),
-        });
-        claimed = due.length > 0 ? await this.opts.entitledOnly(due) : due;
-        const admission = this.opts.rateLimits
-          ? await this.opts.rateLimits.admit(claimed)
-          : { admitted: claimed, nextDueInMs: null };
-        admitted = admission.admitted;
-        if (admission.nextDueInMs !== null)
-          pauseMs = Math.min(pauseMs, Math.max(MIN_RATE_LIMIT_PAUSE_MS, admission.nextDueInMs));
-      } catch (err) {
-        this.opts.logger.warn(`Webhook dispatcher: claiming deliveries failed, will retry: ${(err as Error).message}`);
-      }
-      for (const delivery of admitted) this.launch(delivery);
-      for (const { endpoint } of admitted) {
-        if (this.slots.free(endpoint) === 0) this.endpointsWithMore.add(endpoint);
-      }
-      this.moreDue = claimed.length === free;
+    if (free <= 0) return this.opts.intervalMs;
+    const { claimed, admission } = await this.claim(free);
+    for (const delivery of admission.admitted) this.launch(delivery);
+    for (const { endpoint } of admission.admitted) {
+      if (this.slots.free(endpoint) === 0) this.endpointsWithMore.add(endpoint);
     }
-    return pauseMs;
+    this.moreDue = claimed.length === free;
+    if (admission.nextDueInMs === null) return this.opts.intervalMs;
+    // Failing, they stay claimed until their lease ends, and are sent then.
+    await admission
+      .putBack()
+      .catch((err: Error) =>
+        this.opts.logger.warn(`Webhook dispatcher: putting back rate-limited deliveries failed: ${err.message}`),
+      );
+    return Math.min(this.opts.intervalMs, Math.max(MIN_RATE_LIMIT_PAUSE_MS, admission.nextDueInMs));
+  }
+
+  /** Due deliveries, fairly between endpoints, that their clients may still receive, and what their rate limits allow now. */
+  private async claim(free: number): Promise<{ claimed: ClaimedDelivery[]; admission: Admission }> {
+    let claimed: ClaimedDelivery[] = [];
+    try {
+      const due = await claimDue(this.opts.db, free, this.leaseMs, {
+        perEndpoint: this.opts.endpointConcurrency,
+        limits: this.slots.limits(),
+      });
+      claimed = due.length > 0 ? await this.opts.entitledOnly(due) : due;
+      const admission = this.opts.rateLimits
+        ? await this.opts.rateLimits.admit(claimed)
+        : { admitted: claimed, nextDueInMs: null, putBack: NOTHING_TO_PUT_BACK };
+      return { claimed, admission };
+    } catch (err) {
+      this.opts.logger.warn(`Webhook dispatcher: claiming deliveries failed, will retry: ${(err as Error).message}`);
+      return { claimed, admission: { admitted: [], nextDueInMs: null, putBack: NOTHING_TO_PUT_BACK } };
+    }
   }
 
   private launch(delivery: ClaimedDelivery, { slotTaken = false } = {}): void {

@@ -50,7 +50,16 @@ export interface Admission {
   admitted: ClaimedDelivery[];
   /** When the first delivery put back is due, in ms from now; null when none was. */
   nextDueInMs: number | null;
+  /**
+   * Puts back the claimed deliveries the limit does not allow yet. Called once the admitted ones
+   * are on their way: they leave as soon as they were allowed, not a statement later. Until
+   * then the others stay claimed, so nobody sends them meanwhile.
+   */
+  putBack(): Promise<void>;
 }
+
+/** An admission with nothing left over. */
+export const NOTHING_TO_PUT_BACK = async (): Promise<void> => undefined;
 
 export class RateLimiter {
   private rates = new Map<number, number>();
@@ -71,7 +80,7 @@ export class RateLimiter {
     return this.rates.has(subscriptionId);
   }
 
-  /** Of these claimed deliveries, those the limits allow now; the others are put back (one statement each way). */
+  /** Of these claimed deliveries, those the limits allow now (one statement), and how to put the others back (one more). */
   async admit(claimed: ClaimedDelivery[]): Promise<Admission> {
     await this.refresh();
     const bySubscription = new Map<number, ClaimedDelivery[]>();
@@ -81,7 +90,7 @@ export class RateLimiter {
       if (!this.rates.has(id)) admitted.push(delivery);
       else bySubscription.set(id, [...(bySubscription.get(id) ?? []), delivery]);
     }
-    if (bySubscription.size === 0) return { admitted, nextDueInMs: null };
+    if (bySubscription.size === 0) return { admitted, nextDueInMs: null, putBack: NOTHING_TO_PUT_BACK };
 
     const asked = [...bySubscription].map(([id, deliveries]) => ({
       id,
@@ -99,10 +108,10 @@ export class RateLimiter {
       const delays = releaseDelaysMs(grant.next_send_in_ms, rate, rest.length);
       rest.forEach((d, k) => putBack.push({ id: d.id, claim_token: d.claim_token, delay_ms: delays[k] }));
     }
-    await putBackClaims(this.db, putBack);
     return {
       admitted,
       nextDueInMs: putBack.length === 0 ? null : Math.min(...putBack.map((p) => p.delay_ms)),
+      putBack: () => putBackClaims(this.db, putBack),
     };
   }
 
@@ -140,38 +149,39 @@ interface Grant {
   next_send_in_ms: number;
 }
 
+/** When the next send of throttle row `t` may go at the earliest: not before now. */
+const BASE = `greatest(t.next_send_at, clock_timestamp())`;
+/** How many of `i.wanted` sends row `t` allows now (GCRA with a burst of `i.burst`). */
+const GRANTED = `least(i.wanted, greatest(0, floor(extract(epoch FROM clock_timestamp() - ${BASE}) * i.rate + 1e-9)::int + i.burst))`;
+
 /**
- * Takes up to `wanted` sends for each subscription, in one statement. Each row is updated under
- * its lock, from its latest version (a concurrent admission by another replica waits, then
- * sees what this one took); the count granted is computed in the same SET, from the row before
- * it (UPDATE … RETURNING sees only the new row), so `next_send_at` holds the grant's arithmetic.
- * `clock_timestamp()`, not `now()`: a statement that waited for a lock grants from the time it
- * got it. A subscription without a row gets one, used from its next admission.
+ * Takes up to `wanted` sends for each subscription, in one UPDATE. Its SET expressions read the
+ * row they update, so a concurrent admission by another replica (which holds the row until it
+ * commits) is seen: PostgreSQL evaluates them again on the row's latest version. They must stay
+ * in the SET: a locking read in a CTE hands on what it computed before the wait, and two
+ * replicas would both grant from the same state (the CTE here only takes the locks, in id order,
+ * so that two admissions never wait on each other in a circle). `clock_timestamp()`, not
+ * `now()`, for the same reason. A subscription without a row gets one, used from its next admission.
  */
 async function takeSends(db: Db, asked: { id: number; wanted: number; rate: number }[]): Promise<Grant[]> {
-  const input = asked.map((a) => ({ ...a, burst: burstOf(a.rate) }));
+  const input = JSON.stringify(asked.map((a) => ({ ...a, burst: burstOf(a.rate) })));
   const { rows } = await db.raw<{ rows: { id: number; granted: number; next_send_in_ms: number }[] }>(
     `WITH input AS (
        SELECT * FROM jsonb_to_recordset(?::jsonb) AS i(id int, wanted int, rate int, burst int)
      ), missing AS (
        INSERT INTO ??.throttles (subscription_id, next_send_at) SELECT id, now() FROM input
        ON CONFLICT (subscription_id) DO NOTHING
-     ), taken AS (
-       SELECT t.subscription_id AS id, i.rate, base.at AS base,
-              least(i.wanted, greatest(0, floor(extract(epoch FROM clock_timestamp() - base.at) * i.rate + 1e-9)::int + i.burst)) AS granted
-         FROM ??.throttles t
-         JOIN input i ON i.id = t.subscription_id
-         CROSS JOIN LATERAL (SELECT greatest(t.next_send_at, clock_timestamp()) AS at) base
-        ORDER BY t.subscription_id
-          FOR NO KEY UPDATE OF t
+     ), locked AS (
+       SELECT subscription_id FROM ??.throttles WHERE subscription_id IN (SELECT id FROM input)
+        ORDER BY subscription_id FOR NO KEY UPDATE
      )
      UPDATE ??.throttles t
-        SET next_send_at = taken.base + taken.granted * (interval '1 second' / taken.rate)
-       FROM taken
-      WHERE t.subscription_id = taken.id
-     RETURNING t.subscription_id AS id, taken.granted,
-               extract(epoch FROM t.next_send_at - clock_timestamp()) * 1000 AS next_send_in_ms`,
-    [JSON.stringify(input), S, S, S],
+        SET granted = ${GRANTED},
+            next_send_at = ${BASE} + ${GRANTED} * (interval '1 second' / i.rate)
+       FROM input i
+      WHERE t.subscription_id = i.id AND t.subscription_id IN (SELECT subscription_id FROM locked)
+     RETURNING t.subscription_id AS id, t.granted, extract(epoch FROM t.next_send_at - clock_timestamp()) * 1000 AS next_send_in_ms`,
+    [input, S, S, S],
   );
   return rows.map((r) => ({ id: r.id, granted: Number(r.granted), next_send_in_ms: Number(r.next_send_in_ms) }));
 }

@@ -32,6 +32,8 @@ export async function up(knex: Knex): Promise<void> {
   await knex.schema.withSchema(SCHEMA).createTable("throttles", (t) => {
     t.integer("subscription_id").primary().references("id").inTable(`${SCHEMA}.subscriptions`).onDelete("CASCADE");
     t.timestamp("next_send_at", { useTz: true }).notNullable();
+    // What the latest admission granted: its UPDATE returns it (RETURNING sees only the new row).
+    t.integer("granted").notNullable().defaultTo(0);
   });
 }
 
