@@ -1,7 +1,17 @@
 /**
- * What a receiver counting arrivals saw of a rate: the most arrivals within any one second (a
- * window opening at each arrival, stricter than calendar seconds), and the average rate of the run.
+ * What a receiver counting arrivals saw of a rate: the most arrivals within one second — of the
+ * clock (`countsPerSecond`, what a receiver counting per second sees), or within any second (a
+ * window opening at each arrival, stricter) — and the average rate of the run.
  */
+
+/** The arrivals of each second of the clock, from the first arrival's second to the last's. */
+export function countsPerSecond(arrivals: readonly number[]): number[] {
+  const seconds = arrivals.map((t) => Math.floor(t / 1000));
+  const first = Math.min(...seconds);
+  const counts = new Array<number>(Math.max(...seconds) - first + 1).fill(0);
+  for (const s of seconds) counts[s - first] += 1;
+  return counts;
+}
 
 /** The most arrivals within [t, t + 1 s) for any arrival time t. */
 export function busiestSecond(arrivals: readonly number[]): number {
