@@ -59,7 +59,7 @@ export interface Admission {
 }
 
 /** An admission with nothing left over. */
-export const NOTHING_TO_PUT_BACK = async (): Promise<void> => undefined;
+export const NOTHING_TO_PUT_BACK = (): Promise<void> => Promise.resolve();
 
 export class RateLimiter {
   private rates = new Map<number, number>();
@@ -126,11 +126,11 @@ export class RateLimiter {
 
 /** Every subscription with a rate limit, and its limit. */
 async function limitedSubscriptions(db: Db): Promise<Map<number, number>> {
-  const rows = (await db
+  const rows = await db
     .withSchema(S)
     .table("subscriptions")
     .whereNotNull("rate_limit")
-    .select("id", "rate_limit")) as { id: number; rate_limit: number }[];
+    .select<{ id: number; rate_limit: number }[]>("id", "rate_limit");
   return new Map(rows.map((r) => [r.id, r.rate_limit]));
 }
 

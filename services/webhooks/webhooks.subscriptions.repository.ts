@@ -154,7 +154,12 @@ export interface SubscriptionChanges {
 
 /** The subscription, locked until the transaction ends: its changes are read, merged and written without losing another's. */
 export async function lockSubscription(trx: Db, clientId: number, id: number): Promise<SubscriptionRow | undefined> {
-  return trx.withSchema(S).table("subscriptions").where({ id, client_id: clientId }).forNoKeyUpdate().first();
+  return trx
+    .withSchema(S)
+    .table("subscriptions")
+    .where({ id, client_id: clientId })
+    .forNoKeyUpdate()
+    .first<SubscriptionRow | undefined>();
 }
 
 /** Applies the owner's changes; undefined when this client has no subscription with this id. */

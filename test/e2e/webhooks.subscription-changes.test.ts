@@ -136,7 +136,7 @@ describeWithServers("webhooks: changing subscriptions across real processes (NAT
       noSecondOver: Math.max(...counted.perSecondOfTheClock) <= RATE * 1.1,
       atTheLimit: counted.perSecond >= RATE * 0.9 && counted.perSecond <= RATE * 1.1,
     }).toEqual({ counted, noSecondOver: true, atTheLimit: true });
-    expect(new Set(receiver.received.map((r) => JSON.parse(r.body).seq)).size).toBe(EVENTS_SENT);
+    expect(new Set(receiver.received.map((r) => (JSON.parse(r.body) as { seq: number }).seq)).size).toBe(EVENTS_SENT);
     const deliveredBy = await sampleTotalsByProcess(pair, "webhook_delivery_attempts_total", { outcome: "delivered" });
     expect(Object.entries(deliveredBy).filter(([, delivered]) => delivered === 0)).toEqual([]);
   });
@@ -160,7 +160,9 @@ describeWithServers("webhooks: changing subscriptions across real processes (NAT
       owner,
     );
     await receiver.waitFor(() => on("/new").length >= 3, 30_000);
-    expect(new Set(on("/new").map((r) => JSON.parse(r.body).seq))).toEqual(new Set([first, first + 1, first + 2]));
+    expect(new Set(on("/new").map((r) => (JSON.parse(r.body) as { seq: number }).seq))).toEqual(
+      new Set([first, first + 1, first + 2]),
+    );
     expect(on("/new").every((r) => r.headers["x-tenant"] === "acme")).toBe(true);
 
     // The same subscription, now down: its deliveries give up and the owner is told.
@@ -172,6 +174,6 @@ describeWithServers("webhooks: changing subscriptions across real processes (NAT
       delivery: { event: "sales_order_created", attempts: 3 },
       lastAttempt: { statusCode: 500 },
     });
-    expect(on("/down").every((r) => JSON.parse(r.body).seq === last)).toBe(true);
+    expect(on("/down").every((r) => (JSON.parse(r.body) as { seq: number }).seq === last)).toBe(true);
   });
 });

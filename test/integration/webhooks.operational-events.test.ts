@@ -58,16 +58,15 @@ describe("webhooks: operational events", () => {
   const on = (path: string) => receiver.received.filter((r) => r.path === path);
   const bodiesOn = (path: string) => on(path).map((r) => JSON.parse(r.body) as Record<string, unknown>);
   /** The operational events this owner's outbox rows hold, by name. */
-  const announced = async (owner: Principal, event: string) =>
-    Number(
-      (
-        await db
-          .withSchema("webhooks")
-          .table("outbox")
-          .where({ event, owner_client_id: owner.clientId })
-          .count({ n: "*" })
-      )[0].n,
-    );
+  const announced = async (owner: Principal, event: string) => {
+    const row = (await db
+      .withSchema("webhooks")
+      .table("outbox")
+      .where({ event, owner_client_id: owner.clientId })
+      .count({ n: "*" })
+      .first()) as { n: string | number };
+    return Number(row.n);
+  };
 
   beforeAll(async () => {
     t = await startTestBroker({

@@ -73,7 +73,7 @@ describe("webhooks: a subscription's rate limit, across two replicas", () => {
         })),
       );
       await receiver.waitFor((r) => r.length >= EVENTS_SENT, 30_000);
-      expect(new Set(receiver.received.map((r) => JSON.parse(r.body).seq)).size).toBe(EVENTS_SENT);
+      expect(new Set(receiver.received.map((r) => (JSON.parse(r.body) as { seq: number }).seq)).size).toBe(EVENTS_SENT);
 
       // What the two replicas did: when each attempt began, by their clocks.
       const sent = (await db

@@ -123,7 +123,7 @@ describe("webhooks: changing a subscription, disabling it, the event catalogue",
 
     // A later event goes to the new URL only.
     const next = await emit(owner);
-    await receiver.waitFor(() => on("/new").some((r) => JSON.parse(r.body).seq === next), 10_000);
+    await receiver.waitFor(() => on("/new").some((r) => (JSON.parse(r.body) as { seq: number }).seq === next), 10_000);
     expect(on("/old")).toHaveLength(1);
   });
 
@@ -175,8 +175,11 @@ describe("webhooks: changing a subscription, disabling it, the event catalogue",
     expect(stored.headers).not.toContain("receiver-token-1");
 
     const first = await emit(owner);
-    await receiver.waitFor(() => on("/headers").some((r) => JSON.parse(r.body).seq === first), 10_000);
-    const received = on("/headers").find((r) => JSON.parse(r.body).seq === first)!;
+    await receiver.waitFor(
+      () => on("/headers").some((r) => (JSON.parse(r.body) as { seq: number }).seq === first),
+      10_000,
+    );
+    const received = on("/headers").find((r) => (JSON.parse(r.body) as { seq: number }).seq === first)!;
     expect(received.headers).toMatchObject({ authorization: "Bearer receiver-token-1", "x-tenant": "acme" });
     expect(received.headers["x-webhook-key"]).toMatch(/^whk_/);
 
@@ -188,8 +191,11 @@ describe("webhooks: changing a subscription, disabling it, the event catalogue",
     );
     expect(again.headerNames).toEqual(["authorization"]);
     const second = await emit(owner);
-    await receiver.waitFor(() => on("/headers").some((r) => JSON.parse(r.body).seq === second), 10_000);
-    const later = on("/headers").find((r) => JSON.parse(r.body).seq === second)!;
+    await receiver.waitFor(
+      () => on("/headers").some((r) => (JSON.parse(r.body) as { seq: number }).seq === second),
+      10_000,
+    );
+    const later = on("/headers").find((r) => (JSON.parse(r.body) as { seq: number }).seq === second)!;
     expect(later.headers.authorization).toBe("Bearer receiver-token-2");
     expect(later.headers["x-tenant"]).toBeUndefined();
 
@@ -225,12 +231,18 @@ describe("webhooks: changing a subscription, disabling it, the event catalogue",
     expect(JSON.parse(on("/told-paused")[0].body)).toMatchObject({ id: sub.id, status: "disabled" });
 
     const whileDisabled = await emit(owner);
-    await receiver.waitFor(() => on("/witness").some((r) => JSON.parse(r.body).seq === whileDisabled), 10_000);
+    await receiver.waitFor(
+      () => on("/witness").some((r) => (JSON.parse(r.body) as { seq: number }).seq === whileDisabled),
+      10_000,
+    );
     const enabled = await call<SubscriptionJson>("webhooks.enable", { id: sub.id }, owner);
     expect(enabled).toMatchObject({ status: "active", disabledReason: null });
     const afterwards = await emit(owner);
-    await receiver.waitFor(() => on("/paused").some((r) => JSON.parse(r.body).seq === afterwards), 10_000);
-    expect(on("/paused").map((r) => JSON.parse(r.body).seq)).not.toContain(whileDisabled);
+    await receiver.waitFor(
+      () => on("/paused").some((r) => (JSON.parse(r.body) as { seq: number }).seq === afterwards),
+      10_000,
+    );
+    expect(on("/paused").map((r) => (JSON.parse(r.body) as { seq: number }).seq)).not.toContain(whileDisabled);
     expect(await refusal(call("webhooks.disable", { id: sub.id }, newPartner()))).toMatchObject({ code: 404 });
   });
 
