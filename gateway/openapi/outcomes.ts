@@ -122,14 +122,41 @@ export const OUTCOMES: Record<string, Outcome> = {
     conflict:
       "The subscription exists with another `signature` scheme (rotating it with that `signature` switches it).",
   },
+  "webhooks.eventTypes": {
+    success: [
+      {
+        status: 200,
+        body: "EventType",
+        array: true,
+        description: "The events this client may subscribe to, each with the JSON Schema of its body and an example.",
+      },
+    ],
+  },
   "webhooks.list": { success: [list("Subscription")] },
   "webhooks.get": { success: [one("Subscription")] },
+  "webhooks.update": {
+    success: [
+      one(
+        "Subscription",
+        "The changed subscription: the same id, key, secret and deliveries; pending deliveries go to its URL as it is now.",
+      ),
+    ],
+    conflict: "This client has another subscription to this event on the new `url` (the problem names it).",
+  },
   "webhooks.unsubscribe": { success: [{ status: 204, description: "Unsubscribed; no further deliveries are made." }] },
   "webhooks.enable": {
     success: [
       one(
         "Subscription",
         "The subscription, active: deliveries are made to it again (`POST /webhooks/{id}/recover` queues again what failed meanwhile).",
+      ),
+    ],
+  },
+  "webhooks.disable": {
+    success: [
+      one(
+        "Subscription",
+        "The subscription, disabled: nothing is sent to it until `POST /webhooks/{id}/enable`; its owner's subscriptions to `webhook_endpoint_disabled` are told.",
       ),
     ],
   },

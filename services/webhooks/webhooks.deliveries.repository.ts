@@ -48,6 +48,8 @@ export interface ClaimedDelivery {
   previous_key: string | null;
   previous_secret: string | null;
   previous_signing_key: string | null;
+  /** The subscription's custom headers, sealed (webhooks.custom-headers.ts); null when it has none. */
+  headers: string | null;
   request_id: string | null;
   /** The trace of the fan-out that recorded the event: each attempt continues it (shared/observability/tracing.ts). */
   traceparent: string | null;
@@ -100,7 +102,7 @@ export async function insertEventDeliveries(
     rows: (Omit<ClaimedDelivery, "claim_token" | "trigger"> & { claim_token: string | null })[];
   }>(
     `WITH targets AS (
-       SELECT s.id, s.url, s.key, s.secret, s.signing_key, s.client_id,
+       SELECT s.id, s.url, s.key, s.secret, s.signing_key, s.headers, s.client_id,
               ${OVERLAPPING("previous_key")}, ${OVERLAPPING("previous_secret")}, ${OVERLAPPING("previous_signing_key")},
               ${ENDPOINT_OF_URL} AS endpoint,
               s.id = ANY(?::int[]) AND NOT EXISTS (SELECT 1 FROM ??.endpoint_pauses p WHERE p.endpoint = ${ENDPOINT_OF_URL} AND p.until > now()) AS direct
@@ -118,7 +120,7 @@ export async function insertEventDeliveries(
        ON CONFLICT (event_id, subscription_id) DO NOTHING
        RETURNING id, subscription_id, webhook_id, claim_token, attempt_count
      )
-     SELECT i.id, i.subscription_id, i.webhook_id, i.claim_token, i.attempt_count, t.url, t.key, t.secret, t.signing_key, t.client_id,
+     SELECT i.id, i.subscription_id, i.webhook_id, i.claim_token, i.attempt_count, t.url, t.key, t.secret, t.signing_key, t.headers, t.client_id,
             t.previous_key, t.previous_secret, t.previous_signing_key, t.endpoint
        FROM inserted i JOIN targets t ON t.id = i.subscription_id`,
     [
@@ -257,7 +259,7 @@ export async function claimDue(
          FROM fair WHERE d.id = fair.id
        RETURNING d.id, d.claim_token, d.webhook_id, d.attempt_count, d.subscription_id, d.event_id, d.next_trigger
      )
-     SELECT c.subscription_id, c.id, c.claim_token, c.webhook_id, c.attempt_count, coalesce(c.next_trigger, 'scheduled') AS trigger, e.event, e.body, e.request_id, e.traceparent, s.url, s.key, s.secret, s.signing_key, s.client_id, e.owner_client_id,
+     SELECT c.subscription_id, c.id, c.claim_token, c.webhook_id, c.attempt_count, coalesce(c.next_trigger, 'scheduled') AS trigger, e.event, e.body, e.request_id, e.traceparent, s.url, s.key, s.secret, s.signing_key, s.headers, s.client_id, e.owner_client_id,
             ${OVERLAPPING("previous_key")}, ${OVERLAPPING("previous_secret")}, ${OVERLAPPING("previous_signing_key")},
             ${ENDPOINT_OF_URL} AS endpoint
        FROM claimed c

@@ -25,6 +25,7 @@ import { OutcomeRecorder } from "./webhooks.outcome-recorder";
 import type { AttemptRecord } from "./webhooks.attempts.repository";
 import { claimDue, type ClaimedDelivery } from "./webhooks.deliveries.repository";
 import type { DirectHandOff, HandOffTarget, Reservation } from "./webhooks.direct-hand-off";
+import { NOTHING_TO_PUT_BACK, type Admission, type RateLimiter } from "./webhooks.rate-limiter";
 import { judge, type RetrySettings } from "./webhooks.retry-policy";
 import type { AttemptOutcome, OutgoingWebhook } from "./webhooks.sender";
 
@@ -46,7 +47,15 @@ export interface DispatcherOptions {
   retry: RetrySettings;
   /** Acts on what the outcomes say about their subscriptions (webhooks.subscription-health.ts). */
   health: SubscriptionHealth;
+  /**
+   * Subscriptions' rate limits (webhooks.rate-limiter.ts): which claimed deliveries may go now
+   * (it puts the others back), and which subscriptions the fan-out must not hand over directly.
+   */
+  rateLimits?: Pick<RateLimiter, "admit" | "isLimited">;
 }
+
+/** A round that put deliveries back for a rate limit looks again when the first is due, but not sooner than this. */
+const MIN_RATE_LIMIT_PAUSE_MS = 10;
 
 /**
  * How long a claim holds a delivery: its attempt times out after `timeoutMs`, so twice that
@@ -107,6 +116,8 @@ export class Dispatcher implements DirectHandOff {
     for (const target of this.loop.running && !this.moreDue ? targets : []) {
       if (this.inFlight.size + this.reserved >= this.opts.batch) break;
       if (this.slots.free(target.endpoint) === 0 || this.endpointsWithMore.has(target.endpoint)) continue;
+      // Its sends are counted in the database: it goes the claim's way.
+      if (this.opts.rateLimits?.isLimited(target.id)) continue;
       this.slots.take(target.endpoint);
       this.reserved += 1;
       taken.push(target);
@@ -154,24 +165,40 @@ export class Dispatcher implements DirectHandOff {
   /** Claims what the free slots allow and sends it; the next round comes when slots free up, or after the interval. */
   private async round(): Promise<number> {
     const free = this.opts.batch - this.inFlight.size - this.reserved;
-    if (free > 0) {
-      let claimed: ClaimedDelivery[] = [];
-      try {
-        const due = await claimDue(this.opts.db, free, this.leaseMs, {
-          perEndpoint: this.opts.endpointConcurrency,
-          limits: this.slots.limits(),
-        });
-        claimed = due.length > 0 ? await this.opts.entitledOnly(due) : due;
-      } catch (err) {
-        this.opts.logger.warn(`Webhook dispatcher: claiming deliveries failed, will retry: ${(err as Error).message}`);
-      }
-      for (const delivery of claimed) this.launch(delivery);
-      for (const { endpoint } of claimed) {
-        if (this.slots.free(endpoint) === 0) this.endpointsWithMore.add(endpoint);
-      }
-      this.moreDue = claimed.length === free;
+    if (free <= 0) return this.opts.intervalMs;
+    const { claimed, admission } = await this.claim(free);
+    for (const delivery of admission.admitted) this.launch(delivery);
+    for (const { endpoint } of admission.admitted) {
+      if (this.slots.free(endpoint) === 0) this.endpointsWithMore.add(endpoint);
     }
-    return this.opts.intervalMs;
+    this.moreDue = claimed.length === free;
+    if (admission.nextDueInMs === null) return this.opts.intervalMs;
+    // Failing, they stay claimed until their lease ends, and are sent then.
+    await admission
+      .putBack()
+      .catch((err: Error) =>
+        this.opts.logger.warn(`Webhook dispatcher: putting back rate-limited deliveries failed: ${err.message}`),
+      );
+    return Math.min(this.opts.intervalMs, Math.max(MIN_RATE_LIMIT_PAUSE_MS, admission.nextDueInMs));
+  }
+
+  /** Due deliveries, fairly between endpoints, that their clients may still receive, and what their rate limits allow now. */
+  private async claim(free: number): Promise<{ claimed: ClaimedDelivery[]; admission: Admission }> {
+    let claimed: ClaimedDelivery[] = [];
+    try {
+      const due = await claimDue(this.opts.db, free, this.leaseMs, {
+        perEndpoint: this.opts.endpointConcurrency,
+        limits: this.slots.limits(),
+      });
+      claimed = due.length > 0 ? await this.opts.entitledOnly(due) : due;
+      const admission = this.opts.rateLimits
+        ? await this.opts.rateLimits.admit(claimed)
+        : { admitted: claimed, nextDueInMs: null, putBack: NOTHING_TO_PUT_BACK };
+      return { claimed, admission };
+    } catch (err) {
+      this.opts.logger.warn(`Webhook dispatcher: claiming deliveries failed, will retry: ${(err as Error).message}`);
+      return { claimed, admission: { admitted: [], nextDueInMs: null, putBack: NOTHING_TO_PUT_BACK } };
+    }
   }
 
   private launch(delivery: ClaimedDelivery, { slotTaken = false } = {}): void {
@@ -228,6 +255,7 @@ export class Dispatcher implements DirectHandOff {
           : null,
       webhookId: delivery.webhook_id,
       body: delivery.body,
+      customHeaders: delivery.headers,
     });
     observeWebhookAttempt(METRIC_OUTCOME[outcome.kind], outcome.durationMs / 1000);
     const { verdict, next } = judge(outcome, delivery.attempt_count + 1, this.opts.retry);

@@ -52,6 +52,20 @@ const subscriptionProperties = {
     description:
       "Until when the key and secret replaced by the last rotation still sign beside the current ones (`X-WEBHOOK-PREVIOUS-KEY`, a second signature); null once they no longer do.",
   },
+  description: { type: ["string", "null"], description: "What the subscription is for, as its owner wrote it." },
+  headerNames: {
+    type: "array",
+    items: { type: "string" },
+    maxItems: 10,
+    description:
+      "The custom headers sent with every delivery (`PATCH /webhooks/{id}`), by name: their values are stored encrypted and never shown again.",
+  },
+  rateLimit: {
+    type: ["integer", "null"],
+    minimum: 1,
+    maximum: 1000,
+    description: "Deliveries per second its endpoint accepts, across every webhooks process; null for no limit.",
+  },
 } as const;
 const subscriptionRequired = [
   "id",
@@ -65,11 +79,33 @@ const subscriptionRequired = [
   "signature",
   "publicKey",
   "previousSecretUntil",
+  "description",
+  "headerNames",
+  "rateLimit",
 ] as const;
+
+/** A subscription its endpoint disabled, as `webhook_endpoint_disabled` carries it (the event catalogue's example). */
+const disabledSubscriptionExample = {
+  id: 12,
+  status: "disabled",
+  disabledAt: "2026-11-22T03:14:00.000Z",
+  disabledReason: "The endpoint answered 410 Gone.",
+  event: "sales_order_validated",
+  url: "https://erp.example.com/hooks/orders",
+  createdAt: "2026-11-21T10:00:00.000Z",
+  rotatedAt: null,
+  signature: "hmac",
+  publicKey: null,
+  previousSecretUntil: null,
+  description: "ERP order import",
+  headerNames: ["Authorization"],
+  rateLimit: 50,
+} as const;
 
 export const Subscription = {
   type: "object",
   description: "A subscription of this client to one event, delivered to one URL.",
+  examples: [disabledSubscriptionExample],
   required: [...subscriptionRequired],
   properties: subscriptionProperties,
   additionalProperties: false,

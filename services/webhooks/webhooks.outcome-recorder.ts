@@ -3,7 +3,9 @@
  * while a write is under way) are recorded together — their attempt rows and delivery states in
  * one statement, their subscriptions' health figures in one more — instead of a statement, and
  * a transaction, or two per attempt. A failure is written at once (no linger): it may pause its
- * endpoint or disable its subscription.
+ * endpoint or disable its subscription. A batch in which a delivery gives up after its whole
+ * schedule is written in one transaction with its `webhook_delivery_exhausted`
+ * (webhooks.operational-events.ts).
  *
  * Nothing is weaker for it: until its outcome is written a delivery stays claimed (its lease
  * runs), so nobody sends it again meanwhile; a batch that fails to write leaves its claims to
@@ -15,6 +17,7 @@ import type { Service } from "moleculer";
 import type { SubscriptionHealth, NotedAttempt } from "./webhooks.subscription-health";
 import { recordAttempts, type AttemptRecord } from "./webhooks.attempts.repository";
 import type { ClaimedDelivery } from "./webhooks.deliveries.repository";
+import { announceExhausted, exhaustsSchedule } from "./webhooks.operational-events";
 import type { DeliveryUpdate } from "./webhooks.retry-policy";
 
 /**
@@ -107,10 +110,15 @@ export class OutcomeRecorder {
   private async write(batch: Queued[]): Promise<void> {
     if (batch.length === 0) return;
     try {
-      await recordAttempts(
-        this.opts.db,
-        batch.map((f) => ({ claim: f.delivery, attempt: f.attempt, next: f.next })),
-      );
+      const recorded = batch.map((f) => ({ claim: f.delivery, attempt: f.attempt, next: f.next }));
+      const gaveUp = batch.filter(exhaustsSchedule);
+      if (gaveUp.length === 0) await recordAttempts(this.opts.db, recorded);
+      // Announced in the transaction that fails them: the event exists if and only if they failed.
+      else
+        await this.opts.db.transaction(async (trx) => {
+          await recordAttempts(trx, recorded);
+          await announceExhausted(trx, gaveUp);
+        });
     } catch (err) {
       // The leases run out and these deliveries are sent again: at least once, never lost.
       this.opts.logger.warn(

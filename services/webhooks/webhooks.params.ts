@@ -10,6 +10,7 @@ import {
 import { pageParams, type PageQuery } from "../../shared/http/paging";
 import { BIGINT_ID_MAX, identifier, optional, pathId } from "../../shared/http/params";
 import { API_PREFIX } from "../../shared/http/responses";
+import { HEADER_NAME, HEADER_VALUE, MAX_CUSTOM_HEADERS, type HeaderChanges } from "./webhooks.custom-headers";
 import { SIGNATURE_SCHEMES, type SignatureScheme } from "./webhooks.signing";
 
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "refused", "cancelled"] as const;
@@ -164,6 +165,52 @@ export const rotateParams = {
 export interface RotateParams {
   id: number;
   signature?: SignatureScheme;
+}
+
+/**
+ * PATCH /webhooks/{id}: each field given is changed, at least one (checked by the action, naming
+ * the body). `headers` is a change, not the whole set: a value sets a header, `null` removes it;
+ * reserved names and the limit of 10 are checked by the action (webhooks.custom-headers.ts).
+ */
+export const updateParams = {
+  $$strict: true,
+  id,
+  url: optional(subscribeParams.url),
+  description: {
+    type: "string",
+    trim: true,
+    max: 500,
+    optional: true,
+    nullable: true,
+    jsonSchemaAlso: { description: "What this subscription is for, shown with it; `null` clears it." },
+  },
+  headers: optional({
+    type: "record",
+    key: { type: "string", min: 1, max: 100, pattern: HEADER_NAME },
+    value: { type: "string", min: 1, max: 1000, pattern: HEADER_VALUE, nullable: true },
+    jsonSchemaAlso: {
+      description: `Custom request headers sent with every delivery: a value sets one, \`null\` removes it, the others stay. At most ${MAX_CUSTOM_HEADERS}; names this service sets itself (\`webhook-*\`, \`X-WEBHOOK-*\`, \`Content-Type\`, \`User-Agent\`, trace headers) and hop-by-hop or framing ones (\`Connection\`, \`Host\`, \`Content-Length\`...) are refused. The values are stored encrypted and never shown again.`,
+    },
+  }),
+  rateLimit: {
+    type: "number",
+    integer: true,
+    min: 1,
+    max: 1000,
+    optional: true,
+    nullable: true,
+    jsonSchemaAlso: {
+      description:
+        "Deliveries per second this subscription's endpoint accepts, held across every webhooks process; `null` for no limit.",
+    },
+  },
+} as const;
+export interface UpdateParams {
+  id: number;
+  url?: string;
+  description?: string | null;
+  headers?: HeaderChanges;
+  rateLimit?: number | null;
 }
 
 export const recoverParams = {

@@ -29,6 +29,11 @@ export interface Subscription {
   publicKey: string | null;
   /** Until when the key and secret the last rotation replaced still sign beside the new ones; null when they no longer do. */
   previousSecretUntil: string | null;
+  description: string | null;
+  /** The custom headers sent with every delivery, by name: their values are never shown again. */
+  headerNames: string[];
+  /** Deliveries per second its endpoint accepts; null for no limit. */
+  rateLimit: number | null;
 }
 
 /** Only when subscribing for the first time and when rotating: the one chance to read them. */
@@ -86,6 +91,9 @@ export function presentSubscription(row: SubscriptionRow): Subscription {
     publicKey: row.public_key,
     previousSecretUntil:
       row.previous_until && row.previous_until.getTime() > Date.now() ? row.previous_until.toISOString() : null,
+    description: row.description,
+    headerNames: row.header_names,
+    rateLimit: row.rate_limit,
   };
 }
 

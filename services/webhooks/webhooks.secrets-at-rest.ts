@@ -17,6 +17,8 @@ export const SEALED_COLUMNS = [
   "previous_secret",
   "previous_signing_key",
   "signing_key",
+  // The custom headers' values, one sealed JSON object (webhooks.custom-headers.ts).
+  "headers",
 ] as const;
 
 type StoredSecrets = { id: number } & Record<string, string | null>;

@@ -24,6 +24,8 @@ export interface OutgoingWebhook {
   signingKey?: string | null;
   /** What a rotation replaced, sealed, while its overlap lasts; absent or null otherwise (webhooks.signing.ts). */
   previous?: { key: string; secret: string; signingKey?: string | null } | null;
+  /** The subscription's custom headers as one JSON object, sealed (webhooks.custom-headers.ts); absent or null when none. */
+  customHeaders?: string | null;
   webhookId: string;
   /** The exact JSON text to send. */
   body: string;
@@ -59,6 +61,8 @@ export type AttemptOutcome =
 export function webhookHeaders(w: OutgoingWebhook, now: Date = new Date()): Record<string, string> {
   const timestamp = Math.floor(now.getTime() / 1000);
   return {
+    // First, so nothing of ours could be replaced (reserved names are refused anyway).
+    ...(w.customHeaders ? (JSON.parse(w.customHeaders) as Record<string, string>) : {}),
     "Content-Type": "application/json",
     "User-Agent": productUserAgent(),
     "X-WEBHOOK-EVENT": w.event,
@@ -112,6 +116,7 @@ function opened(w: OutgoingWebhook, secrets: SenderOptions["secrets"]): Outgoing
       key: secrets.open(w.key),
       secret: secrets.open(w.secret),
       signingKey: open(w.signingKey),
+      customHeaders: open(w.customHeaders),
       previous: w.previous && {
         key: secrets.open(w.previous.key),
         secret: secrets.open(w.previous.secret),

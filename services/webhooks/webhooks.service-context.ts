@@ -6,6 +6,7 @@
 import type { Knex } from "knex";
 import type { ActionSchema, Service } from "moleculer";
 import type { Config } from "../../shared/config/config";
+import type { DeliveredEventName } from "../../shared/messaging/events";
 import { NotFoundError } from "../../shared/errors";
 import { callerOf, type RequestContext } from "../../shared/security/auth";
 import type { SecretBox } from "../../shared/security/secret-box";
@@ -20,6 +21,11 @@ export interface WebhooksSettings extends StorageSettings {
   webhooks: Config["webhooks"];
   /** DATABASE_URL and SECRETS_ENCRYPTION_KEYS: which keys seal the stored secrets (shared/security/secrets-keyring.ts). */
   secrets: KeyConfig;
+  /**
+   * Each event's body as a self-contained JSON Schema (2020-12), for the event catalogue: the
+   * composition root reads them from every service's representation schemas (runtime/services.ts).
+   */
+  eventBodies: Readonly<Record<DeliveredEventName, Record<string, unknown>>>;
 }
 
 /** The service's own state beside `db` (databaseMixin's). */

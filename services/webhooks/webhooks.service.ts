@@ -4,6 +4,7 @@
  * that sends them (webhooks.worker.ts). Guide for subscribers: docs/webhooks.md.
  *
  * The schema only: its actions live by concept in webhooks.subscription-actions.ts,
+ * webhooks.subscription-edit-actions.ts, webhooks.event-type-actions.ts,
  * webhooks.delivery-actions.ts and webhooks.recovery-actions.ts.
  */
 import type { ChannelSchema, Context } from "moleculer";
@@ -17,11 +18,13 @@ import type { Principal } from "../../shared/security/auth";
 import { onShutdown } from "../../shared/shutdown";
 import { deliveryActions } from "./webhooks.delivery-actions";
 import { recheckClient } from "./webhooks.entitlement";
+import { eventTypeActions } from "./webhooks.event-type-actions";
 import { asDomainEvent, fanOut } from "./webhooks.fanout";
 import { ClientGrants } from "./webhooks.grants";
 import { recoveryActions } from "./webhooks.recovery-actions";
 import type { WebhooksSettings, WebhooksState } from "./webhooks.service-context";
 import { subscriptionActions } from "./webhooks.subscription-actions";
+import { subscriptionEditActions } from "./webhooks.subscription-edit-actions";
 import { WebhooksWorker } from "./webhooks.worker";
 import { migrations } from "./migrations";
 
@@ -50,7 +53,8 @@ function channelConsumers(): Record<string, ChannelSchema<Methods>> {
 
 const webhooksService: DbServiceSchema<Methods, WebhooksState> = {
   name: "webhooks",
-  // Its own outbox carries webhook_endpoint_disabled (webhooks.subscription-health.ts).
+  // Its own outbox carries the operational events: webhook_endpoint_disabled (webhooks.subscription-health.ts),
+  // webhook_delivery_exhausted and webhook_endpoint_recovered (webhooks.operational-events.ts).
   mixins: [databaseMixin("webhooks", migrations), outboxRelayMixin("webhooks")],
 
   channels: channelConsumers(),
@@ -67,7 +71,13 @@ const webhooksService: DbServiceSchema<Methods, WebhooksState> = {
     },
   },
 
-  actions: { ...subscriptionActions, ...deliveryActions, ...recoveryActions },
+  actions: {
+    ...subscriptionActions,
+    ...subscriptionEditActions,
+    ...eventTypeActions,
+    ...deliveryActions,
+    ...recoveryActions,
+  },
 
   methods: {
     /** A channel message: acknowledged (by resolving) only once its deliveries are committed. */

@@ -16,26 +16,32 @@ import { appendEvent } from "../../shared/messaging/outbox";
 import type { Db } from "../../shared/database/db";
 import type { AttemptRecord } from "./webhooks.attempts.repository";
 import { cancelPendingDeliveries, type ClaimedDelivery } from "./webhooks.deliveries.repository";
+import { announcingRecoveries } from "./webhooks.operational-events";
 import { markDisabled, type SubscriptionRow, type SubscriptionStatus } from "./webhooks.subscriptions.repository";
 import { presentSubscription } from "./webhooks.representation";
 import { disablingReason, type DisabledReason, type Verdict } from "./webhooks.retry-policy";
 
 const S = "webhooks";
 
-const REASON_TEXT: Record<DisabledReason, string> = {
+/** Why a subscription is disabled: what its endpoint answered (the retry policy's reasons), or its owner asked. */
+export type DisablingCause = DisabledReason | "owner";
+
+const REASON_TEXT: Record<DisablingCause, string> = {
   gone: "The endpoint answered 410 Gone.",
   failing: "Every attempt failed for longer than the service allows (WEBHOOK_DISABLE_AFTER).",
+  owner: "Disabled by its owner (POST /api/v1/webhooks/{id}/disable).",
 };
 
 /**
  * Disables an active subscription, cancels its pending deliveries and tells its owner, in one
  * transaction; resolves to the disabled row, or undefined when it was not active (already
- * disabled, or deleted): a subscription is disabled and announced once.
+ * disabled, or deleted): a subscription is disabled and announced once. The one way to disable,
+ * whoever decides it (subscription health, or the owner's POST /webhooks/{id}/disable).
  */
 export async function disableSubscription(
   db: Knex,
   subscriptionId: number,
-  reason: DisabledReason,
+  reason: DisablingCause,
 ): Promise<SubscriptionRow | undefined> {
   return db.transaction(async (trx) => {
     const row = await markDisabled(trx, subscriptionId, REASON_TEXT[reason]);
@@ -55,6 +61,8 @@ export interface SubscriptionHealthOptions {
   db: Knex;
   /** WEBHOOK_DISABLE_AFTER: how long every attempt may fail before the subscription is disabled. */
   disableAfterMs: number;
+  /** How long a subscription must have failed for its next success to announce `webhook_endpoint_recovered`. */
+  recoveredAfterMs: number;
 }
 
 /** One recorded attempt as health reads it. */
@@ -115,7 +123,10 @@ export class SubscriptionHealth {
     for (const { delivery, verdict } of noted) {
       if (verdict.kind === "throttled") await pauseEndpoint(db, delivery.endpoint, verdict.waitMs);
     }
-    const figures = await noteAttemptsHealth(db, this.worthNoting(summarize(noted)), this.opts.disableAfterMs);
+    const notes = this.worthNoting(summarize(noted));
+    const figures = await announcingRecoveries(db, notes, this.opts.recoveredAfterMs, (noting) =>
+      noteAttemptsHealth(noting, notes, this.opts.disableAfterMs),
+    );
     const gone = new Set(noted.filter((n) => n.verdict.kind === "gone").map((n) => n.delivery.subscription_id));
     const disabled: { subscriptionId: number; reason: DisabledReason }[] = [];
     for (const f of figures) {

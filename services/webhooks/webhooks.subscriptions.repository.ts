@@ -37,6 +37,11 @@ export interface SubscriptionRow {
   last_failure_at: Date | null;
   last_failure_status_code: number | null;
   last_failure_error: string | null;
+  /** What its owner may change (PATCH /webhooks/{id}): a description, custom headers (names in clear, values sealed), a rate limit. */
+  description: string | null;
+  header_names: string[];
+  headers: string | null;
+  rate_limit: number | null;
 }
 
 export type SubscriptionStatus = "active" | "disabled";
@@ -142,6 +147,47 @@ export async function markEnabled(db: Db, clientId: number, id: number): Promise
     .table("subscriptions")
     .where({ id, client_id: clientId })
     .update({ status: "active", disabled_at: null, disabled_reason: null, failing_since: null })
+    .returning("*")) as SubscriptionRow[];
+  return row;
+}
+
+/** What PATCH /webhooks/{id} changes; a field left out stays as it is. */
+export interface SubscriptionChanges {
+  url?: string;
+  description?: string | null;
+  headers?: { names: string[]; sealed: string | null };
+  rateLimit?: number | null;
+}
+
+/** The subscription, locked until the transaction ends: its changes are read, merged and written without losing another's. */
+export async function lockSubscription(trx: Db, clientId: number, id: number): Promise<SubscriptionRow | undefined> {
+  return trx
+    .withSchema(S)
+    .table("subscriptions")
+    .where({ id, client_id: clientId })
+    .forNoKeyUpdate()
+    .first<SubscriptionRow | undefined>();
+}
+
+/** Applies the owner's changes; undefined when this client has no subscription with this id. */
+export async function updateSubscription(
+  db: Db,
+  clientId: number,
+  id: number,
+  changes: SubscriptionChanges,
+): Promise<SubscriptionRow | undefined> {
+  const [row] = (await db
+    .withSchema(S)
+    .table("subscriptions")
+    .where({ id, client_id: clientId })
+    .update({
+      ...(changes.url !== undefined ? { url: changes.url } : {}),
+      ...(changes.description !== undefined ? { description: changes.description } : {}),
+      ...(changes.headers !== undefined
+        ? { header_names: changes.headers.names, headers: changes.headers.sealed }
+        : {}),
+      ...(changes.rateLimit !== undefined ? { rate_limit: changes.rateLimit } : {}),
+    })
     .returning("*")) as SubscriptionRow[];
   return row;
 }

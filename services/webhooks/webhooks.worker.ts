@@ -16,6 +16,7 @@ import type { DirectHandOff } from "./webhooks.direct-hand-off";
 import { Dispatcher } from "./webhooks.dispatcher";
 import { entitledOnly } from "./webhooks.entitlement";
 import type { ClientGrants } from "./webhooks.grants";
+import { RateLimiter } from "./webhooks.rate-limiter";
 import { Recoverer } from "./webhooks.recovery";
 import { webhooksRetentionJob } from "./webhooks.retention";
 import { sendWebhook } from "./webhooks.sender";
@@ -39,6 +40,7 @@ export class WebhooksWorker {
   /** Seals what is stored and opens it for the sender. */
   readonly secrets: SecretBox;
   private readonly dispatcher: Dispatcher;
+  private readonly rateLimits: RateLimiter;
   private readonly recoverer: Recoverer;
   private readonly retention: PeriodicJob;
   private stopReportingHealth: (() => void) | null = null;
@@ -48,6 +50,7 @@ export class WebhooksWorker {
     const { db, logger, webhooks: cfg } = opts;
     this.secrets = secretBoxFor(opts.keys, (line) => logger.warn(line));
     const openedSecrets = rememberingOpener(this.secrets);
+    this.rateLimits = new RateLimiter(db);
     this.dispatcher = new Dispatcher({
       db,
       logger,
@@ -63,7 +66,12 @@ export class WebhooksWorker {
       intervalMs: cfg.dispatchIntervalMs,
       timeoutMs: cfg.timeoutMs,
       retry: { scheduleSeconds: cfg.retryScheduleSeconds, retryAfterMaxMs: cfg.retryAfterMaxMs },
-      health: new SubscriptionHealth({ db, disableAfterMs: cfg.disableAfterMs }),
+      health: new SubscriptionHealth({
+        db,
+        disableAfterMs: cfg.disableAfterMs,
+        recoveredAfterMs: (cfg.retryScheduleSeconds[0] ?? 0) * 1000,
+      }),
+      rateLimits: this.rateLimits,
     });
     const dispatcher = this.dispatcher;
     this.recoverer = new Recoverer({ db, logger, intervalMs: cfg.dispatchIntervalMs, queued: () => dispatcher.wake() });
@@ -92,6 +100,11 @@ export class WebhooksWorker {
   /** Deliveries were queued (a test event, a redelivery): the dispatcher looks now. */
   deliveriesQueued(): void {
     this.dispatcher.wake();
+  }
+
+  /** A subscription's rate limit changed here: the dispatcher reads the limits again before its next send. */
+  rateLimitsChanged(): void {
+    this.rateLimits.changed();
   }
 
   /** A recovery was asked for: the recoverer looks now. */

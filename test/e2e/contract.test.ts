@@ -33,16 +33,32 @@ interface ReceivedWebhook {
   body: unknown;
 }
 
+/** How long `/flaky` fails from its first request: longer than one retry (RETRY_SCHEDULE), shorter than two. */
+const FLAKY_FOR_MS = 700;
+const RETRY_SCHEDULE = "0.5,0.5,0.5,0.5";
+
 /** A webhook receiver on loopback (the process runs with WEBHOOK_ALLOW_INSECURE_TARGETS=true). */
 async function startReceiver(): Promise<{ url: string; received: ReceivedWebhook[]; close(): Promise<void> }> {
   const received: ReceivedWebhook[] = [];
+  let flakySince: number | null = null;
+  /**
+   * A URL that is gone disables its subscription (webhook_endpoint_disabled); one that is down
+   * exhausts its deliveries' schedule (webhook_delivery_exhausted); a flaky one fails for a while,
+   * then recovers (webhook_endpoint_recovered).
+   */
+  const statusFor = (path: string) => {
+    if (path.endsWith("/gone")) return 410;
+    if (path.endsWith("/down")) return 500;
+    if (!path.endsWith("/flaky")) return 204;
+    flakySince ??= Date.now();
+    return Date.now() - flakySince < FLAKY_FOR_MS ? 500 : 204;
+  };
   const server = http.createServer((req, res) => {
     let text = "";
     req.on("data", (chunk: Buffer) => (text += chunk.toString()));
     req.on("end", () => {
       received.push({ headers: req.headers as Record<string, string>, body: JSON.parse(text) as unknown });
-      // A URL that is gone disables its subscription (webhook_endpoint_disabled).
-      res.writeHead(req.url?.endsWith("/gone") ? 410 : 204).end();
+      res.writeHead(statusFor(req.url ?? "/")).end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -81,7 +97,8 @@ describe("the API keeps its OpenAPI contract", () => {
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    server = await startEmbedded({ WEBHOOK_ALLOW_INSECURE_TARGETS: "true" });
+    // A short schedule: a delivery to /down gives up, and one to /flaky recovers, within seconds.
+    server = await startEmbedded({ WEBHOOK_ALLOW_INSECURE_TARGETS: "true", WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE });
     anonymous = api(server.baseUrl);
     admin = anonymous.as(server.adminKey);
   }, 90_000);
@@ -221,9 +238,13 @@ describe("the API keeps its OpenAPI contract", () => {
     expect(
       (await partner.put("/api/v1/webhooks", { event: "contact_reference_created", url: receiver.url })).status,
     ).toBe(201);
-    expect(
-      (await backoffice.put("/api/v1/webhooks", { event: "webhook_endpoint_disabled", url: receiver.url })).status,
-    ).toBe(201);
+    for (const event of ["webhook_endpoint_disabled", "webhook_delivery_exhausted", "webhook_endpoint_recovered"])
+      expect((await backoffice.put("/api/v1/webhooks", { event, url: receiver.url })).status).toBe(201);
+    for (const path of ["/down", "/flaky"])
+      expect(
+        (await backoffice.put("/api/v1/webhooks", { event: "sales_order_created", url: `${receiver.url}${path}` }))
+          .status,
+      ).toBe(201);
     ids.gone = (
       await backoffice.put<SubscriptionWithSecrets>("/api/v1/webhooks", {
         event: "sales_order_created",
@@ -247,6 +268,46 @@ describe("the API keeps its OpenAPI contract", () => {
     });
     const deleted = await backoffice.delete(`/api/v1/webhooks/${spare.body.id}`);
     expect(deleted).toMatchObject({ status: 204, body: "" });
+  });
+
+  it("when a subscription is changed, disabled and enabled, and the event catalogue is read, then every answer keeps the contract", async () => {
+    const types =
+      await backoffice.get<{ event: string; schema: object; example: unknown; version: number }[]>(
+        "/api/v1/webhooks/event_types",
+      );
+    expect(types.status).toBe(200);
+    expect(types.body.map((t) => t.event)).toContain("webhook_delivery_exhausted");
+
+    const other = await backoffice.put<SubscriptionWithSecrets>("/api/v1/webhooks", {
+      event: "sales_order_cancelled",
+      url: `${receiver.url}/other`,
+    });
+    const changed = await backoffice.request<Subscription>({
+      method: "PATCH",
+      path: `/api/v1/webhooks/${other.body.id}`,
+      body: {
+        url: `${receiver.url}/moved`,
+        description: "moved",
+        headers: { Authorization: "Bearer receiver-token" },
+        rateLimit: 100,
+      },
+    });
+    expect([changed.status, changed.body.url, changed.body.headerNames]).toEqual([
+      200,
+      `${receiver.url}/moved`,
+      ["Authorization"],
+    ]);
+    const taken = await backoffice.request<ProblemDocument>({
+      method: "PATCH",
+      path: `/api/v1/webhooks/${other.body.id}`,
+      body: { url: receiver.url },
+    });
+    expect(taken.status).toBe(409);
+    const disabled = await backoffice.post<Subscription>(`/api/v1/webhooks/${other.body.id}/disable`);
+    expect([disabled.status, disabled.body.status]).toEqual([200, "disabled"]);
+    expect((await backoffice.post<Subscription>(`/api/v1/webhooks/${other.body.id}/enable`)).body.status).toBe(
+      "active",
+    );
   });
 
   it("when a partner's references are made and read, then they keep the contract, a repeated contact reference being 200", async () => {
@@ -317,6 +378,8 @@ describe("the API keeps its OpenAPI contract", () => {
       "sales_order_cancelled",
       "contact_reference_created",
       "webhook_endpoint_disabled",
+      "webhook_delivery_exhausted",
+      "webhook_endpoint_recovered",
     ]) {
       const delivered = await eventually(
         `the ${event} webhook`,
@@ -373,6 +436,12 @@ describe("the API keeps its OpenAPI contract", () => {
       `/api/v1/webhooks/${ids.subscription}/deliveries?webhookId=${tested.body.webhookId}&since=${encodeURIComponent(new Date(Date.now() - 3600_000).toISOString())}`,
     );
     expect(found.body.map((d) => d.id)).toEqual([tested.body.id]);
+    const test = await eventually(
+      "the webhook_test webhook",
+      () => receiver.received.find((w) => w.headers["x-webhook-event"] === "webhook_test"),
+      () => `Server output:\n${server.output().slice(-4000)}`,
+    );
+    expect(contract.checkWebhook(test.headers, test.body)).toEqual([]);
     const recovery = await backoffice.post<{ id: number }>(`/api/v1/webhooks/${ids.subscription}/recover`, {
       since: new Date(Date.now() - 3600_000).toISOString(),
     });

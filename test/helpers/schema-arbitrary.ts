@@ -29,7 +29,7 @@ const ANNOTATIONS = new Set([
  * Keywords that only narrow what the others describe: generation ignores them and callers keep
  * the values their schema accepts (request-generator filters with Ajv).
  */
-const NARROWING = new Set(["not"]);
+const NARROWING = new Set(["not", "propertyNames"]);
 const UNDERSTOOD = new Set([
   "$ref",
   "type",

@@ -11,7 +11,7 @@ import {
 } from "../../gateway/openapi/document";
 import { OUTCOMES } from "../../gateway/openapi/outcomes";
 import { ROUTES, type Route } from "../../gateway/routes";
-import { EVENTS } from "../../shared/messaging/events";
+import { EVENTS, SUBSCRIPTION_EVENT_NAMES } from "../../shared/messaging/events";
 import { SERVICE_DESCRIPTIONS } from "../../runtime/services";
 import { DocumentSchemas, dereference, pointer } from "../helpers/openapi-schemas";
 import { validateOpenApiDocument } from "../helpers/openapi-validator";
@@ -166,7 +166,7 @@ describe("the OpenAPI document", () => {
 
   it("when the webhooks are documented, then each event has its request with the delivery headers", () => {
     const webhooks = document.webhooks as Record<string, { post: DocumentedOperation }>;
-    expect(Object.keys(webhooks).sort()).toEqual([...EVENTS].sort());
+    expect(Object.keys(webhooks).sort()).toEqual([...EVENTS, ...SUBSCRIPTION_EVENT_NAMES].sort());
     const validated = webhooks.sales_order_validated.post;
     expect(validated.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Order" });
     expect(validated.parameters.map((p) => p.name)).toEqual([

@@ -63,15 +63,18 @@ describe("noting health figures under load", () => {
   function recordingDb() {
     const noted: number[][] = [];
     const db = {
-      raw: async (_sql: string, bindings: unknown[]) => {
+      raw: async (sql: string, bindings: unknown[]) => {
+        // What a success note reads first (webhooks.operational-events.ts): none of them was failing.
+        if (!sql.includes("jsonb_to_recordset")) return { rows: [] };
         const input = JSON.parse(bindings[0] as string) as { id: number }[];
         noted.push(input.map((i) => i.id));
         return { rows: input.map((i) => ({ id: i.id, status: "active", failing_too_long: false })) };
       },
+      transaction: <T>(work: (trx: unknown) => Promise<T>) => work(db),
     };
     return {
       noted,
-      health: new SubscriptionHealth({ db: db as unknown as Knex, disableAfterMs: HOUR_MS }),
+      health: new SubscriptionHealth({ db: db as unknown as Knex, disableAfterMs: HOUR_MS, recoveredAfterMs: 5_000 }),
     };
   }
   const attempt = (subscriptionId: number, verdict: Verdict): NotedAttempt => ({
