@@ -30,7 +30,7 @@ export function brokerOptions(cfg: Config): BrokerOptions {
       ? { type: "NATS", options: { url: cfg.transporter, reconnectTimeWait: NATS_RECONNECT_WAIT_MS } }
       : null,
     // `requestLogFields` adds the request id (and trace_id, span_id) to every line written while handling a request.
-    logger: brokerLogger(cfg.logLevel, requestLogFields) as BrokerOptions["logger"],
+    logger: brokerLogger(cfg.logLevel, requestLogFields),
     logLevel: cfg.logLevel,
     requestTimeout: cfg.requestTimeoutMs,
     // NATS queue groups balance the requests instead of the broker: a request goes to a live
@@ -52,7 +52,7 @@ export function brokerOptions(cfg: Config): BrokerOptions {
       delay: 100,
       maxDelay: 500,
       factor: 2,
-      check: mayRetry as (err: Error) => boolean,
+      check: mayRetry,
     },
     // Off: with NATS balancing, the broker does not pick the node, so a breaker per endpoint would
     // blame whichever replica it listed first; outages already fail fast (transporter status,

@@ -18,7 +18,8 @@ import { presentPackaging, taxesByProduct } from "../services/catalogue/catalogu
 import { codeDay, orderCode } from "../services/orders/orders.code";
 import type { AddressInput } from "../services/orders/orders.params";
 import type { ItemRow, OrderRow } from "../services/orders/orders.repository";
-import { presentOrder, type ContactSnapshot, type Order } from "../services/orders/orders.representation";
+import { presentOrder, type Order } from "../services/orders/orders.representation";
+import type { ContactSnapshot } from "../services/orders/orders.snapshots";
 import * as sql from "./baseline-statements";
 
 // As shared/database/db.ts does for the services: numeric columns (rates, unit factors) come back as numbers.

@@ -64,7 +64,7 @@ export function machineBusyMs(): number {
 }
 
 /** The processes running `command` whose command line mentions `argument` (e.g. the NATS server on port 4222). */
-export async function pidsOfCommand(command: string, argument: string): Promise<number[]> {
+export function pidsOfCommand(command: string, argument: string): number[] {
   return [...allProcesses()].flatMap(([pid, stat]) => {
     if (stat.command !== command) return [];
     try {
@@ -92,7 +92,7 @@ export async function backendPids(serverUrl: string, database: string): Promise<
 
 export interface Measured {
   name: string;
-  pids: () => Promise<number[]>;
+  pids: () => number[] | Promise<number[]>;
 }
 
 export interface CpuShare {
@@ -151,12 +151,12 @@ export function deploymentGroups(
   deployment: { processes: { name: string; pid: number }[]; databaseName?: string; natsPort?: string },
   postgresUrl: string,
 ): Measured[] {
-  const groups: Measured[] = deployment.processes.map((p) => ({ name: p.name, pids: async () => [p.pid] }));
+  const groups: Measured[] = deployment.processes.map((p) => ({ name: p.name, pids: () => [p.pid] }));
   const database = deployment.databaseName;
   if (database) groups.push({ name: "postgres", pids: () => backendPids(postgresUrl, database) });
   const natsPort = deployment.natsPort;
   if (natsPort) groups.push({ name: "nats-server", pids: () => pidsOfCommand("nats-server", natsPort) });
-  groups.push({ name: "load generator", pids: async () => [process.pid] });
+  groups.push({ name: "load generator", pids: () => [process.pid] });
   return groups;
 }
 

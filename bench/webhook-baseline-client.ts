@@ -66,7 +66,7 @@ if (
   );
   process.exit(2);
 }
-const origins = (values.urls as string).split(",");
+const origins = values.urls.split(",");
 const agent = new http.Agent({ keepAlive: true, maxSockets: inFlight });
 
 function jobs(): Job[] {

@@ -360,9 +360,9 @@ async function measureBaseline(
     await stage.sink.clear();
     const groups: Measured[] = [...clients, stage.sink.process].map((p) => ({
       name: p.name,
-      pids: async () => [p.pid],
+      pids: () => [p.pid],
     }));
-    const cpu = CpuWindow.start([...groups, { name: "load generator", pids: async () => [process.pid] }]);
+    const cpu = CpuWindow.start([...groups, { name: "load generator", pids: () => [process.pid] }]);
     const started = Date.now();
     const done = clients.map((c) => c.waitForLine((line) => line.startsWith('{"done":true'), BASELINE_DONE_MS));
     for (const c of clients) c.signal("SIGUSR2");

@@ -1,14 +1,16 @@
 /**
  * Who may come into /api/v1, in this order: a source that failed authentication too often is
- * refused (429) before anything is looked up; the Bearer key is resolved to its client (the
- * principal cache, else `clients.authenticate`), a failure being counted against the source;
- * then the client's request is counted against its rate limit. The gateway's `authenticate`
- * method is this and nothing else.
+ * refused (429) before anything is looked up, unless its key may exist (gateway/active-keys.ts:
+ * a valid key is served whatever others failed from its address or with its first characters);
+ * the Bearer key is resolved to its client (the principal cache, else `clients.authenticate`), a
+ * failure being counted against the source; then the client's request is counted against its
+ * own rate limit. The gateway's `authenticate` method is this and nothing else.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Principal } from "../shared/security/auth";
 import type { Config } from "../shared/config/config";
 import { ErrorType, UnauthenticatedError } from "../shared/errors";
+import type { ActiveKeys } from "./active-keys";
 import { AuthThrottle, type AuthAttempt } from "./auth-throttle";
 import { clientAddress, TrustedProxies } from "./client-address";
 import type { PrincipalCache } from "./principal-cache";
@@ -31,6 +33,7 @@ export class Admission {
 
   constructor(
     private readonly principals: PrincipalCache,
+    private readonly activeKeys: ActiveKeys,
     sharing: UsageSharing,
     cfg: Pick<Config, "rateLimitPerMinute" | "authFailuresPerMinute" | "trustProxy">,
   ) {
@@ -44,7 +47,9 @@ export class Admission {
       address: clientAddress(req, this.trustedProxies),
       apiKey: BEARER.exec(req.headers.authorization ?? "")?.[1],
     };
-    await this.throttle.ensureAllowed(attempt, res);
+    const block = await this.throttle.blocked(attempt);
+    if (block && !(attempt.apiKey && (await this.activeKeys.mayExist(attempt.apiKey))))
+      throw this.throttle.refusal(block, res);
     const principal = await this.authenticate(attempt, res, lookUp);
     await this.rateLimit.admit(principal.clientId, res);
     return principal;

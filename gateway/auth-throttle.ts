@@ -3,13 +3,20 @@
  * revoked key) counts against the source address and against the first KEY_PREFIX_LENGTH
  * characters of the key presented, so one key tried from many addresses is throttled as well as
  * many keys tried from one address. Once either has failed `failuresPerMinute` times in its
- * minute, every request from it is answered 429 before its key is looked up (in the principal
- * cache or the clients service): a guesser learns nothing more and costs nothing more.
- * Successful authentications do not count. Counts are shared between gateway replicas.
+ * minute, the source is blocked: gateway/admission.ts then answers 429 before any lookup, unless
+ * the key presented is one that may exist (gateway/active-keys.ts) — what others failed never
+ * locks a valid key out. Successful authentications do not count. Counts are shared between
+ * gateway replicas.
  */
 import type { ServerResponse } from "node:http";
 import { RateLimitedError } from "../shared/errors";
-import { secondsUntil, setRateLimitFields, type RateLimitPolicy, type RateLimitState } from "./rate-limit-fields";
+import {
+  POLICY_NAMES,
+  secondsUntil,
+  setRateLimitFields,
+  type RateLimitPolicy,
+  type RateLimitState,
+} from "./rate-limit-fields";
 import type { LimiterState, SharedLimiter, UsageSharing } from "./usage-sharing";
 
 /** `oik_` and 8 random characters: enough to tell keys apart, far too little to help a guesser. */
@@ -29,22 +36,24 @@ export class AuthThrottle {
 
   /** `failuresPerMinute` 0 turns the throttle off. */
   constructor(sharing: UsageSharing, failuresPerMinute: number) {
-    this.policy = { name: "auth-failures", quota: failuresPerMinute, windowSeconds: WINDOW_SECONDS };
+    this.policy = { name: POLICY_NAMES.authFailures, quota: failuresPerMinute, windowSeconds: WINDOW_SECONDS };
     const on = failuresPerMinute > 0;
     this.byAddress = on ? sharing.limiter("auth-address", failuresPerMinute, WINDOW_SECONDS) : null;
     this.byKeyPrefix = on ? sharing.limiter("auth-key-prefix", failuresPerMinute, WINDOW_SECONDS) : null;
   }
 
-  /** Throws RateLimitedError (429, Retry-After) when the address or the key prefix failed too often. */
-  async ensureAllowed(attempt: AuthAttempt, res: ServerResponse): Promise<void> {
+  /** When the address or the key prefix failed too often: the block that lasts longest; else null. */
+  async blocked(attempt: AuthAttempt): Promise<RateLimitState | null> {
     const states = await this.states(attempt, (limiter, key) => limiter.peek(key));
-    if (states.length === 0) return;
     const blocked = states.filter((s) => !s.allowed);
-    if (blocked.length === 0) return;
-    const state = latestReset(blocked);
-    setRateLimitFields(res, this.policy, { remaining: 0, msBeforeReset: state.msBeforeReset });
-    throw new RateLimitedError(
-      secondsUntil(state.msBeforeReset),
+    return blocked.length === 0 ? null : latestReset(blocked);
+  }
+
+  /** The 429 (Retry-After) of a blocked source, its fields set on `res`. */
+  refusal(block: RateLimitState, res: ServerResponse): RateLimitedError {
+    setRateLimitFields(res, this.policy, { remaining: 0, msBeforeReset: block.msBeforeReset });
+    return new RateLimitedError(
+      secondsUntil(block.msBeforeReset),
       "Too many failed authentications from this address or with this key; retry later.",
     );
   }

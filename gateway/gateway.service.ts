@@ -3,8 +3,8 @@
  * body limits, list paging headers and the error mapping. No business rule lives here.
  */
 import { randomUUID } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Context, ServiceSchema } from "moleculer";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { Context, Service, ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import type { ApiSettingsSchema } from "moleculer-web";
 import { requireScope, type Principal, type RequestMeta, type Scope } from "../shared/security/auth";
@@ -17,12 +17,14 @@ import { bodyRequired, hasBody, jsonBodyParser, requiresBody, WITH_BODY } from "
 import { answerClientErrors } from "./client-errors";
 import { answerMethodSemantics } from "./http-methods";
 import { HttpObserver } from "./http-observer";
+import { actionLookup } from "./openapi/actions";
 import { docsRoutes } from "./openapi/docs-routes";
 import type { ServiceDescription } from "./openapi/service-description";
 import { portalRoutes } from "./portal-routes";
 import { PrincipalCache } from "./principal-cache";
 import { probeRoutes } from "./probe-route";
 import { toProblem } from "./problem";
+import { ActiveKeys } from "./active-keys";
 import { Admission } from "./admission";
 import { applyServerLimits } from "./server-limits";
 import { UsageSharing } from "./usage-sharing";
@@ -38,6 +40,8 @@ type Req = IncomingMessage & {
   $principal?: Principal;
   body?: unknown;
   originalUrl?: string;
+  /** The path moleculer-web routes by (no query, no trailing slash). */
+  parsedUrl?: string;
 };
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -52,24 +56,50 @@ function caseSensitive<R extends object>(routes: R[]): R[] {
 }
 
 type AdmitRequest = (req: Req, res: ServerResponse) => Promise<Principal>;
+type ScopeOfRoute = (req: Req) => Scope | undefined;
+
+/** The gateway's own methods, and the three of moleculer-web's it calls (its typings declare none). */
+interface GatewayMethods {
+  admitRequest: AdmitRequest;
+  scopeOfRoute: ScopeOfRoute;
+  sendError(req: Req, res: ServerResponse, err: unknown): void;
+  resolveAlias(url: string | undefined, method: string | undefined): { alias: { action?: unknown } } | false;
+}
+
+/** What created() builds, and moleculer-web's HTTP server. */
+interface GatewayState {
+  principals: PrincipalCache;
+  activeKeys: ActiveKeys;
+  usage: UsageSharing;
+  admission: Admission;
+  server: Server;
+}
+
+/** `this` in the gateway's handlers, settings callbacks included. */
+type Gateway = Service<ApiSettingsSchema> & GatewayMethods & GatewayState;
 
 /**
- * Route middleware, before the body parser: a request that carries a body is admitted first, so
- * a caller without a valid key (or throttled, or over its rate) is refused before the gateway
- * reads and parses up to 1 MiB for it. moleculer-web authenticates only after the route's
- * middlewares have run and its params are built from the body, hence here.
+ * Route middleware, before the body parser: a request that carries a body is admitted first and
+ * its route's scope checked, so a caller without a valid key (or throttled, or over its rate) or
+ * without the scope is refused (401, 429, 403) before the gateway reads and parses up to 1 MiB
+ * for it, and a 403 never hides behind a 400, 413 or 415 about a body it may not send
+ * (docs/api.md). moleculer-web authenticates only after the route's middlewares have run and its
+ * params are built from the body, hence here.
  */
 function admitBeforeBody(
-  this: { admitRequest: AdmitRequest },
+  this: { admitRequest: AdmitRequest; scopeOfRoute: ScopeOfRoute },
   req: Req,
   res: ServerResponse,
   next: (err?: unknown) => void,
 ): void {
   if (!WITH_BODY.has(req.method ?? "") || !hasBody(req)) return next();
-  this.admitRequest(req, res).then((principal) => {
-    req.$principal = principal;
-    next();
-  }, next);
+  this.admitRequest(req, res)
+    .then((principal) => {
+      req.$principal = principal;
+      const scope = this.scopeOfRoute(req);
+      if (scope) requireScope(principal, scope);
+    })
+    .then(() => next(), next);
 }
 
 /** The names of the path's parameters (`id` of `/orders/:id`), from the alias moleculer-web matched. */
@@ -110,7 +140,8 @@ export type GatewaySettings = Pick<
 export function gatewaySchema(
   services: readonly ServiceDescription[],
   cfg: GatewaySettings,
-): ServiceSchema<ApiSettingsSchema> {
+): ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayState> {
+  const actionDefinition = actionLookup(services);
   return {
     name: "gateway",
     mixins: [ApiGateway],
@@ -173,7 +204,7 @@ export function gatewaySchema(
         // /portal: the subscriber portal, a page that calls /api/v1 with the key typed into it.
         ...portalRoutes(),
       ]),
-      onError(req: Req, res: ServerResponse, err: unknown) {
+      onError(this: Gateway, req: Req, res: ServerResponse, err: unknown) {
         const problem = toProblem(err, (req.originalUrl ?? req.url ?? "").split("?")[0]);
         // An unreachable database is logged once by the service that met it (shared/database/database-errors.ts).
         const loggedWhereItHappened = (err as { type?: unknown } | null)?.type === ErrorType.unavailable;
@@ -189,13 +220,14 @@ export function gatewaySchema(
     events: {
       // Another gateway's rate-limit counts (gateway/usage-sharing.ts); our own broadcast comes back too.
       [BROADCASTS.usageCounted.name](ctx: Context<UsageReport>) {
-        if (ctx.nodeID !== this.broker.nodeID) return this.usage.apply(ctx.params);
+        return ctx.nodeID === this.broker.nodeID ? undefined : this.usage.apply(ctx.params);
       },
       // Drops the changed client's principals; a payload without a client id drops them all.
       [BROADCASTS.clientsChanged.name](ctx: Context<Partial<ClientsChangedPayload> | undefined>) {
         const { clientId } = ctx.params ?? {};
         if (typeof clientId === "number") this.principals.forget(clientId);
         else this.principals.clear();
+        this.activeKeys.forget();
       },
     },
 
@@ -219,6 +251,14 @@ export function gatewaySchema(
         return traceRequest(req, res, () => route.httpHandler.call(this, req, res, next));
       },
 
+      /** The scope of the action the request's route names (as the service declares it), before it is routed. */
+      scopeOfRoute(req: Req): Scope | undefined {
+        const found = this.resolveAlias(req.parsedUrl, req.method);
+        return found && typeof found.alias.action === "string"
+          ? actionDefinition(found.alias.action)?.scope
+          : undefined;
+      },
+
       // Failed-authentication throttle, key lookup, per-client rate limit (gateway/admission.ts).
       admitRequest(req: Req, res: ServerResponse): Promise<Principal> {
         const ctx = req.$ctx!;
@@ -238,7 +278,8 @@ export function gatewaySchema(
         return null;
       },
 
-      async authorize(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req): Promise<void> {
+      // moleculer-web awaits it; throwing refuses the request.
+      authorize(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req): void {
         const scope = req.$action?.scope;
         if (scope && ctx.meta.client) requireScope(ctx.meta.client, scope);
         if (!WITH_BODY.has(req.method ?? "")) return;
@@ -256,7 +297,11 @@ export function gatewaySchema(
         cfg.transporter ? (report) => this.broker.broadcast(BROADCASTS.usageCounted.name, report) : null,
         (err) => this.logger.warn({ err }, "rate-limit usage report not sent"),
       );
-      this.admission = new Admission(this.principals, this.usage, cfg);
+      this.activeKeys = new ActiveKeys(
+        () => this.broker.call<string[]>("clients.activeKeyLookups"),
+        (err) => this.logger.warn({ err }, "the list of active API keys could not be loaded"),
+      );
+      this.admission = new Admission(this.principals, this.activeKeys, this.usage, cfg);
       applyServerLimits(this.server);
       // What Node's server refuses before routing (431, 408, 400) is a problem document too.
       answerClientErrors(this.server);

@@ -44,9 +44,16 @@ function templateRegex(template: string): RegExp {
   );
 }
 
-const TABLE: { regex: RegExp; method: string }[] = [
-  ...ROUTES.map((r) => ({ regex: templateRegex(API_PREFIX + r.path), method: r.method as string })),
-  ...GET_ONLY_PATHS.map((p) => ({ regex: templateRegex(p), method: "GET" })),
+/** How many parameters a template has: a path matching several templates is the one with fewest. */
+const parameterCount = (template: string) => template.split("/").filter((s) => s.startsWith(":")).length;
+
+const TABLE: { regex: RegExp; method: string; parameters: number }[] = [
+  ...ROUTES.map((r) => ({
+    regex: templateRegex(API_PREFIX + r.path),
+    method: r.method,
+    parameters: parameterCount(r.path),
+  })),
+  ...GET_ONLY_PATHS.map((p) => ({ regex: templateRegex(p), method: "GET", parameters: parameterCount(p) })),
 ];
 
 /** The request's path as moleculer-web matches it: no query, no trailing slash. */
@@ -55,9 +62,15 @@ function pathOf(url: string): string {
   return path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
 }
 
-/** The methods a path answers (for `Allow`), or null when no route has that path. */
+/**
+ * The methods a path answers (for `Allow`), or null when no route has that path. A path that
+ * matches a concrete template and a templated one is the concrete one's, as OpenAPI matches
+ * paths: `/webhooks/available` is not the webhook "available", so it has no DELETE.
+ */
 export function allowedMethods(path: string): string[] | null {
-  const methods = new Set(TABLE.filter((r) => r.regex.test(path)).map((r) => r.method));
+  const matching = TABLE.filter((r) => r.regex.test(path));
+  const fewest = Math.min(...matching.map((r) => r.parameters));
+  const methods = new Set(matching.filter((r) => r.parameters === fewest).map((r) => r.method));
   if (methods.size === 0) return null;
   if (methods.has("GET")) methods.add("HEAD");
   methods.add("OPTIONS");

@@ -67,7 +67,8 @@ function send(res: ServerResponse, headers: Record<string, string>, body: Buffer
 const servePage: AliasHandler = (_req, res) => send(res, PAGE_HEADERS, file("portal.html"));
 
 const serveAsset: AliasHandler = (req, res, next) => {
-  const name = String((req.$params as { asset?: unknown } | undefined)?.asset ?? "");
+  const requested = (req.$params as { asset?: unknown } | undefined)?.asset;
+  const name = typeof requested === "string" ? requested : "";
   if (!Object.hasOwn(PORTAL_ASSET_TYPES, name)) return next?.(new NotFoundError("file", name));
   send(
     res,

@@ -9,7 +9,7 @@
  * `clients.authenticate` call (one indexed SELECT) per active key per second per gateway —
  * measured in docs/api.md ("Revocation and changes") — against a stale key living 30 s before.
  */
-import { createHash } from "node:crypto";
+import { apiKeyHash } from "../shared/security/api-key-digest";
 import type { Principal } from "../shared/security/auth";
 import { ExpiringCache } from "../shared/expiring-cache";
 
@@ -23,10 +23,6 @@ export class PrincipalCache {
     this.cache = new ExpiringCache<string, Principal>(ttlMs, MAX_ENTRIES);
   }
 
-  static keyOf(apiKey: string): string {
-    return createHash("sha256").update(apiKey).digest("hex");
-  }
-
   /**
    * The key's principal: cached, else from `lookUp`, one call per key at a time. Without that,
    * every request that came in with a key while its entry was being renewed made a call of its
@@ -34,7 +30,7 @@ export class PrincipalCache {
    * change of a client, requests look up afresh (ExpiringCache.getOrLoad).
    */
   resolve(apiKey: string, lookUp: (apiKey: string) => Promise<Principal>): Promise<Principal> {
-    return this.cache.getOrLoad(PrincipalCache.keyOf(apiKey), () => lookUp(apiKey));
+    return this.cache.getOrLoad(apiKeyHash(apiKey), () => lookUp(apiKey));
   }
 
   /** This client changed: its keys are authenticated afresh on their next request. */

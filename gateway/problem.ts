@@ -49,6 +49,16 @@ const KINDS: Record<string, Kind> = {
     slug: "idempotency-key-reused",
     title: "Idempotency-Key reused with another body",
   },
+  [ErrorType.idempotencyInFlight]: {
+    status: 409,
+    slug: "idempotency-key-in-flight",
+    title: "A request with this Idempotency-Key is still in progress",
+  },
+  [ErrorType.subscriptionDisabled]: {
+    status: 409,
+    slug: "subscription-disabled",
+    title: "The subscription is disabled: enable it first",
+  },
   [ErrorType.unauthenticated]: { status: 401, slug: "unauthenticated", title: "Authentication required" },
   NO_TOKEN: { status: 401, slug: "unauthenticated", title: "Authentication required" },
   INVALID_TOKEN: { status: 401, slug: "unauthenticated", title: "Authentication required" },

@@ -9,6 +9,9 @@
  */
 import type { ServerResponse } from "node:http";
 
+/** The two policies: a client's requests (gateway/rate-limit.ts), a source's failed authentications (gateway/auth-throttle.ts). */
+export const POLICY_NAMES = { requests: "default", authFailures: "auth-failures" } as const;
+
 export interface RateLimitPolicy {
   /** A structured-field string: letters, digits, `-` only, so it never needs escaping. */
   name: string;

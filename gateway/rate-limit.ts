@@ -10,7 +10,7 @@
  */
 import type { ServerResponse } from "node:http";
 import { RateLimitedError } from "../shared/errors";
-import { secondsUntil, setRateLimitFields, type RateLimitPolicy } from "./rate-limit-fields";
+import { POLICY_NAMES, secondsUntil, setRateLimitFields, type RateLimitPolicy } from "./rate-limit-fields";
 import type { SharedLimiter, UsageSharing } from "./usage-sharing";
 
 const WINDOW_SECONDS = 60;
@@ -21,7 +21,7 @@ export class ClientRateLimit {
 
   /** `limitPerMinute` 0 turns the limit off. */
   constructor(sharing: UsageSharing, limitPerMinute: number) {
-    this.policy = { name: "default", quota: limitPerMinute, windowSeconds: WINDOW_SECONDS };
+    this.policy = { name: POLICY_NAMES.requests, quota: limitPerMinute, windowSeconds: WINDOW_SECONDS };
     this.limiter = limitPerMinute > 0 ? sharing.limiter("requests", limitPerMinute, WINDOW_SECONDS) : null;
   }
 

@@ -11,6 +11,7 @@
 import { RateLimiterMemory, RateLimiterRes } from "rate-limiter-flexible";
 // The report travels between gateways as the `usageCounted` broadcast of the event contract.
 import type { UsageReport } from "../shared/messaging/events";
+import { PollingLoop } from "../shared/polling-loop";
 
 export type PublishUsage = (report: UsageReport) => Promise<unknown> | void;
 
@@ -27,17 +28,21 @@ export interface LimiterState {
 export class UsageSharing {
   private readonly limiters = new Map<string, SharedLimiter>();
   private unreported = new Map<SharedLimiter, Map<string, number>>();
-  private readonly timer: NodeJS.Timeout | null = null;
+  /** Reports what was counted every FLUSH_INTERVAL_MS; it does not keep the process running. */
+  private readonly reporting = new PollingLoop({
+    round: () => {
+      this.flush();
+      return Promise.resolve(FLUSH_INTERVAL_MS);
+    },
+    keepsProcessAlive: false,
+  });
 
   /** `publish` is null when this gateway is alone (no transporter): nobody to tell. */
   constructor(
     private readonly publish: PublishUsage | null,
     private readonly onPublishError: (err: unknown) => void = () => {},
   ) {
-    if (publish) {
-      this.timer = setInterval(() => this.flush(), FLUSH_INTERVAL_MS);
-      this.timer.unref();
-    }
+    if (publish) this.reporting.start();
   }
 
   /** A limiter of `points` per `durationSeconds` per key, shared under `name` with the other gateways. */
@@ -79,7 +84,7 @@ export class UsageSharing {
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    void this.reporting.stop();
     this.flush();
   }
 }

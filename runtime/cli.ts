@@ -76,7 +76,7 @@ type Values = Partial<Record<OptionName, string | boolean>>;
 interface Command {
   options: OptionName[];
   positionals: string[];
-  run(values: Values, positionals: string[]): Promise<void>;
+  run(values: Values, positionals: string[]): Promise<void> | void;
 }
 
 const list = (text: string | boolean | undefined) =>
@@ -190,7 +190,7 @@ const COMMANDS: Record<string, Command> = {
   "config variables": {
     options: [],
     positionals: [],
-    run: async () => console.log(variablesTable()),
+    run: () => console.log(variablesTable()),
   },
   "secrets reencrypt": {
     options: [],
@@ -200,7 +200,7 @@ const COMMANDS: Record<string, Command> = {
   "config check": {
     options: [],
     positionals: [],
-    run: async () => console.log(JSON.stringify(printableConfig(loadConfig()), null, 2)),
+    run: () => console.log(JSON.stringify(printableConfig(loadConfig()), null, 2)),
   },
 };
 

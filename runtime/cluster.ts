@@ -30,19 +30,28 @@ const log = (line: string) => console.log(`[cluster] ${line}`);
 
 class PreflightError extends Error {}
 
-async function checkNats(url: string): Promise<void> {
+/**
+ * NATS answers, with JetStream. TRANSPORTER may list the servers of a cluster, separated by
+ * commas: the processes connect to any that answers, and so does this check.
+ */
+async function checkNats(transporter: string): Promise<void> {
+  const servers = transporter
+    .split(",")
+    .map((url) => url.trim())
+    .filter(Boolean);
   let nc;
   try {
-    nc = await connect({ servers: url, timeout: 3_000, reconnect: false });
+    nc = await connect({ servers, timeout: 3_000, reconnect: false });
   } catch (err) {
     throw new PreflightError(
-      `No NATS server answers at ${url} (${errorText(err)}). Start one with \`nats-server -js\` or set TRANSPORTER.`,
+      `No NATS server answers at ${servers.join(", ")} (${errorText(err)}). Start one with \`nats-server -js\` or set TRANSPORTER.`,
     );
   }
+  const where = nc.getServer();
   const jetstream = nc.info?.jetstream === true;
   await nc.close();
   if (!jetstream)
-    throw new PreflightError(`The NATS server at ${url} runs without JetStream: restart it with \`-js\`.`);
+    throw new PreflightError(`The NATS server at ${where} runs without JetStream: restart it with \`-js\`.`);
 }
 
 async function prepareDatabase(url: string): Promise<void> {

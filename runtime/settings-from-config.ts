@@ -17,7 +17,8 @@ const SETTINGS: { [name in BusinessService]: (cfg: Config) => StorageSettings } 
   references: storageSettingsOf,
   clients: (cfg): ClientsSettings => ({ ...storageSettingsOf(cfg), adminApiKey: cfg.adminApiKey }),
   orders: storageSettingsOf,
-  webhooks: (cfg): WebhooksSettings => ({
+  // The event bodies' schemas come from the root's service descriptions, not the configuration (runtime/services.ts).
+  webhooks: (cfg): Omit<WebhooksSettings, "eventBodies"> => ({
     ...storageSettingsOf(cfg),
     webhooks: cfg.webhooks,
     secrets: { databaseUrl: cfg.databaseUrl, secretsEncryptionKeys: cfg.secretsEncryptionKeys },

@@ -15,6 +15,8 @@ export const ErrorType = {
   notFound: "NOT_FOUND",
   conflict: "CONFLICT",
   idempotencyMismatch: "IDEMPOTENCY_KEY_REUSED",
+  idempotencyInFlight: "IDEMPOTENCY_KEY_IN_FLIGHT",
+  subscriptionDisabled: "SUBSCRIPTION_DISABLED",
   rateLimited: "RATE_LIMITED",
   malformedRequest: "MALFORMED_REQUEST",
   payloadTooLarge: "PAYLOAD_TOO_LARGE",
@@ -39,12 +41,19 @@ abstract class DomainError extends Errors.MoleculerError {
 
 /** Input that is well-formed JSON but breaks a rule: one entry per bad field. */
 export class InvalidInputError extends DomainError {
+  /** What the constructor puts in `data` (moleculer types it `any`). */
+  declare data: { errors: FieldError[]; errorCount?: number };
+
   /** `errorCount`: how many problems there were in all, when `errors` lists only the first ones. */
   constructor(errors: FieldError[], message = "The request has invalid fields.", errorCount = errors.length) {
     super(message, 422, ErrorType.validation, errorCount > errors.length ? { errors, errorCount } : { errors });
   }
   static field(path: string, message: string): InvalidInputError {
     return new InvalidInputError([{ path, message }]);
+  }
+  /** A rule across fields ("at least one of …"): each field it involves, named with the same message. */
+  static fields(paths: readonly string[], message: string): InvalidInputError {
+    return new InvalidInputError(paths.map((path) => ({ path, message })));
   }
 }
 
@@ -95,6 +104,27 @@ export class ConflictError extends DomainError {
 export class IdempotencyKeyReusedError extends DomainError {
   constructor() {
     super("This Idempotency-Key was already used with a different request body.", 422, ErrorType.idempotencyMismatch);
+  }
+}
+
+/** The same Idempotency-Key is still being acted on by an earlier request: retry once it answered. */
+export class IdempotencyKeyInFlightError extends DomainError {
+  constructor() {
+    super(
+      "A request with this Idempotency-Key is still being processed; retry shortly to get its answer.",
+      409,
+      ErrorType.idempotencyInFlight,
+    );
+  }
+}
+
+/**
+ * An action that would send something asked of a subscription that is disabled: nothing would
+ * go out until it is enabled, so it is refused rather than queued. `message` says how to enable it.
+ */
+export class SubscriptionDisabledError extends DomainError {
+  constructor(message: string, data: { subscriptionId: number; disabledReason: string | null }) {
+    super(message, 409, ErrorType.subscriptionDisabled, data);
   }
 }
 

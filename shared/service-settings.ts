@@ -20,6 +20,8 @@ export interface DatabaseSettings {
 export interface OutboxSettings {
   /** OUTBOX_RELAY_INTERVAL_MS */
   relayIntervalMs: number;
+  /** OUTBOX_STALLED_AFTER: readiness fails once events have not flowed this long. */
+  stalledAfterMs: number;
   /** OUTBOX_RETENTION */
   retentionMs: number;
   /** RETENTION_INTERVAL */
@@ -45,6 +47,7 @@ export function storageSettingsOf(cfg: Config): StorageSettings {
     database: { url: cfg.databaseUrl, poolMax: cfg.databasePoolMax, migrateOnStart: cfg.migrateOnStart },
     outbox: {
       relayIntervalMs: cfg.outboxRelayIntervalMs,
+      stalledAfterMs: cfg.outboxStalledAfterMs,
       retentionMs: cfg.outboxRetentionMs,
       retentionIntervalMs: cfg.retentionIntervalMs,
     },

@@ -1,10 +1,16 @@
 /**
  * Type augmentations for libraries whose typings miss what we use.
  */
-import type { Service } from "moleculer";
+import type { Logger, Service } from "moleculer";
 import type { Scope } from "./security/auth";
 
 declare module "moleculer" {
+  /**
+   * @moleculer/channels 0.1.8 types its adapters' logger with moleculer 0.14's name for it,
+   * which 0.15 calls Logger.
+   */
+  type LoggerInstance = Logger;
+
   interface ActionSchema {
     /** The scope a client needs to call this action through the API (see shared/security/auth.ts). */
     scope?: Scope;
@@ -31,6 +37,8 @@ declare module "moleculer" {
   interface SendToChannelOptions {
     /** JetStream de-duplicates publishes with the same id within its duplicate window. */
     msgID?: string;
+    /** Milliseconds JetStream's acknowledgement is awaited before the publish fails (nats.js: 5 s). */
+    timeout?: number;
     headers?: Record<string, string>;
   }
 

@@ -8,6 +8,9 @@ export class WakeableSleep {
   private resolve: (() => void) | null = null;
   private timer: NodeJS.Timeout | undefined;
 
+  /** `keepsProcessAlive: false`: a pause alone does not keep the process running (its timer is unref'd). */
+  constructor(private readonly opts: { keepsProcessAlive?: boolean } = {}) {}
+
   sleep(ms: number): Promise<void> {
     if (this.pending) {
       this.pending = false;
@@ -16,6 +19,7 @@ export class WakeableSleep {
     return new Promise((resolve) => {
       this.resolve = resolve;
       this.timer = setTimeout(() => this.finish(), ms);
+      if (this.opts.keepsProcessAlive === false) this.timer.unref();
     });
   }
 

@@ -35,7 +35,7 @@ export function actionLookup(services: readonly ServiceDescription[]): ActionLoo
     const a = action as ActionSchema;
     return {
       name: fullName,
-      params: (a.params ?? {}) as FvSchema,
+      params: a.params ?? {},
       scope: a.scope,
       summary: a.summary,
       visibility: a.visibility,

@@ -4,6 +4,7 @@
  */
 import { Problem } from "../problem.openapi";
 import type { JsonSchema } from "./fastest-to-json-schema";
+import { rateLimitHeaders, type RateLimitedAnswer } from "./rate-limit-headers";
 import type { ServiceDescription } from "./service-description";
 
 /** Each service's representation schemas, and the problem document every error answers with. */
@@ -15,11 +16,22 @@ export const ref = (kind: "schemas" | "headers" | "parameters" | "responses", na
   $ref: `#/components/${kind}/${name}`,
 });
 
+/**
+ * A parameter of the path, with an example (tools that make requests from the document — Dredd,
+ * Portman, Prism — need one): the schema's own, else its first allowed value, else its smallest
+ * id.
+ */
+export function pathParameter(name: string, schema: JsonSchema): Record<string, unknown> {
+  const listed = (schema.examples ?? schema.enum) as unknown[] | undefined;
+  const example = listed?.[0] ?? (schema.type === "integer" ? (schema.minimum ?? 1) : undefined);
+  return { name, in: "path", required: true, schema, ...(example !== undefined ? { example } : {}) };
+}
+
 export const HEADERS = {
   RequestId: {
     description: "The request id: the caller's `X-Request-Id`, else a new one. Quote it when reporting a problem.",
     required: true,
-    schema: { type: "string" },
+    schema: { type: "string", maxLength: 128, pattern: "^[\\w.:@/+=-]{1,128}$" },
   },
   Location: {
     description: "URL of the resource this request created.",
@@ -40,7 +52,8 @@ export const HEADERS = {
   RetryAfter: {
     description: "Seconds to wait before trying again.",
     required: true,
-    schema: { type: "integer", minimum: 1 },
+    // A limit's window (60 s) at most; 5 s for an unreachable database.
+    schema: { type: "integer", format: "int32", minimum: 1, maximum: 60 },
   },
   AcceptPost: {
     description: "On a body that is not JSON: `application/json`, the media type to send.",
@@ -52,6 +65,11 @@ export const HEADERS = {
     required: false,
     schema: { type: "string" },
   },
+  Allow: {
+    description: "The methods of this path (`HEAD` wherever `GET` is, and `OPTIONS`), e.g. `GET, HEAD, POST, OPTIONS`.",
+    required: true,
+    schema: { type: "string", maxLength: 100, pattern: "^[A-Z]+(, [A-Z]+)*$" },
+  },
   WwwAuthenticate: { description: "Always `Bearer`.", required: true, schema: { type: "string", pattern: "^Bearer" } },
 } as const;
 
@@ -62,7 +80,7 @@ export const PARAMETERS = {
     required: false,
     description:
       "Your own id for this request (1–128 of `A-Za-z0-9_.:@/+=-`); it is returned in `X-Request-ID` and written in our logs. A value outside this pattern is refused with 400 naming the header.",
-    schema: { type: "string", pattern: "^[\\w.:@/+=-]{1,128}$" },
+    schema: { type: "string", maxLength: 128, pattern: "^[\\w.:@/+=-]{1,128}$" },
   },
   IdempotencyKey: {
     name: "Idempotency-Key",
@@ -70,8 +88,10 @@ export const PARAMETERS = {
     required: false,
     description:
       "Any unique string (1–255 printable ASCII characters). Sending the same request again with the same key " +
-      "replays the first answer instead of creating a second order; the same key with another body is 422.",
-    schema: { type: "string", pattern: "^[\\x21-\\x7e]{1,255}$" },
+      "replays the first answer instead of acting a second time (a second order, test, redelivery or recovery); " +
+      "the same key with another request is 422; on the webhooks actions, the same key while the first request " +
+      "is still in progress is 409 (`/problems/idempotency-key-in-flight`), and keys are kept 24 hours.",
+    schema: { type: "string", maxLength: 255, pattern: "^[\\x21-\\x7e]{1,255}$" },
   },
 } as const;
 
@@ -120,8 +140,21 @@ export type ErrorStatus = keyof typeof ERROR_RESPONSES;
 
 const PROBLEM_CONTENT = { "application/problem+json": { schema: ref("schemas", "Problem") } };
 
-function errorResponse(status: ErrorStatus): Record<string, unknown> {
-  const headers: Record<string, unknown> = { "X-Request-ID": ref("headers", "RequestId") };
+/** Which rate limit an error's answer reports (gateway/openapi/rate-limit-headers.ts). */
+function rateLimitOf(status: ErrorStatus): RateLimitedAnswer {
+  if (status === "401") return "failedAuthentication";
+  return status === "429" ? "refused" : "checked";
+}
+
+/**
+ * The problem answer of a status. `rateLimited` false: on the paths that have no rate limit (the
+ * operations tag, OPTIONS), which then carry no `RateLimit` fields.
+ */
+export function errorResponse(status: ErrorStatus, { rateLimited = true } = {}): Record<string, unknown> {
+  const headers: Record<string, unknown> = {
+    "X-Request-ID": ref("headers", "RequestId"),
+    ...(rateLimited ? rateLimitHeaders(rateLimitOf(status)) : {}),
+  };
   if (status === "401") headers["WWW-Authenticate"] = ref("headers", "WwwAuthenticate");
   if (status === "429" || status === "503") headers["Retry-After"] = ref("headers", "RetryAfter");
   if (status === "415")
@@ -132,11 +165,28 @@ function errorResponse(status: ErrorStatus): Record<string, unknown> {
   return { description: ERROR_RESPONSES[status].description, headers, content: PROBLEM_CONTENT };
 }
 
+/** The answers of what checks nothing but the request id (the operations tag, OPTIONS): no key, no rate limit. */
+const OPEN_RESPONSES = {
+  RequestIdRefused: {
+    description: "The `X-Request-Id` header is malformed (`errors` names it).",
+    headers: { "X-Request-ID": ref("headers", "RequestId") },
+    content: PROBLEM_CONTENT,
+  },
+  MethodsAllowed: {
+    description:
+      "The methods this path answers, in `Allow`; nothing else is done. Any other method is answered 405 with the same `Allow` (a problem document).",
+    headers: { Allow: ref("headers", "Allow"), "X-Request-ID": ref("headers", "RequestId") },
+  },
+};
+
 export function responseComponents(): Record<string, unknown> {
-  return Object.fromEntries(
-    (Object.keys(ERROR_RESPONSES) as ErrorStatus[]).map((status) => [
-      ERROR_RESPONSES[status].name,
-      errorResponse(status),
-    ]),
-  );
+  return {
+    ...Object.fromEntries(
+      (Object.keys(ERROR_RESPONSES) as ErrorStatus[]).map((status) => [
+        ERROR_RESPONSES[status].name,
+        errorResponse(status),
+      ]),
+    ),
+    ...OPEN_RESPONSES,
+  };
 }

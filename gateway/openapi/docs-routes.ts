@@ -87,7 +87,8 @@ const servePage: AliasHandler = (_req, res) => {
 };
 
 const serveAsset: AliasHandler = (req, res, next) => {
-  const name = String((req.$params as { asset?: unknown } | undefined)?.asset ?? "");
+  const requested = (req.$params as { asset?: unknown } | undefined)?.asset;
+  const name = typeof requested === "string" ? requested : "";
   const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
   if (!asset) return next?.(new NotFoundError("file", name));
   let body = loaded.get(name);

@@ -11,6 +11,7 @@ import {
   ERROR_RESPONSES,
   HEADERS,
   PARAMETERS,
+  pathParameter,
   ref,
   responseComponents,
   type ErrorStatus,
@@ -19,7 +20,9 @@ import { convertParams, type JsonSchema } from "./fastest-to-json-schema";
 import { OUTCOMES, type Outcome, type Success } from "./outcomes";
 import { product } from "../../shared/product";
 import { publicProbePaths } from "../probe-route";
+import { withMethodOperations } from "./method-operations";
 import { OPERATIONS_TAG, operationsPaths } from "./operations-paths";
+import { rateLimitHeaderComponents, rateLimitHeaders } from "./rate-limit-headers";
 import type { ServiceDescription } from "./service-description";
 import { webhookOperations } from "./webhooks";
 
@@ -56,15 +59,15 @@ const DESCRIPTION = `Order intake, reference lookup and webhooks.
 
 **Bodies** (\`POST\`, \`PUT\`, \`PATCH\`) are JSON objects: \`Content-Type: application/json\` (or \`application/*+json\`, UTF-8), else 415 with \`Accept-Post: application/json\`; at most 1 MiB after \`Content-Encoding\` (gzip, deflate, br) is undone, else 413.
 
-**Methods**: \`HEAD\` is answered wherever \`GET\` is, with the same status and headers and no body. \`OPTIONS\` on a known path answers 204 with \`Allow\` listing its methods, and nothing else. A known path with a method it does not have is **405** with \`Allow\` (a problem document). Paths are case-sensitive; an unknown path is 404.
+**Methods**: \`HEAD\` is answered wherever \`GET\` is, with the same status and headers and no body. \`OPTIONS\` on a known path answers 204 with \`Allow\` listing its methods, and nothing else; both are declared on every path. A known path with a method it does not have is **405** with \`Allow\` (a problem document): OpenAPI declares only the methods a path has, so that answer is said here and in each \`OPTIONS\` operation. Paths are case-sensitive; an unknown path is 404.
 
-**Lists** answer a JSON array, oldest first. Page with \`?limit=\` (1–500, default 50) and the opaque \`?cursor=\`; the next page's URL is in the \`Link: <...>; rel="next"\` header. A page of webhook deliveries also stops before ~512 KiB of JSON (each delivery carries its body), so it may hold fewer than \`limit\`: follow \`Link\` until it is absent.
+**Lists** answer a JSON array, oldest first (webhook deliveries: newest first with \`?order=desc\`). Page with \`?limit=\` (1–500, default 50) and the opaque \`?cursor=\`; the next page's URL is in the \`Link: <...>; rel="next"\` header. A page of webhook deliveries also stops before ~512 KiB of JSON (each delivery carries its body), so it may hold fewer than \`limit\`: follow \`Link\` until it is absent.
 
 **Request ids**: send \`X-Request-Id\` (1–128 of \`A-Za-z0-9_.:@/+=-\`) or get a new one; any other value is 400 naming the header. Every answer of \`/api/v1\` carries \`X-Request-ID\`.
 
-**Rate limits** are per client, counted for all gateway replicas together, and failed authentications are throttled per address and per key; over a limit, 429 with \`Retry-After\` (see \`RateLimit-Policy\` and \`RateLimit\`).
+**Rate limits** are per client, counted for all gateway replicas together, and failed authentications are throttled per address and per key (a valid key is never refused for what others failed); over a limit, 429 with \`Retry-After\`. Every answer of an operation that needs a key declares \`RateLimit-Policy\` and \`RateLimit\`: the \`"default"\` policy (the client's own limit), \`"auth-failures"\` on a 401.
 
-**Unavailable**: while the database is unreachable or a service is restarting, any operation may answer 503 with \`Retry-After\` (seconds); nothing was half-written, so retrying is safe (with the same \`Idempotency-Key\` for \`POST /api/v1/orders\`).`;
+**Unavailable**: while the database is unreachable or a service is restarting, any operation may answer 503 with \`Retry-After\` (seconds); nothing was half-written, so retrying is safe (with the same \`Idempotency-Key\` for \`POST /api/v1/orders\` and the webhooks' test, redeliver and recover).`;
 
 /** `/orders/:id` → `/api/v1/orders/{id}`, and the names of its path parameters. */
 export function openApiPath(path: string): { path: string; names: string[] } {
@@ -82,41 +85,50 @@ function operationId(action: string): string {
 
 interface RequestParts {
   parameters: Record<string, unknown>[];
-  body: JsonSchema | null;
+  body: { schema: JsonSchema; required: boolean } | null;
 }
 
-/** Splits one action's converted params into path parameters, query parameters or a body. */
+const NO_FIELDS =
+  "This operation takes no fields: send no body, or an empty JSON object. Anything in it is refused (422 naming the field).";
+
+/**
+ * Splits one action's converted params into path parameters, query parameters or a body. One
+ * rule for every POST, PUT and PATCH, as the gateway serves them (gateway/body-parser.ts): the
+ * body is a JSON object of the fields that are not in the path — none for a bare action such as
+ * `POST /orders/{id}/validate`, which then takes no body or `{}` — and it is required exactly
+ * when one of its fields is (or a rule of the whole body asks for one, `minProperties`).
+ */
 export function requestParts(route: Route, params: JsonSchema): RequestParts {
+  const { type: _type, properties: _fields, required: _required, additionalProperties, ...bodyRules } = params;
   const properties = (params.properties ?? {}) as Record<string, JsonSchema>;
   const required = new Set((params.required ?? []) as string[]);
   const { names: pathNames } = openApiPath(route.path);
-  const parameters: Record<string, unknown>[] = pathNames.map((name) => ({
-    name,
-    in: "path",
-    required: true,
-    schema: properties[name] ?? { type: "string" },
-  }));
+  const parameters: Record<string, unknown>[] = pathNames.map((name) =>
+    pathParameter(name, properties[name] ?? { type: "string" }),
+  );
   const rest = Object.keys(properties).filter((name) => !pathNames.includes(name));
   if (!WITH_BODY.has(route.method)) {
     for (const name of rest)
       parameters.push({ name, in: "query", required: required.has(name), schema: properties[name] });
     return { parameters, body: null };
   }
-  if (rest.length === 0) return { parameters, body: null };
   const bodyRequired = rest.filter((name) => required.has(name));
-  return {
-    parameters,
-    body: {
-      type: "object",
-      properties: Object.fromEntries(rest.map((name) => [name, properties[name]])),
-      ...(bodyRequired.length > 0 ? { required: bodyRequired } : {}),
-      ...(params.additionalProperties !== undefined ? { additionalProperties: params.additionalProperties } : {}),
-    },
+  const schema: JsonSchema = {
+    type: "object",
+    ...(rest.length === 0 ? { description: NO_FIELDS } : {}),
+    properties: Object.fromEntries(rest.map((name) => [name, properties[name]])),
+    ...(bodyRequired.length > 0 ? { required: bodyRequired } : {}),
+    ...(additionalProperties !== undefined ? { additionalProperties } : {}),
+    ...bodyRules,
   };
+  return { parameters, body: { schema, required: bodyRequired.length > 0 || Number(bodyRules.minProperties) > 0 } };
 }
 
 function successResponse(success: Success, idempotent: boolean): Record<string, unknown> {
-  const headers: Record<string, unknown> = { "X-Request-ID": ref("headers", "RequestId") };
+  const headers: Record<string, unknown> = {
+    "X-Request-ID": ref("headers", "RequestId"),
+    ...rateLimitHeaders("checked"),
+  };
   if (success.location) headers.Location = ref("headers", "Location");
   if (idempotent) headers["Idempotent-Replayed"] = ref("headers", "IdempotentReplayed");
   if (success.paged) headers.Link = ref("headers", "Link");
@@ -176,7 +188,9 @@ function operation(route: Route, actionDefinition: ActionLookup): Operation {
     description: access,
     ...(action?.scope ? { "x-required-scope": action.scope } : {}),
     parameters: [...parameters, ...headerParams],
-    ...(body ? { requestBody: { required: true, content: { "application/json": { schema: body } } } } : {}),
+    ...(body
+      ? { requestBody: { required: body.required, content: { "application/json": { schema: body.schema } } } }
+      : {}),
     responses,
   };
 }
@@ -199,6 +213,7 @@ export function buildOpenApiDocument(
     paths[path][route.method.toLowerCase()] = operation(route, actionDefinition);
   }
   Object.assign(paths, operationsPaths(OPENAPI_PATH, publicProbePaths(metricsOnPublicPort)));
+  const methods = withMethodOperations(paths, responseComponents());
 
   const usedTags = new Set(ROUTES.map((r) => r.action.split(".")[0]));
   return {
@@ -207,14 +222,23 @@ export function buildOpenApiDocument(
       title: "Order intake API",
       version: product().version,
       description: DESCRIPTION,
-      // package.json says UNLICENSED: see LICENSE.
-      license: { name: "Proprietary" },
+      // package.json says UNLICENSED and LICENSE reserves every right: no SPDX licence fits, so a
+      // LicenseRef- identifier (SPDX's form for a licence of one's own) names it.
+      license: { name: "Proprietary: all rights reserved (see LICENSE)", identifier: "LicenseRef-Proprietary" },
     },
     // The same document is served and committed (docs/openapi.json), so no deployment's host is
     // written in it: "/" is wherever it was fetched from, localhost is `npm start`'s.
     servers: [
-      { url: "/", description: "The server this document was fetched from." },
-      { url: "http://localhost:3000", description: "`npm start` on your machine." },
+      {
+        url: "/",
+        description: "The server this document was fetched from: production, or whichever environment served it.",
+        "x-internal": false,
+      },
+      {
+        url: "http://localhost:3000",
+        description: "Local development: `npm start` on your own machine (plain HTTP, loopback only).",
+        "x-internal": true,
+      },
     ],
     tags: [
       ...Object.entries(TAGS)
@@ -223,7 +247,7 @@ export function buildOpenApiDocument(
       OPERATIONS_TAG,
     ],
     security: [{ apiKey: [] }],
-    paths,
+    paths: methods.paths,
     webhooks: webhookOperations(),
     components: {
       securitySchemes: {
@@ -236,9 +260,9 @@ export function buildOpenApiDocument(
         },
       },
       schemas: componentSchemas(services),
-      headers: HEADERS,
+      headers: { ...HEADERS, ...rateLimitHeaderComponents() },
       parameters: PARAMETERS,
-      responses: responseComponents(),
+      responses: methods.responses,
     },
   };
 }

@@ -12,7 +12,9 @@
  * the pattern `\S`).
  *
  * Rules checked by code say what they accept themselves (shared/http/params.ts): `jsonSchema`
- * replaces the conversion, `jsonSchemaAlso` adds the rules across fields to it.
+ * replaces the conversion, `jsonSchemaAlso` adds the rules across fields to it; at the root of
+ * an action's params, `$$jsonSchemaAlso` adds a rule of the request's body as a whole
+ * (`minProperties: 1`: at least one field), which fastest-validator ignores as a meta key.
  */
 
 export type JsonSchema = { [keyword: string]: unknown };
@@ -115,6 +117,11 @@ function patternSource(pattern: unknown, path: string): string {
   throw new UnsupportedRuleError(path, "a pattern that is neither a string nor a RegExp");
 }
 
+/** Whether every integer between the bounds fits 32 bits (the `format` client generators size it by). */
+function fitsInt32(min: unknown, max: unknown): boolean {
+  return typeof min === "number" && typeof max === "number" && min >= -(2 ** 31) && max <= 2 ** 31 - 1;
+}
+
 type Converter = (rule: FvRuleObject, path: string) => JsonSchema;
 
 const CONVERTERS: Record<string, Converter> = {
@@ -188,6 +195,7 @@ const CONVERTERS: Record<string, Converter> = {
   number: (rule, path) => {
     assertKnownOptions(rule, ["integer", "min", "max", "positive", "negative", "equal", "notEqual"], path);
     const s: JsonSchema = { type: rule.integer ? "integer" : "number" };
+    if (rule.integer) s.format = fitsInt32(rule.min, rule.max) ? "int32" : "int64";
     if (rule.min !== undefined) s.minimum = rule.min;
     if (rule.max !== undefined) s.maximum = rule.max;
     if (rule.positive) s.exclusiveMinimum = 0;
@@ -204,8 +212,9 @@ const CONVERTERS: Record<string, Converter> = {
 
   enum: (rule, path) => {
     assertKnownOptions(rule, ["values"], path);
-    if (!Array.isArray(rule.values)) throw new UnsupportedRuleError(path, "an enum without values");
-    return { enum: [...rule.values] };
+    const values: unknown = rule.values;
+    if (!Array.isArray(values)) throw new UnsupportedRuleError(path, "an enum without values");
+    return { enum: values.slice() };
   },
 
   equal: (rule, path) => {
@@ -322,8 +331,8 @@ function objectSchema(props: FvSchema, strict: unknown, path: string): JsonSchem
 /** An action's whole `params` (fields plus `$$strict`) → an object schema. */
 export function convertParams(params: FvSchema): JsonSchema {
   for (const key of Object.keys(params)) {
-    if (isMetaKey(key) && key !== "$$strict" && key !== "$$async")
+    if (isMetaKey(key) && !["$$strict", "$$async", "$$jsonSchemaAlso"].includes(key))
       throw new UnsupportedRuleError("", `meta key "${key}"`);
   }
-  return objectSchema(params, params.$$strict, "");
+  return { ...objectSchema(params, params.$$strict, ""), ...(params.$$jsonSchemaAlso as JsonSchema | undefined) };
 }

@@ -7,7 +7,7 @@
  * path the gateway answers is documented" is one check (test/unit/openapi-agreement.test.ts).
  */
 import type { ProbePath } from "../../shared/observability/probes";
-import { ref } from "./components";
+import { errorResponse, pathParameter, ref } from "./components";
 import { PORTAL_ASSET_TYPES, PORTAL_PATH } from "../portal-paths";
 import { DOCS_ASSET_TYPES, DOCS_PATH } from "./docs-paths";
 
@@ -29,7 +29,8 @@ const READINESS = {
     checks: {
       type: "object",
       additionalProperties: checkState,
-      description: "`broker`, `transporter` (distributed), and per service `<name>.database`, `<name>.migrations`.",
+      description:
+        "`broker`, `transporter` (distributed), per service `<name>.database`, `<name>.migrations`, and per service with an outbox `<name>.publishing`, `<name>.outbox` (its events have not flowed for OUTBOX_STALLED_AFTER).",
     },
   },
   additionalProperties: false,
@@ -58,7 +59,8 @@ const PROBES: Record<ProbePath, Operation> = {
   },
   "/readyz": {
     operationId: "readyz",
-    summary: "Readiness: the broker, the transporter and each service's database and migrations.",
+    summary:
+      "Readiness: the broker, the transporter, each service's database and migrations, and the flow of its events.",
     description:
       "Each check is bounded in time, so an unreachable database answers 503 quickly. While the process shuts down it is 503.",
     responses: {
@@ -72,6 +74,8 @@ const PROBES: Record<ProbePath, Operation> = {
   "/metrics": {
     operationId: "metrics",
     summary: "Prometheus metrics of this process.",
+    description:
+      "Listed only where `METRICS_ON_PUBLIC_PORT=true` serves it on this port; by default it is on `HEALTH_PORT`.",
     responses: {
       "200": {
         description: "The Prometheus text exposition format.",
@@ -87,6 +91,8 @@ function docsOperations(): Record<string, Record<string, Operation>> {
       get: {
         operationId: "docsPage",
         summary: "This reference in the browser (Swagger UI, served from this gateway: no CDN).",
+        description:
+          "Swagger UI from the gateway's own `swagger-ui-dist` package, reading `/api/v1/openapi.json`; works offline.",
         responses: { "200": { description: "The page.", content: { "text/html": { schema: { type: "string" } } } } },
       },
     },
@@ -94,13 +100,14 @@ function docsOperations(): Record<string, Record<string, Operation>> {
       get: {
         operationId: "docsAsset",
         summary: "A file of the browser reference (script, style, icon).",
-        parameters: [{ name: "asset", in: "path", required: true, schema: { enum: Object.keys(DOCS_ASSET_TYPES) } }],
+        description: "Only the files the page uses are served; any other name is 404.",
+        parameters: [pathParameter("asset", { enum: Object.keys(DOCS_ASSET_TYPES) })],
         responses: {
           "200": {
             description: "The file.",
             content: fileContent(DOCS_ASSET_TYPES),
           },
-          "404": ref("responses", "NotFound"),
+          "404": errorResponse("404", { rateLimited: false }),
         },
       },
     },
@@ -133,10 +140,11 @@ function portalOperations(): Record<string, Record<string, Operation>> {
       get: {
         operationId: "portalAsset",
         summary: "A file of the subscriber portal (script, style).",
-        parameters: [{ name: "asset", in: "path", required: true, schema: { enum: Object.keys(PORTAL_ASSET_TYPES) } }],
+        description: "Only the files the page uses are served; any other name is 404.",
+        parameters: [pathParameter("asset", { enum: Object.keys(PORTAL_ASSET_TYPES) })],
         responses: {
           "200": { description: "The file.", content: fileContent(PORTAL_ASSET_TYPES) },
-          "404": ref("responses", "NotFound"),
+          "404": errorResponse("404", { rateLimited: false }),
         },
       },
     },
@@ -147,6 +155,8 @@ function openApiOperation(): Operation {
   return {
     operationId: "openapiDocument",
     summary: "This OpenAPI document.",
+    description:
+      "Generated from the route table and the services' own parameter and representation schemas; `docs/openapi.json` is this document under the default settings.",
     responses: {
       "200": {
         description: "The OpenAPI 3.1 document of this API.",
@@ -173,7 +183,7 @@ function withRequestId(responses: Record<string, Record<string, unknown>>): Reco
   return Object.fromEntries(
     Object.entries(responses).map(([status, r]) => [
       status,
-      r.$ref ? r : { ...r, headers: { "X-Request-ID": ref("headers", "RequestId") } },
+      r.$ref ? r : { ...r, headers: { "X-Request-ID": ref("headers", "RequestId"), ...(r.headers as object) } },
     ]),
   );
 }
@@ -190,7 +200,7 @@ export function operationsPaths(
     // The X-Request-Id rule holds on every path of the gateway (gateway/request-id.ts), these too.
     responses: withRequestId({
       ...(op.responses as Record<string, Record<string, unknown>>),
-      "400": ref("responses", "MalformedJson"),
+      "400": ref("responses", "RequestIdRefused"),
     }),
   });
   const paths: Record<string, Record<string, Operation>> = {};

@@ -43,6 +43,19 @@ const created = (body: string): Success => ({
   description: `Created; \`Location\` is the URL of the new ${body}.`,
 });
 
+/** A page of webhook deliveries, in the order asked, each with the body it sends. */
+const deliveryPage = (what: string): Success => ({
+  ...list("Delivery"),
+  description:
+    `A page of ${what}, oldest first (\`?order=desc\`: newest first), each with the body it sends and its attempts. ` +
+    "A page also stops before ~512 KiB of JSON (it always holds at least one delivery), so it may hold fewer than `limit` " +
+    'although more exist: the `Link` header (rel="next") is there whenever more exist; follow it until it is absent.',
+});
+
+/** Why a webhooks action that sends can be 409. */
+const SENDING_CONFLICT =
+  "The subscription is disabled (`/problems/subscription-disabled`: `POST /webhooks/{id}/enable` first), or a request with this `Idempotency-Key` is still in progress (`/problems/idempotency-key-in-flight`).";
+
 export const OUTCOMES: Record<string, Outcome> = {
   "orders.create": {
     success: [created("Order")],
@@ -109,14 +122,41 @@ export const OUTCOMES: Record<string, Outcome> = {
     conflict:
       "The subscription exists with another `signature` scheme (rotating it with that `signature` switches it).",
   },
+  "webhooks.eventTypes": {
+    success: [
+      {
+        status: 200,
+        body: "EventType",
+        array: true,
+        description: "The events this client may subscribe to, each with the JSON Schema of its body and an example.",
+      },
+    ],
+  },
   "webhooks.list": { success: [list("Subscription")] },
   "webhooks.get": { success: [one("Subscription")] },
+  "webhooks.update": {
+    success: [
+      one(
+        "Subscription",
+        "The changed subscription: the same id, key, secret and deliveries; pending deliveries go to its URL as it is now.",
+      ),
+    ],
+    conflict: "This client has another subscription to this event on the new `url` (the problem names it).",
+  },
   "webhooks.unsubscribe": { success: [{ status: 204, description: "Unsubscribed; no further deliveries are made." }] },
   "webhooks.enable": {
     success: [
       one(
         "Subscription",
         "The subscription, active: deliveries are made to it again (`POST /webhooks/{id}/recover` queues again what failed meanwhile).",
+      ),
+    ],
+  },
+  "webhooks.disable": {
+    success: [
+      one(
+        "Subscription",
+        "The subscription, disabled: nothing is sent to it until `POST /webhooks/{id}/enable`; its owner's subscriptions to `webhook_endpoint_disabled` are told.",
       ),
     ],
   },
@@ -131,19 +171,12 @@ export const OUTCOMES: Record<string, Outcome> = {
   "webhooks.rotate": {
     success: [one("SubscriptionWithSecrets", "The subscription with its new key and secret, shown once.")],
   },
-  "webhooks.deliveries": {
-    success: [
-      {
-        ...list("Delivery"),
-        description:
-          "A page of deliveries, oldest first, each with the body it sends. A page also stops before ~512 KiB of JSON " +
-          "(it always holds at least one delivery), so it may hold fewer than `limit` although more exist: the `Link` header " +
-          '(rel="next") is there whenever more exist; follow it until it is absent.',
-      },
-    ],
-  },
+  "webhooks.deliveries": { success: [deliveryPage("this subscription's deliveries")] },
+  "webhooks.searchDeliveries": { success: [deliveryPage("the deliveries of all this client's subscriptions")] },
   "webhooks.redeliver": {
     success: [{ status: 202, body: "Delivery", description: "The delivery is scheduled again." }],
+    conflict: SENDING_CONFLICT,
+    idempotencyKey: true,
   },
   "webhooks.sendTest": {
     success: [
@@ -153,6 +186,8 @@ export const OUTCOMES: Record<string, Outcome> = {
         description: "The `webhook_test` delivery, queued; follow it in the subscription's deliveries.",
       },
     ],
+    conflict: SENDING_CONFLICT,
+    idempotencyKey: true,
   },
   "webhooks.recover": {
     success: [
@@ -163,11 +198,15 @@ export const OUTCOMES: Record<string, Outcome> = {
         description: "The recovery is queued; `Location` is where its progress is read.",
       },
       {
-        ...one("Recovery", "The same recovery was asked for already and is not finished: this is it."),
+        ...one(
+          "Recovery",
+          "The same recovery (window and `all`) was asked for in the last 60 s, or is not finished: this is it.",
+        ),
         location: true,
       },
     ],
-    conflict: "Another recovery of this subscription, with another window, is not finished (the problem names it).",
+    conflict: `${SENDING_CONFLICT} Or another recovery of this subscription, with another window, is not finished (\`/problems/conflict\`, naming it).`,
+    idempotencyKey: true,
   },
   "webhooks.recovery": { success: [one("Recovery", "The recovery and how far it got.")] },
 

@@ -1,15 +1,37 @@
 /**
  * The `webhooks` section: the requests this service sends to subscribers, one per event of the
- * event contract (shared/messaging/events.ts), whose body is the representation of the entity concerned.
+ * event contract (shared/messaging/events.ts) — each domain event, whose body is the
+ * representation of the entity concerned, and each event about a subscription itself
+ * (`webhook_test`) — and the same body schemas made self-contained for the event catalogue
+ * (`GET /api/v1/webhooks/event_types`).
  */
-import { DOMAIN_EVENTS, EVENTS, type EventName } from "../../shared/messaging/events";
-import { ref } from "./components";
+import {
+  DOMAIN_EVENTS,
+  EVENTS,
+  isSubscriptionEvent,
+  SUBSCRIPTION_EVENT_NAMES,
+  SUBSCRIPTION_EVENTS,
+  type DeliveredEventName,
+} from "../../shared/messaging/events";
+import { componentSchemas, ref } from "./components";
+import type { JsonSchema } from "./fastest-to-json-schema";
+import type { ServiceDescription } from "./service-description";
+
+/** Every event a subscriber can receive: the domain events, then those about a subscription itself. */
+const DELIVERED: readonly DeliveredEventName[] = [...EVENTS, ...SUBSCRIPTION_EVENT_NAMES];
+
+/** What the document says of an event, from the contract. */
+function declared(event: DeliveredEventName): { body: string; summary: string; meaning: string; sentTo: string } {
+  return isSubscriptionEvent(event)
+    ? { ...SUBSCRIPTION_EVENTS[event], sentTo: "Nobody subscribes to it: it goes to the subscription concerned only." }
+    : { ...DOMAIN_EVENTS[event], sentTo: "Sent to every subscription of this event that may see the entity." };
+}
 
 function header(name: string, description: string, schema: Record<string, unknown>, required = true) {
   return { name, in: "header", required, description, schema };
 }
 
-function webhookHeaders(event: EventName) {
+function webhookHeaders(event: DeliveredEventName) {
   return [
     header("X-WEBHOOK-EVENT", "Name of the triggering event.", { const: event }),
     header(
@@ -48,22 +70,21 @@ function webhookHeaders(event: EventName) {
 
 export function webhookOperations(): Record<string, unknown> {
   return Object.fromEntries(
-    EVENTS.map((event) => [
+    DELIVERED.map((event) => [
       event,
       {
         post: {
           operationId: `webhook_${event}`,
           tags: ["Webhooks"],
-          summary: DOMAIN_EVENTS[event].summary,
+          summary: declared(event).summary,
           description:
-            `${DOMAIN_EVENTS[event].meaning} ` +
-            "Sent to every subscription of this event that may see the entity. Any 2xx answer is success; anything else, " +
-            "or no answer within the time-out, is retried with exponential back-off for about a day.",
+            `${declared(event).meaning} ${declared(event).sentTo} ` +
+            "Any 2xx answer is success; anything else, or no answer within the time-out, is retried with exponential back-off for about a day.",
           security: [],
           parameters: webhookHeaders(event),
           requestBody: {
             required: true,
-            content: { "application/json": { schema: ref("schemas", DOMAIN_EVENTS[event].body) } },
+            content: { "application/json": { schema: ref("schemas", declared(event).body) } },
           },
           responses: {
             "2XX": { description: "Received. The body of the answer is ignored." },
@@ -73,4 +94,44 @@ export function webhookOperations(): Record<string, unknown> {
       },
     ]),
   );
+}
+
+const COMPONENT_REF = /^#\/components\/schemas\/(.+)$/;
+
+/**
+ * Each event's body schema as the `webhooks` section names it, made self-contained: the
+ * component schemas it refers to, at any depth, are copied under `$defs` and referred to there.
+ */
+export function webhookBodySchemas(services: readonly ServiceDescription[]): Record<DeliveredEventName, JsonSchema> {
+  const components = componentSchemas(services);
+  return Object.fromEntries(
+    DELIVERED.map((event) => [event, selfContained(components, declared(event).body)]),
+  ) as Record<DeliveredEventName, JsonSchema>;
+}
+
+function selfContained(components: Record<string, JsonSchema>, name: string): JsonSchema {
+  const defs: Record<string, JsonSchema> = {};
+  const wanted: string[] = [];
+  const rewrite = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(rewrite);
+    if (node === null || typeof node !== "object") return node;
+    return Object.fromEntries(
+      Object.entries(node).map(([key, value]) => {
+        const target = key === "$ref" && typeof value === "string" ? COMPONENT_REF.exec(value)?.[1] : undefined;
+        if (target === undefined) return [key, rewrite(value)];
+        if (!(target in defs) && !wanted.includes(target)) wanted.push(target);
+        return [key, `#/$defs/${target}`];
+      }),
+    );
+  };
+  const root = rewrite(components[name]) as JsonSchema;
+  for (let next = wanted.shift(); next !== undefined; next = wanted.shift()) {
+    defs[next] = {};
+    defs[next] = rewrite(components[next]) as JsonSchema;
+  }
+  return {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    ...root,
+    ...(Object.keys(defs).length > 0 ? { $defs: defs } : {}),
+  };
 }

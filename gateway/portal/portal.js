@@ -11,10 +11,8 @@
 
 (() => {
   const API = "/api/v1";
-  /** How many deliveries the page shows, newest first, and how far it pages to find them. */
+  /** How many deliveries the page shows, newest first: one request (`?order=desc`). */
   const RECENT = 50;
-  const PAGE_LIMIT = 100;
-  const MAX_PAGES = 20;
   /** After a resend, a test or a recovery: how long the page keeps re-reading the deliveries. */
   const WATCH_MS = 20_000;
   const WATCH_EVERY_MS = 1_000;
@@ -69,7 +67,7 @@
     }
     const response = await fetch(API + path, init);
     const text = await response.text();
-    let data = null;
+    let data;
     try {
       data = text ? JSON.parse(text) : null;
     } catch {
@@ -279,21 +277,12 @@
 
   // --- deliveries -----------------------------------------------------------------------------
 
-  /** The newest deliveries: the API lists them oldest first, so the page walks to the last page. */
+  /** The newest deliveries, in one request: the API lists them newest first with `order=desc`. */
   async function readRecentDeliveries(subscriptionId, status) {
-    let recent = [];
-    let cursor = null;
-    let pages = 0;
-    do {
-      const query = new URLSearchParams({ limit: String(PAGE_LIMIT) });
-      if (status) query.set("status", status);
-      if (cursor) query.set("cursor", cursor);
-      const { data, next } = await call("GET", `/webhooks/${subscriptionId}/deliveries?${query}`);
-      recent = recent.concat(data).slice(-RECENT);
-      cursor = next;
-      pages += 1;
-    } while (cursor && pages < MAX_PAGES);
-    return { deliveries: recent.reverse(), complete: !cursor };
+    const query = new URLSearchParams({ order: "desc", limit: String(RECENT) });
+    if (status) query.set("status", status);
+    const { data, next } = await call("GET", `/webhooks/${subscriptionId}/deliveries?${query}`);
+    return { deliveries: data, complete: !next };
   }
 
   async function loadDeliveries() {
@@ -309,7 +298,7 @@
     note.textContent =
       deliveries.length === 0
         ? "No deliveries yet."
-        : `More than ${PAGE_LIMIT * MAX_PAGES} deliveries: these are the newest of the first ${PAGE_LIMIT * MAX_PAGES}; filter by status to narrow.`;
+        : `The newest ${deliveries.length} deliveries; older ones exist: filter by status to narrow.`;
     $("deliveries").replaceChildren(...deliveries.map(deliveryItem));
     selectedStats = stats;
     showHealth(selected, stats);
@@ -348,7 +337,9 @@
   }
 
   function attemptItem(attempt) {
-    const li = element("li", `${when(attempt.attemptedAt)} — ${outcome(attempt)}`);
+    const why = attempt.number ? `#${attempt.number} ${attempt.trigger} · ` : "";
+    const paused = attempt.pausedUntil ? ` · endpoint paused until ${when(attempt.pausedUntil)} (Retry-After)` : "";
+    const li = element("li", `${why}${when(attempt.attemptedAt)} — ${outcome(attempt)}${paused}`);
     const answer = attempt.responseBody ?? attempt.response;
     if (typeof answer === "string" && answer) li.append(element("pre", answer, "answer"));
     return li;

@@ -1,5 +1,5 @@
 import { pageParams } from "../../shared/http/paging";
-import { arrayOf, bodyId, idList, optional, pathId } from "../../shared/http/params";
+import { arrayOf, bodyId, identifier, idList, optional, pathId } from "../../shared/http/params";
 import type { ParamsOf } from "../../shared/schema-types";
 
 const text = { type: "string", trim: true, min: 1, max: 200 } as const;
@@ -24,7 +24,7 @@ const taxRule = {
 
 export const createProductParams = {
   $$strict: true,
-  code: { type: "string", trim: true, min: 1, max: 100 },
+  code: identifier(100),
   label: text,
   taxes: optional(arrayOf(taxRule, { max: 20 })),
 } as const;

@@ -99,8 +99,12 @@ export async function upsertTaxes(db: Db, taxes: TaxInput[]): Promise<number[]> 
 }
 
 export async function insertProduct(db: Db, p: { code: string; label: string }): Promise<number> {
-  const [row] = await db.withSchema(S).table("products").insert({ code: p.code, label: p.label }).returning("id");
-  return (row as { id: number }).id;
+  const [row] = await db
+    .withSchema(S)
+    .table("products")
+    .insert({ code: p.code, label: p.label })
+    .returning<{ id: number }[]>("id");
+  return row.id;
 }
 
 export async function linkProductTaxes(db: Db, productId: number, taxIds: number[]): Promise<void> {
@@ -119,6 +123,6 @@ export async function insertPackaging(
     .withSchema(S)
     .table("packagings")
     .insert({ product_id: g.productId, name: g.name, unit: g.unit, unit_factor: g.unitFactor })
-    .returning("id");
-  return (row as { id: number }).id;
+    .returning<{ id: number }[]>("id");
+  return row.id;
 }

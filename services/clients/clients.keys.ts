@@ -1,22 +1,13 @@
 /**
- * API keys: 32 random bytes, shown once, stored only as SHA-256 (a key is a high-entropy
- * secret, so a slow hash buys nothing), compared in constant time.
+ * API keys: 32 random bytes, shown once, stored only as their SHA-256 and its lookup digest
+ * (shared/security/api-key-digest.ts), compared in constant time.
  */
-import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes, timingSafeEqual } from "node:crypto";
 
 export const KEY_PREFIX = "oik_";
 
 export function generateApiKey(): string {
   return KEY_PREFIX + randomBytes(32).toString("base64url");
-}
-
-export function hashApiKey(key: string): string {
-  return createHash("sha256").update(key, "utf8").digest("hex");
-}
-
-/** Index column used to find candidate rows without revealing the hash. */
-export function lookupOf(hash: string): string {
-  return hash.slice(0, 12);
 }
 
 /** What a listing may show of a key. */

@@ -32,9 +32,11 @@ export const clientIdParams = {
 } as const;
 export type ClientIdParams = ParamsOf<typeof clientIdParams>;
 
-/** Every field optional, but at least one must be given (checked in the handler, naming the body). */
+/** Every field optional, but at least one must be given (checked in the handler, naming each field). */
 export const updateClientParams = {
   $$strict: true,
+  // Written here so that the document says it (gateway/openapi/fastest-to-json-schema.ts).
+  $$jsonSchemaAlso: { minProperties: 1 },
   id: clientIdParams.id,
   name: optional(createClientParams.name),
   scopes: optional(scopesField),

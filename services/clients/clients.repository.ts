@@ -29,8 +29,8 @@ export async function insertClient(db: Db, c: NewClient): Promise<ClientRow> {
     .withSchema(S)
     .table("clients")
     .insert({ name: c.name, kind: c.kind, scopes: c.scopes, webhook_events: c.webhookEvents })
-    .returning("*");
-  return row as ClientRow;
+    .returning<ClientRow[]>("*");
+  return row;
 }
 
 export async function insertApiKey(
@@ -47,11 +47,17 @@ export async function insertApiKey(
 }
 
 export async function findClient(db: Db, id: number): Promise<ClientRow | undefined> {
-  return db.withSchema(S).table("clients").where({ id }).first();
+  return db.withSchema(S).table<ClientRow, ClientRow[]>("clients").where({ id }).first();
 }
 
 export async function findClientByName(db: Db, name: string, kind: string): Promise<ClientRow | undefined> {
-  return db.withSchema(S).table("clients").where({ name, kind }).whereNull("revoked_at").orderBy("id").first();
+  return db
+    .withSchema(S)
+    .table<ClientRow, ClientRow[]>("clients")
+    .where({ name, kind })
+    .whereNull("revoked_at")
+    .orderBy("id")
+    .first();
 }
 
 export async function findClients(db: Db, ids: number[]): Promise<ClientRow[]> {
@@ -79,6 +85,18 @@ export async function findKeyCandidates(db: Db, lookup: string): Promise<(Client
     .select("c.*", "k.hash");
 }
 
+/** The lookup digests of every active key of an active client (shared/security/api-key-digest.ts). */
+export async function listActiveKeyLookups(db: Db): Promise<string[]> {
+  const rows: { lookup: string }[] = await db
+    .withSchema(S)
+    .table("api_keys as k")
+    .join("clients as c", "c.id", "k.client_id")
+    .whereNull("k.revoked_at")
+    .whereNull("c.revoked_at")
+    .distinct("k.lookup");
+  return rows.map((r) => r.lookup);
+}
+
 export interface ClientChanges {
   name?: string;
   scopes?: string[];
@@ -97,8 +115,8 @@ export async function updateClient(db: Db, id: number, c: ClientChanges): Promis
       ...(c.scopes !== undefined ? { scopes: c.scopes } : {}),
       ...(c.webhookEvents !== undefined ? { webhook_events: c.webhookEvents } : {}),
     })
-    .returning("*");
-  return row as ClientRow | undefined;
+    .returning<ClientRow[]>("*");
+  return row;
 }
 
 export async function revokeClient(db: Db, id: number): Promise<ClientRow | undefined> {
@@ -108,7 +126,7 @@ export async function revokeClient(db: Db, id: number): Promise<ClientRow | unde
     .where({ id })
     .whereNull("revoked_at")
     .update({ revoked_at: db.fn.now() })
-    .returning("*");
+    .returning<ClientRow[]>("*");
   if (row)
     await db
       .withSchema(S)
@@ -116,7 +134,7 @@ export async function revokeClient(db: Db, id: number): Promise<ClientRow | unde
       .where({ client_id: id })
       .whereNull("revoked_at")
       .update({ revoked_at: db.fn.now() });
-  return row as ClientRow | undefined;
+  return row;
 }
 
 export async function revokeKeysOf(db: Db, clientId: number): Promise<void> {

@@ -2,14 +2,17 @@
  * clients: the API clients and their keys. Authenticates keys for the gateway, and lets
  * admins (and the CLI) create, list and revoke clients. A new key is shown once.
  */
+import type { LoggerInstance } from "moleculer";
 import type { ClientKind, Principal, RequestContext, Scope } from "../../shared/security/auth";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database/database.mixin";
 import { ConflictError, InvalidInputError, NotFoundError, UnauthenticatedError } from "../../shared/errors";
+import { announce } from "../../shared/messaging/announce";
 import { BROADCASTS, type ClientsChangedPayload } from "../../shared/messaging/events";
 import { toPage } from "../../shared/http/paging";
 import { respondCreated } from "../../shared/http/responses";
 import { DEFAULT_SCOPES, DEFAULT_WEBHOOK_EVENTS } from "./clients.defaults";
-import { generateApiKey, hashApiKey, hintOf, lookupOf, sameHash } from "./clients.keys";
+import { apiKeyHash, lookupOf } from "../../shared/security/api-key-digest";
+import { generateApiKey, hintOf, sameHash } from "./clients.keys";
 import {
   authenticateParams,
   clientIdParams,
@@ -59,18 +62,18 @@ function present(row: repo.ClientRow) {
 }
 
 function keyRecord(key: string) {
-  const hash = hashApiKey(key);
+  const hash = apiKeyHash(key);
   return { lookup: lookupOf(hash), hash, hint: hintOf(key) };
 }
 
 /**
- * Every change (patch, revocation, key rotation), announced once it is committed as the
+ * Every change (a new client, a patch, a revocation, a key rotation), announced once it is committed as the
  * `clientsChanged` broadcast (shared/messaging/events.ts). Fire-and-forget, so listeners also keep their
  * caches short (docs/api.md, "Revocation").
  */
-function announceChange(ctx: RequestContext, clientId: number): Promise<void> {
+function announceChange(ctx: RequestContext, clientId: number, logger: LoggerInstance): Promise<void> {
   const payload: ClientsChangedPayload = { clientId };
-  return ctx.broadcast(BROADCASTS.clientsChanged.name, payload);
+  return announce(ctx, BROADCASTS.clientsChanged.name, payload, logger);
 }
 
 const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<void> }> = {
@@ -82,11 +85,23 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
       visibility: "public",
       params: authenticateParams,
       async handler(ctx: RequestContext<AuthenticateParams>): Promise<Principal> {
-        const hash = hashApiKey(ctx.params.key);
+        const hash = apiKeyHash(ctx.params.key);
         const candidates = await repo.findKeyCandidates(this.db, lookupOf(hash));
         const match = candidates.find((c) => sameHash(c.hash, hash));
         if (!match) throw new UnauthenticatedError("This API key is unknown or revoked.");
         return toPrincipal(match);
+      },
+    },
+
+    /**
+     * The lookup digests of every active key: how the gateway tells a key that may exist from
+     * one that cannot, without a lookup per key (gateway/active-keys.ts).
+     */
+    activeKeyLookups: {
+      visibility: "public",
+      params: {},
+      handler(): Promise<string[]> {
+        return repo.listActiveKeyLookups(this.db);
       },
     },
 
@@ -117,6 +132,8 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
           await repo.insertApiKey(trx, client.id, keyRecord(apiKey));
           return client;
         });
+        // A new key: gateways reload their list of active keys (gateway/active-keys.ts) at once.
+        await announceChange(ctx, row.id, this.logger);
         respondCreated(ctx, "clients", row.id);
         return { ...present(row), apiKey };
       },
@@ -136,7 +153,7 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
           await repo.insertApiKey(trx, client.id, keyRecord(apiKey));
           return client;
         });
-        await announceChange(ctx, row.id);
+        await announceChange(ctx, row.id, this.logger);
         return { ...present(row), apiKey };
       },
     },
@@ -177,7 +194,8 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
         const { id, name, scopes, webhookEvents } = ctx.params;
         const changes = { name, scopes, webhookEvents };
         if (Object.values(changes).every((v) => v === undefined)) {
-          throw InvalidInputError.field("", "Give at least one of `name`, `scopes`, `webhookEvents`.");
+          const fields = Object.keys(changes);
+          throw InvalidInputError.fields(fields, `Give at least one of ${fields.map((f) => `\`${f}\``).join(", ")}.`);
         }
         const row = await repo.updateClient(this.db, id, changes);
         if (!row) {
@@ -185,7 +203,7 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
             throw new ConflictError(`Client ${id} is revoked; it cannot be changed.`, { id });
           throw new NotFoundError("client", id);
         }
-        await announceChange(ctx, row.id);
+        await announceChange(ctx, row.id, this.logger);
         return present(row);
       },
     },
@@ -198,7 +216,7 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
       async handler(ctx: RequestContext<ClientIdParams>) {
         const row = await this.db.transaction((trx) => repo.revokeClient(trx, ctx.params.id));
         if (!row) throw new NotFoundError("client", ctx.params.id);
-        await announceChange(ctx, row.id);
+        await announceChange(ctx, row.id, this.logger);
         return present(row);
       },
     },

@@ -55,12 +55,12 @@ export async function listCustomers(db: Db, page: PageQuery) {
 }
 
 export async function findCustomer(db: Db, id: number): Promise<CustomerRow | undefined> {
-  return db.withSchema(S).table("customers").where({ id }).first();
+  return db.withSchema(S).table<CustomerRow, CustomerRow[]>("customers").where({ id }).first();
 }
 
 export async function insertCustomer(db: Db, name: string): Promise<CustomerRow> {
-  const [row] = await db.withSchema(S).table("customers").insert({ name }).returning("*");
-  return row as CustomerRow;
+  const [row] = await db.withSchema(S).table("customers").insert({ name }).returning<CustomerRow[]>("*");
+  return row;
 }
 
 export async function insertContact(
@@ -71,8 +71,8 @@ export async function insertContact(
     .withSchema(S)
     .table("contacts")
     .insert({ customer_id: c.customerId, first_name: c.firstName, last_name: c.lastName, email: c.email })
-    .returning("id");
-  return (row as { id: number }).id;
+    .returning<{ id: number }[]>("id");
+  return row.id;
 }
 
 /**
@@ -87,8 +87,12 @@ export async function upsertCustomerByName(db: Db, owner: Owner, name: string): 
       ? insert.onConflict(db.raw("(name) WHERE owner_client_id IS NULL"))
       : insert.onConflict(["owner_client_id", "name"])
   ).ignore();
-  const row = await db.withSchema(S).table("customers").where({ name, owner_client_id: owner }).first("id");
-  return (row as { id: number }).id;
+  const row = await db
+    .withSchema(S)
+    .table<CustomerRow, CustomerRow[]>("customers")
+    .where({ name, owner_client_id: owner })
+    .first("id");
+  return row!.id;
 }
 
 /**
@@ -105,6 +109,6 @@ export async function upsertContact(
     .insert({ customer_id: c.customerId, first_name: c.firstName, last_name: c.lastName, email: c.email })
     .onConflict(["customer_id", "email"])
     .merge({ first_name: c.firstName, last_name: c.lastName, updated_at: db.fn.now() })
-    .returning("id");
-  return (row as { id: number }).id;
+    .returning<{ id: number }[]>("id");
+  return row.id;
 }

@@ -7,6 +7,7 @@ import type { RequestContext } from "../../shared/security/auth";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database/database.mixin";
 import { conflictOnUnique } from "../../shared/database/database-errors";
 import { ConflictError, NotFoundError, unknownReference } from "../../shared/errors";
+import { announce } from "../../shared/messaging/announce";
 import { BROADCASTS, type ContactsChangedPayload } from "../../shared/messaging/events";
 import { toPage } from "../../shared/http/paging";
 import { respondCreated } from "../../shared/http/responses";
@@ -136,7 +137,7 @@ const crmService: DbServiceSchema<{ contactById(id: number): Promise<Contact> }>
         });
         // Services that keep copies of contacts (references) drop this one.
         const changed: ContactsChangedPayload = { ids: [id] };
-        ctx.broadcast(BROADCASTS.contactsChanged.name, changed);
+        void announce(ctx, BROADCASTS.contactsChanged.name, changed, this.logger);
         return this.contactById(id);
       },
     },

@@ -59,7 +59,7 @@ class ExternalIdClaims {
         repo.lockExternalId(this.db, await this.session(), clientId, externalId),
       );
     } finally {
-      if (!locked) await this.drop(id, async () => undefined);
+      if (!locked) await this.drop(id, () => Promise.resolve());
     }
     return locked;
   }

@@ -1,33 +1,65 @@
 /**
- * Idempotency-Key support: the same key with the same body replays the first response; the
- * same key with another body is refused. Bodies are compared by a hash of their canonical JSON
- * (object keys sorted), so key order and whitespace do not matter.
+ * Idempotency-Key for orders, the whole rule: the same key with the same body replays the first
+ * response; the same key with another body is refused (bodies compared by shared/http/idempotency.ts's
+ * hash). A key is claimed in the order's own transaction, so a request racing another with the
+ * same key waits for it, then replays its answer.
  */
-import { createHash } from "node:crypto";
+import type { Knex } from "knex";
+import type { Db } from "../../shared/database/db";
+import { IdempotencyKeyReusedError } from "../../shared/errors";
+import * as repo from "./orders.repository";
+import type { Order } from "./orders.representation";
 
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (value && typeof value === "object") {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(",")}}`;
-  }
-  return JSON.stringify(value);
+/** A request sent with an Idempotency-Key: the client's, its key, and the hash of its body. */
+export interface KeyedRequest {
+  clientId: number;
+  key: string;
+  hash: string;
 }
 
-export function requestHash(body: unknown): string {
-  return createHash("sha256").update(canonical(body)).digest("hex");
+/** The order, and whether it is the replay of an earlier request's (the answer says so in a header). */
+export interface Placed {
+  order: Order;
+  replayed: boolean;
 }
+
+/** The replay of the first answer given to this key; null while there is none. */
+export async function replayOf(db: Knex, request: KeyedRequest): Promise<Placed | null> {
+  const first = await firstAnswer(db, request);
+  return first ? { order: first, replayed: true } : null;
+}
+
+/** Thrown inside the transaction when a concurrent request committed the same key first. */
+class KeyTakenMeanwhile extends Error {}
 
 /**
- * The response header that tells a client its retry was answered from the stored first
- * response (nothing was created this time), as Stripe and the IETF Idempotency-Key draft's
- * implementations do, so a client can tell a replay from a fresh order without comparing bodies.
+ * The order written (`write`) in one transaction with the key's claim and its answer. A request
+ * that claimed the same key first is waited for (on the claim), and its answer replayed instead.
  */
-export const REPLAYED_HEADER = "Idempotent-Replayed";
+export async function placeOnce(
+  db: Knex,
+  request: KeyedRequest,
+  order: Order,
+  write: (on: Db) => Promise<void>,
+): Promise<Placed> {
+  const { clientId, key, hash } = request;
+  try {
+    await db.transaction(async (trx) => {
+      if (!(await repo.claimIdempotencyKey(trx, clientId, key, hash))) throw new KeyTakenMeanwhile();
+      await write(trx);
+      await repo.completeIdempotencyKey(trx, clientId, key, order.id, order);
+    });
+    return { order, replayed: false };
+  } catch (err) {
+    if (err instanceof KeyTakenMeanwhile) return { order: (await firstAnswer(db, request))!, replayed: true };
+    throw err;
+  }
+}
 
-/** Marks the HTTP answer of this call as a replay (moleculer-web sends ctx.meta.$responseHeaders). */
-export function markReplayed(meta: { $responseHeaders?: Record<string, string> }): void {
-  meta.$responseHeaders = { ...meta.$responseHeaders, [REPLAYED_HEADER]: "true" };
+/** The answer first given to this key, or null; the key sent with another body is refused. */
+async function firstAnswer(db: Knex, { clientId, key, hash }: KeyedRequest): Promise<Order | null> {
+  const known = await repo.findIdempotencyKey(db, clientId, key);
+  if (!known || !known.response) return null;
+  if (known.request_hash !== hash) throw new IdempotencyKeyReusedError();
+  return known.response as Order;
 }

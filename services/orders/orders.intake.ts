@@ -3,7 +3,7 @@
  * name them so, resolve everything to snapshots (reads only), then write the order, its items
  * and its `sales_order_created` event in one statement (where a duplicate externalId is
  * refused by its unique index, with no query of its own). Nothing is written unless all of it
- * is; a repeated Idempotency-Key replays the first answer.
+ * is; a repeated Idempotency-Key replays the first answer (orders.idempotency.ts).
  *
  * A contact sent inline is the one write outside this service (crm, references), so it comes
  * last, once everything else is known good, and with the order's externalId held
@@ -15,17 +15,18 @@
 import type { Knex } from "knex";
 import { hasScope, type Principal } from "../../shared/security/auth";
 import { conflictOnUnique } from "../../shared/database/database-errors";
-import { ForbiddenError, IdempotencyKeyReusedError } from "../../shared/errors";
+import { ForbiddenError } from "../../shared/errors";
 import type { Db } from "../../shared/database/db";
 import { eventsAppended, outboxRow } from "../../shared/messaging/outbox";
 import { codeDay, orderCode } from "./orders.code";
 import { duplicateOrder, EXTERNAL_ID_UNIQUE, holdingExternalId } from "./orders.external-id";
 import { contactModeOf, itemModesOf, scopesNeeded, type ContactMode, type ItemMode } from "./orders.identify";
-import { requestHash } from "./orders.idempotency";
+import { requestHash } from "../../shared/http/idempotency";
+import { placeOnce, replayOf, type KeyedRequest, type Placed } from "./orders.idempotency";
 import type { CreateOrderParams } from "./orders.params";
 import type { ResolvedReferences } from "./orders.references-cache";
 import * as repo from "./orders.repository";
-import { presentOrder, type Order } from "./orders.representation";
+import { presentOrder } from "./orders.representation";
 import { registerInlineContact, resolveOrder, type Call, type ResolvedContact } from "./orders.resolve";
 
 export interface Intake {
@@ -36,22 +37,11 @@ export interface Intake {
   idempotencyKey?: string;
 }
 
-/** The order, and whether it is the replay of an earlier request's (the answer says so in a header). */
-export interface Placed {
-  order: Order;
-  replayed: boolean;
-}
-
-/** Thrown inside the transaction when a concurrent request committed the same key first. */
-class KeyTakenMeanwhile extends Error {}
-
 export async function placeOrder(intake: Intake, order: CreateOrderParams): Promise<Placed> {
   const { db, client, idempotencyKey: key } = intake;
-  const hash = key ? requestHash(order) : "";
-  if (key) {
-    const replay = await replayed(db, client.clientId, key, hash);
-    if (replay) return { order: replay, replayed: true };
-  }
+  const keyed = key ? { clientId: client.clientId, key, hash: requestHash(order) } : undefined;
+  const replay = keyed && (await replayOf(db, keyed));
+  if (replay) return replay;
 
   const contactMode = contactModeOf(order);
   const itemModes = itemModesOf(order.items);
@@ -65,7 +55,7 @@ export async function placeOrder(intake: Intake, order: CreateOrderParams): Prom
     contactMode,
     itemModes,
   );
-  const take = (contact: ResolvedContact) => takeOrder(intake, order, hash, contact, resolved.items);
+  const take = (contact: ResolvedContact) => takeOrder(intake, order, keyed, contact, resolved.items);
   if (contactMode.kind !== "inline") return take(resolved.contact!);
 
   const registerThenTake = async () => take(await registerInlineContact(intake.call, client.clientId, contactMode));
@@ -76,16 +66,16 @@ export async function placeOrder(intake: Intake, order: CreateOrderParams): Prom
 
 /**
  * The order's own writes: the order, its items and its event in one statement; with an
- * Idempotency-Key, in one transaction with the key's claim and answer.
+ * Idempotency-Key, in one transaction with the key's claim and answer (orders.idempotency.ts).
  */
 async function takeOrder(
   intake: Intake,
   order: CreateOrderParams,
-  hash: string,
+  keyed: KeyedRequest | undefined,
   resolved: ResolvedContact,
   items: repo.NewItem[],
 ): Promise<Placed> {
-  const { db, client, idempotencyKey: key } = intake;
+  const { db, client } = intake;
   const { contact, customer } = resolved;
   const day = codeDay(new Date());
   // The day's counter moves even for an order refused below: codes may skip a number, never repeat.
@@ -118,30 +108,10 @@ async function takeOrder(
   };
   const externalIdTaken = (constraint: string) =>
     constraint === EXTERNAL_ID_UNIQUE ? duplicateOrder(db, client.clientId, order.externalId!) : undefined;
-  try {
-    await conflictOnUnique(
-      key
-        ? db.transaction(async (trx) => {
-            if (!(await repo.claimIdempotencyKey(trx, client.clientId, key, hash))) throw new KeyTakenMeanwhile();
-            await write(trx);
-            await repo.completeIdempotencyKey(trx, client.clientId, key, row.id, created);
-          })
-        : write(db),
-      externalIdTaken,
-    );
-    return { order: created, replayed: false };
-  } catch (err) {
-    if (err instanceof KeyTakenMeanwhile)
-      return { order: (await replayed(db, client.clientId, key!, hash))!, replayed: true };
-    throw err;
-  }
-}
-
-async function replayed(db: Knex, clientId: number, key: string, hash: string): Promise<Order | null> {
-  const known = await repo.findIdempotencyKey(db, clientId, key);
-  if (!known || !known.response) return null;
-  if (known.request_hash !== hash) throw new IdempotencyKeyReusedError();
-  return known.response as Order;
+  const placed = keyed
+    ? placeOnce(db, keyed, created, write)
+    : write(db).then((): Placed => ({ order: created, replayed: false }));
+  return conflictOnUnique(placed, externalIdTaken);
 }
 
 function checkScopes(client: Principal, contact: ContactMode, items: ItemMode[]): void {

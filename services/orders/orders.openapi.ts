@@ -1,6 +1,7 @@
 /**
- * JSON Schema (2020-12) of the order representation (orders.representation.ts): the body of
- * GET /orders/{id}, of POST /orders, of validate and cancel, and of the order webhooks.
+ * JSON Schema (2020-12) of the order representation (orders.representation.ts, its snapshots in
+ * orders.snapshots.ts): the body of GET /orders/{id}, of POST /orders, of validate and cancel,
+ * and of the order webhooks.
  * Everything inside is a snapshot taken when the order was created, so the packaging, contact
  * and customer shapes are the order's own, not references to the live catalogue or crm.
  */
@@ -75,9 +76,59 @@ const item = {
   additionalProperties: false,
 } as const;
 
+/** A validated order as the API and the order webhooks show it (the event catalogue's example; a unit test validates it). */
+const orderExample = {
+  id: 41,
+  code: "ORD-20261121-41",
+  status: "validated",
+  externalId: "ERP-2026-0413",
+  externalReference: "PO 77812",
+  contact: {
+    id: 7,
+    firstName: "Ada",
+    lastName: "Lovelace",
+    email: "ada@example.com",
+    reference: null,
+  },
+  customer: { id: 3, name: "Analytical Engines Ltd" },
+  invoicingAddress: {
+    recipient: "Analytical Engines Ltd",
+    street: "12 St James's Square",
+    zipCode: "SW1Y 4JH",
+    city: "London",
+    country: "GB",
+  },
+  deliveryAddress: {
+    recipient: "Ada Lovelace",
+    street: "12 St James's Square",
+    zipCode: "SW1Y 4JH",
+    city: "London",
+    country: "GB",
+  },
+  items: [
+    {
+      position: 1,
+      orderedQuantity: 2,
+      packaging: {
+        id: 5,
+        name: "Bottle 75 cl",
+        unit: "bottle",
+        unit_factor: 0.75,
+        product: { id: 2, code: "OIL", label: "Olive oil", taxes: [{ name: "VAT", rate: 20, vat: true }] },
+      },
+      packagingReference: null,
+    },
+  ],
+  createdAt: "2026-11-21T10:00:00.000Z",
+  updatedAt: "2026-11-21T10:05:00.000Z",
+  validatedAt: "2026-11-21T10:05:00.000Z",
+  cancelledAt: null,
+} as const;
+
 export const Order = {
   type: "object",
   description: "A sales order. Also the body of the sales_order_* webhooks.",
+  examples: [orderExample],
   required: [
     "id",
     "code",

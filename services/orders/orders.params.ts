@@ -5,61 +5,21 @@
  * "exactly one mode" is a rule across fields that a schema cannot say clearly.
  */
 import { pageParams } from "../../shared/http/paging";
-import {
-  arrayOf,
-  bodyId,
-  exactlyOneMode,
-  INT_ID_MAX,
-  isId,
-  optional,
-  pathId,
-  type Rule,
-} from "../../shared/http/params";
-import type { ParamsOf, Typed } from "../../shared/schema-types";
+import { arrayOf, bodyId, exactlyOneMode, identifier, optional, pathId, referenceTo } from "../../shared/http/params";
+import type { ParamsOf } from "../../shared/schema-types";
+import { lookupParams } from "./orders.lookup-params";
 
 export const MAX_ITEMS = 1000;
 export const ORDER_STATUSES = ["pending", "validated", "cancelled"] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
 
 const text = (max: number) => ({ type: "string", trim: true, min: 1, max }) as const;
-const optionalText = (max: number) => optional(text(max));
-type Errors = { type: string; actual: unknown; message?: string }[];
+/** An external id, an order number, a reference's code: compared as sent, never trimmed. */
+const optionalIdentifier = (max: number) => optional(identifier(max));
 
-/**
- * A partner's reference: its own code (text, trimmed), or the reference record's id as a JSON
- * integer, taken as its digits. Anything else is refused: a plain `convert` would have made
- * `true` or `{}` into the code "true" or "[object Object]", which the document cannot describe.
- * A new rule object for each field: fastest-validator compiles a rule object it meets a second
- * time by reference to the first, and then never runs the second field's `custom`.
- */
-const referenceId = (): Rule & Typed<string> & { optional: true } =>
-  optional({
-    type: "any",
-    custom: (value: unknown, errors: Errors) => {
-      if (isId(value)) return String(value);
-      const code = typeof value === "string" ? value.trim() : "";
-      if (code.length >= 1 && code.length <= 100) return code;
-      errors.push({
-        type: "referenceId",
-        actual: value,
-        message:
-          "The '{field}' field must be a reference code (1 to 100 characters) or a reference id (a whole number).",
-      });
-      return value;
-    },
-    jsonSchema: {
-      anyOf: [
-        {
-          type: "string",
-          minLength: 1,
-          maxLength: 100,
-          pattern: "\\S",
-          description: "The partner's own code of the reference.",
-        },
-        { type: "integer", minimum: 1, maximum: INT_ID_MAX, description: "The reference's id." },
-      ],
-    },
-  });
+/** How an item or the contact names a partner reference (shared/http/params.ts, referenceTo). */
+const externalReferenceId = () => optional(referenceTo({ codes: true, maxLength: 100 }));
+const internalReferenceId = () => optional(referenceTo({ codes: false, maxLength: 100 }));
 
 /** At most three decimals, checked on the decimal text so that 0.1 + 0.2 style floats pass. */
 function threeDecimalsAtMost(value: number, errors: { type: string; actual: unknown }[]): number {
@@ -81,6 +41,7 @@ const address = {
       type: "string",
       trim: true,
       uppercase: true,
+      max: 2,
       pattern: /^[A-Za-z]{2}$/,
       messages: { stringPattern: "The '{field}' field must be a two-letter country code (ISO 3166-1 alpha-2)." },
     },
@@ -89,18 +50,18 @@ const address = {
 
 export const createOrderParams = {
   $$strict: true,
-  externalId: optionalText(100),
-  externalReference: optionalText(100),
+  externalId: optionalIdentifier(100),
+  externalReference: optionalIdentifier(100),
   contact: {
     type: "object",
     strict: true,
     props: {
       id: optional(bodyId()),
-      externalReferenceId: referenceId(),
-      internalReferenceId: referenceId(),
-      externalReference: optionalText(100),
-      firstName: optionalText(200),
-      lastName: optionalText(200),
+      externalReferenceId: externalReferenceId(),
+      internalReferenceId: internalReferenceId(),
+      externalReference: optionalIdentifier(100),
+      firstName: optional(text(200)),
+      lastName: optional(text(200)),
       email: optional({ type: "email", max: 254, normalize: true }),
     },
     // Checked in orders.identify.ts; written here so that the OpenAPI document says it (docs/api.md).
@@ -125,8 +86,8 @@ export const createOrderParams = {
       ]),
       props: {
         packaging: optional(bodyId()),
-        externalReferenceId: referenceId(),
-        internalReferenceId: referenceId(),
+        externalReferenceId: externalReferenceId(),
+        internalReferenceId: internalReferenceId(),
         orderedQuantity: {
           type: "number",
           positive: true,
@@ -154,5 +115,6 @@ export const listOrdersParams = {
   $$strict: true,
   ...pageParams,
   status: optional({ type: "enum", values: [...ORDER_STATUSES] }),
+  ...lookupParams,
 } as const;
 export type ListOrdersParams = ParamsOf<typeof listOrdersParams>;

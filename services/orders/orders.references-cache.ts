@@ -19,7 +19,7 @@
  */
 import { ExpiringCache } from "../../shared/expiring-cache";
 import type { ReferenceLookup } from "./orders.identify";
-import type { PackagingSnapshot } from "./orders.representation";
+import type { PackagingSnapshot } from "./orders.snapshots";
 import type { CrmContact } from "../../shared/messaging/service-answers";
 
 export type { CrmContact };

@@ -3,9 +3,8 @@
  */
 import type { Knex } from "knex";
 import type { Db } from "../../shared/database/db";
-import { fetchPage, type PageQuery } from "../../shared/http/paging";
 import type { AddressInput, OrderStatus } from "./orders.params";
-import type { ContactSnapshot, PackagingReferenceSnapshot, PackagingSnapshot } from "./orders.representation";
+import type { ContactSnapshot, PackagingReferenceSnapshot, PackagingSnapshot } from "./orders.snapshots";
 
 const S = "orders";
 
@@ -132,7 +131,7 @@ export async function insertOrder(
 }
 
 function visible(db: Db, v: Visibility) {
-  const q = db.withSchema(S).table("orders");
+  const q = db.withSchema(S).table<OrderRow, OrderRow[]>("orders");
   return v.all ? q : q.where("client_id", v.clientId);
 }
 
@@ -145,13 +144,11 @@ export async function findOrderByExternalId(
   clientId: number,
   externalId: string,
 ): Promise<OrderRow | undefined> {
-  return db.withSchema(S).table("orders").where({ client_id: clientId, external_id: externalId }).first();
-}
-
-export async function listOrders(db: Db, v: Visibility, page: PageQuery, status?: OrderStatus) {
-  const q = visible(db, v).select("*");
-  if (status) q.where({ status });
-  return fetchPage<OrderRow & Record<string, unknown>>(q, page, "id", (r) => r.id);
+  return db
+    .withSchema(S)
+    .table<OrderRow, OrderRow[]>("orders")
+    .where({ client_id: clientId, external_id: externalId })
+    .first();
 }
 
 export async function itemsOf(db: Db, orderIds: number[]): Promise<Map<number, ItemRow[]>> {
@@ -180,8 +177,8 @@ export async function transition(
     .where({ id })
     .whereIn("status", from)
     .update({ status: to, updated_at: db.fn.now(), ...stamp })
-    .returning("*");
-  return row as OrderRow | undefined;
+    .returning<OrderRow[]>("*");
+  return row;
 }
 
 export interface IdempotencyRecord {
@@ -236,13 +233,22 @@ export async function completeIdempotencyKey(
     .update({ order_id: orderId, response: JSON.stringify(response) });
 }
 
-/** A database connection taken out of the pool, for locks that last as long as its session. */
-export type HeldConnection = unknown;
+/** A database connection taken out of the pool, for locks that last as long as its session (the driver's own). */
+export type HeldConnection = object;
+
+/** The part of knex's client (typed `any`) that lends the pool's connections. */
+interface ConnectionPool {
+  config: { pool?: { max?: number } };
+  acquireConnection(): Promise<HeldConnection>;
+  releaseConnection(connection: HeldConnection): Promise<void>;
+}
+
+const poolOf = (db: Knex) => db.client as ConnectionPool;
 
 /** Takes a connection out of the pool until `releaseConnection`; null when the pool has only one (PGlite). */
 export async function holdConnection(db: Knex): Promise<HeldConnection | null> {
-  const poolMax = (db.client.config as { pool?: { max?: number } }).pool?.max;
-  return poolMax === 1 ? null : ((await db.client.acquireConnection()) as HeldConnection);
+  const pool = poolOf(db);
+  return pool.config.pool?.max === 1 ? null : pool.acquireConnection();
 }
 
 /** Gives a held connection back, without any lock of its session left on it. */
@@ -250,7 +256,7 @@ export async function releaseConnection(db: Knex, connection: HeldConnection): P
   try {
     await db.raw("SELECT pg_advisory_unlock_all()").connection(connection);
   } finally {
-    await db.client.releaseConnection(connection);
+    await poolOf(db).releaseConnection(connection);
   }
 }
 

@@ -11,12 +11,7 @@ import type { ItemRow, OrderRow } from "./orders.repository";
  * cannot drift apart. The customer is the order's snapshot of crm's CustomerSummary.
  */
 export type Order = FromJsonSchema<typeof OrderSchema, { CustomerSummary: { id: number; name: string } }>;
-export type ContactSnapshot = Order["contact"];
 export type OrderItem = Order["items"][number];
-/** The packaging as the catalogue described it when ordered. */
-export type PackagingSnapshot = OrderItem["packaging"];
-export type PackagingReferenceSnapshot = NonNullable<OrderItem["packagingReference"]>;
-export type Tax = PackagingSnapshot["product"]["taxes"][number];
 export type Address = Order["invoicingAddress"];
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);

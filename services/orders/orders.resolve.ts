@@ -17,7 +17,7 @@ import type {
   ResolvedReferences,
 } from "./orders.references-cache";
 import type { NewItem } from "./orders.repository";
-import type { ContactSnapshot, PackagingSnapshot } from "./orders.representation";
+import type { ContactSnapshot, PackagingSnapshot } from "./orders.snapshots";
 
 /** `ctx.call`, narrowed to what resolution needs. */
 export type Call = <T>(action: string, params: object) => Promise<T>;
@@ -103,7 +103,7 @@ export async function allResolved<T extends readonly unknown[]>(work: { [K in ke
   if (failures.length === 0) return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as unknown as T;
   const invalid = failures.filter((e): e is InvalidInputError => e instanceof InvalidInputError);
   if (invalid.length === failures.length && invalid.length > 1)
-    throw new InvalidInputError(invalid.flatMap((e) => e.data.errors as FieldError[]));
+    throw new InvalidInputError(invalid.flatMap((e) => e.data.errors));
   throw failures[0];
 }
 

@@ -14,7 +14,7 @@ import {
 import { outboxRelayMixin } from "../../shared/messaging/outbox-relay.mixin";
 import { toPage } from "../../shared/http/paging";
 import { respondCreated } from "../../shared/http/responses";
-import { markReplayed } from "./orders.idempotency";
+import { markReplayed } from "../../shared/http/idempotency";
 import { placeOrder } from "./orders.intake";
 import { moveOrder, visibilityFor, type Move } from "./orders.lifecycle";
 import { ResolvedReferences } from "./orders.references-cache";
@@ -27,6 +27,7 @@ import {
   type OrderIdParams,
 } from "./orders.params";
 import * as repo from "./orders.repository";
+import { lookUpOrders } from "./orders.lookups.repository";
 import { presentOrder, type Order } from "./orders.representation";
 import { migrations } from "./migrations";
 
@@ -75,18 +76,18 @@ const ordersService: DbServiceSchema<
     list: {
       visibility: "published",
       scope: "orders:read",
-      summary: "Orders, oldest first (a partner sees only its own); filter with ?status=.",
+      summary:
+        "Orders, oldest first (a partner sees only its own); look up by externalId, externalReference, code, time ranges.",
       params: listOrdersParams,
       async handler(ctx: RequestContext<ListOrdersParams>) {
-        const { status, ...page } = ctx.params;
-        const { rows, nextCursor } = await repo.listOrders(this.db, visibilityFor(callerOf(ctx)), page, status);
+        const { rows, nextCursor } = await lookUpOrders(this.db, visibilityFor(callerOf(ctx)), ctx.params);
         const items =
           rows.length > 0
             ? await repo.itemsOf(
                 this.db,
                 rows.map((r) => r.id),
               )
-            : new Map();
+            : new Map<number, repo.ItemRow[]>();
         return toPage(
           rows.map((r) => presentOrder(r, items.get(r.id) ?? [])),
           nextCursor,

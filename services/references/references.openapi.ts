@@ -5,9 +5,20 @@
  */
 const timestamp = { type: "string", format: "date-time" } as const;
 
+/** A contact reference as the API and `contact_reference_created` show it (the event catalogue's example). */
+const contactReferenceExample = {
+  id: 18,
+  externalReference: "CUST-0042",
+  contact: { id: 7, firstName: "Ada", lastName: "Lovelace", email: "ada@example.com" },
+  customer: { id: 3, name: "Analytical Engines Ltd" },
+  createdAt: "2026-11-21T09:58:00.000Z",
+  updatedAt: "2026-11-21T09:58:00.000Z",
+} as const;
+
 export const ContactReference = {
   type: "object",
   description: "A contact registered by a partner under its own reference, with the contact and its customer.",
+  examples: [contactReferenceExample],
   required: ["id", "externalReference", "contact", "customer", "createdAt", "updatedAt"],
   properties: {
     id: { type: "integer", description: "Usable as `contact.internalReferenceId` in an order." },

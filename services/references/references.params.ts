@@ -1,15 +1,16 @@
 import { pageParams } from "../../shared/http/paging";
-import { arrayOf, bodyId, optional, pathId } from "../../shared/http/params";
+import { arrayOf, bodyId, identifier, optional, pathId } from "../../shared/http/params";
 import type { ParamsOf } from "../../shared/schema-types";
 
 const name = { type: "string", trim: true, min: 1, max: 200 } as const;
 const email = { type: "email", max: 254, normalize: true } as const;
 const id = bodyId();
-const externalReference = { type: "string", trim: true, min: 1, max: 200 } as const;
+/** The partner's own code of a reference: compared as sent, never trimmed (shared/http/params.ts). */
+const externalReference = identifier(200);
 /** How a partner names one of its references (docs/api.md, `POST /api/v1/orders`: partner reference mode). */
 const lookupBy = { type: "enum", values: ["internal", "external"] } as const;
-/** Numbers are accepted and become strings: callers may pass an id as it came in JSON. */
-const lookupValue = { type: "string", convert: true, trim: true, min: 1, max: 200 } as const;
+/** A code or an id's digits, as orders validated it; numbers are accepted and become strings. */
+const lookupValue = { ...identifier(200), convert: true } as const;
 
 export const listParams = { $$strict: true, ...pageParams } as const;
 export type ListParams = ParamsOf<typeof listParams>;

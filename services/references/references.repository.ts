@@ -28,30 +28,43 @@ export interface PackagingReferenceRow {
   updated_at: Date;
 }
 
-function ofClient(db: Db, table: Table, clientId: number) {
-  return db.withSchema(S).table(table).where("client_id", clientId);
+/** The client's rows of one table, typed as `Row` (knex types a query's rows `any`). */
+function ofClient<Row extends object>(db: Db, table: Table, clientId: number) {
+  return db.withSchema(S).table<Row, Row[]>(table).where("client_id", clientId);
 }
 
 async function listOf<Row extends { id: number }>(db: Db, table: Table, clientId: number, page: PageQuery) {
-  return fetchPage<Row & Record<string, unknown>>(ofClient(db, table, clientId).select("*"), page, "id", (r) => r.id);
+  return fetchPage<Row & Record<string, unknown>>(
+    ofClient<Row>(db, table, clientId).select("*"),
+    page,
+    "id",
+    (r) => r.id,
+  );
 }
 
-async function findOf<Row>(db: Db, table: Table, clientId: number, id: number): Promise<Row | undefined> {
-  return ofClient(db, table, clientId).where("id", id).first();
+async function findOf<Row extends object>(
+  db: Db,
+  table: Table,
+  clientId: number,
+  id: number,
+): Promise<Row | undefined> {
+  return ofClient<Row>(db, table, clientId).where("id", id).first();
 }
 
 /** The client's records whose id or external reference is among these: one query. */
-async function findMatchingOf<Row>(
+async function findMatchingOf<Row extends object>(
   db: Db,
   table: Table,
   clientId: number,
   keys: { ids: number[]; externalReferences: string[] },
 ): Promise<Row[]> {
   if (keys.ids.length === 0 && keys.externalReferences.length === 0) return [];
-  return ofClient(db, table, clientId).where((q) => {
+  const rows = await ofClient<Row>(db, table, clientId).where((q) => {
     if (keys.ids.length > 0) q.orWhereIn("id", keys.ids);
     if (keys.externalReferences.length > 0) q.orWhereIn("external_reference", keys.externalReferences);
   });
+  // knex's resolved row type does not simplify back to a type parameter.
+  return rows as Row[];
 }
 
 export const listContactReferences = (db: Db, clientId: number, page: PageQuery) =>
@@ -91,8 +104,8 @@ export async function insertContactReference(
     .insert({ client_id: key.clientId, external_reference: key.externalReference, contact_id: contactId })
     .onConflict(["client_id", "external_reference"])
     .ignore()
-    .returning("*");
-  return row as ContactReferenceRow | undefined;
+    .returning<ContactReferenceRow[]>("*");
+  return row;
 }
 
 /** Points the partner's existing reference at this contact. */
@@ -106,9 +119,9 @@ export async function repointContactReference(
     .table("contact_references")
     .where({ client_id: key.clientId, external_reference: key.externalReference })
     .update({ contact_id: contactId, updated_at: db.fn.now() })
-    .returning("*");
+    .returning<ContactReferenceRow[]>("*");
   if (!row) throw new Error(`contact reference ${JSON.stringify(key)} vanished between its insert and its update`);
-  return row as ContactReferenceRow;
+  return row;
 }
 
 export async function insertPackagingReference(
@@ -125,6 +138,6 @@ export async function insertPackagingReference(
       label: r.label,
       active: r.active,
     })
-    .returning("*");
-  return row as PackagingReferenceRow;
+    .returning<PackagingReferenceRow[]>("*");
+  return row;
 }

@@ -17,6 +17,7 @@ import {
   unknownReferenceField,
   type FieldError,
 } from "../../shared/errors";
+import { announce } from "../../shared/messaging/announce";
 import {
   BROADCASTS,
   type ContactReferencesChangedPayload,
@@ -358,7 +359,7 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
       // Services that keep what this reference resolved to (orders) drop it, once committed.
       if (!upserted.created) {
         const changed: ContactReferencesChangedPayload = { ids: [upserted.reference.id] };
-        ctx.broadcast(BROADCASTS.contactReferencesChanged.name, changed);
+        void announce(ctx, BROADCASTS.contactReferencesChanged.name, changed, this.logger);
       }
       return upserted;
     },

@@ -1,27 +1,32 @@
 /**
  * The dispatcher: keeps up to WEBHOOK_DISPATCH_BATCH deliveries in flight, and at most
  * WEBHOOK_ENDPOINT_CONCURRENCY of them to one endpoint (one while that endpoint is on probation
- * after a time-out: webhooks.endpoint-slots.ts), so a hanging subscriber cannot hold the slots
- * everyone else's deliveries need. It claims due deliveries (webhooks.repository.ts `claimDue`:
- * fair between endpoints, SKIP LOCKED and a lease, committed before sending), sends each,
- * records every attempt and schedules the next one in the row — the outcomes that end together
- * in one statement (webhooks.outcome-recorder.ts). A fresh event's deliveries need no claim when
- * this process has slots free for them: the fan-out reserves the slots, stores the deliveries
- * already claimed and hands them over (`reserve`), so they are sent at once. Any number of webhooks
- * processes run one each and share the work; a delivery is never sent by two of them at once,
- * and one whose dispatcher died is sent again once its lease ends.
+ * after a time-out: webhooks.origin-slots.ts), so a hanging subscriber cannot hold the slots
+ * everyone else's deliveries need. It claims due deliveries (webhooks.deliveries.repository.ts
+ * `claimDue`: fair between endpoints, SKIP LOCKED and a lease, committed before sending), sends
+ * each, records every attempt and schedules the next one in the row as the retry policy says
+ * (webhooks.retry-policy.ts) — the outcomes that end together in one statement
+ * (webhooks.outcome-recorder.ts). A fresh event's deliveries need no claim when this process has
+ * slots free for them: the fan-out reserves the slots, stores the deliveries already claimed and
+ * hands them over (webhooks.direct-hand-off.ts, which the dispatcher implements), so they are
+ * sent at once. Any number of webhooks processes run one each and share the work; a delivery is
+ * never sent by two of them at once, and one whose dispatcher died is sent again once its lease
+ * ends. The worker (webhooks.worker.ts) builds it with what it needs passed in.
  */
 import type { Knex } from "knex";
 import type { Service } from "moleculer";
 import { observeWebhookAttempt, type WebhookAttemptOutcome } from "../../shared/observability/metrics";
 import { withRequestId } from "../../shared/observability/request-context";
 import { resumeTrace, SpanKind } from "../../shared/observability/tracing";
-import { WakeableSleep } from "../../shared/wakeable-sleep";
-import { EndpointSlots } from "./webhooks.endpoint-slots";
-import type { EndpointHealth, Verdict } from "./webhooks.health";
+import { PollingLoop } from "../../shared/polling-loop";
+import { OriginSlots } from "./webhooks.origin-slots";
+import type { SubscriptionHealth } from "./webhooks.subscription-health";
 import { OutcomeRecorder } from "./webhooks.outcome-recorder";
-import * as repo from "./webhooks.repository";
-import { retryDelayMs } from "./webhooks.schedule";
+import type { AttemptRecord } from "./webhooks.attempts.repository";
+import { claimDue, type ClaimedDelivery } from "./webhooks.deliveries.repository";
+import type { DirectHandOff, HandOffTarget, Reservation } from "./webhooks.direct-hand-off";
+import { NOTHING_TO_PUT_BACK, type Admission, type RateLimiter } from "./webhooks.rate-limiter";
+import { judge, type RetrySettings } from "./webhooks.retry-policy";
 import type { AttemptOutcome, OutgoingWebhook } from "./webhooks.sender";
 
 export interface DispatcherOptions {
@@ -30,18 +35,27 @@ export interface DispatcherOptions {
   send(webhook: OutgoingWebhook): Promise<AttemptOutcome>;
   /**
    * The claimed deliveries whose client is still entitled to them right now; it cancels the
-   * others (webhooks.service.ts). Throwing sends nothing: the claims wait for their lease to end.
+   * others (webhooks.entitlement.ts). Throwing sends nothing: the claims wait for their lease to end.
    */
-  entitledOnly(claimed: repo.ClaimedDelivery[]): Promise<repo.ClaimedDelivery[]>;
+  entitledOnly(claimed: ClaimedDelivery[]): Promise<ClaimedDelivery[]>;
   batch: number;
   /** Attempts in flight to one endpoint (a URL origin) at most. */
   endpointConcurrency: number;
   intervalMs: number;
   timeoutMs: number;
-  retryScheduleSeconds: readonly number[];
-  /** Reads what each answer says about its endpoint and acts on it (webhooks.health.ts). */
-  health: EndpointHealth;
+  /** What each outcome means (webhooks.retry-policy.ts). */
+  retry: RetrySettings;
+  /** Acts on what the outcomes say about their subscriptions (webhooks.subscription-health.ts). */
+  health: SubscriptionHealth;
+  /**
+   * Subscriptions' rate limits (webhooks.rate-limiter.ts): which claimed deliveries may go now
+   * (it puts the others back), and which subscriptions the fan-out must not hand over directly.
+   */
+  rateLimits?: Pick<RateLimiter, "admit" | "isLimited">;
 }
+
+/** A round that put deliveries back for a rate limit looks again when the first is due, but not sooner than this. */
+const MIN_RATE_LIMIT_PAUSE_MS = 10;
 
 /**
  * How long a claim holds a delivery: its attempt times out after `timeoutMs`, so twice that
@@ -52,27 +66,6 @@ export function leaseMsFor(timeoutMs: number): number {
   return 2 * timeoutMs + 2_000;
 }
 
-/** The delivery's next state after an attempt that ended this way. */
-export function nextState(
-  outcome: AttemptOutcome,
-  attemptsMade: number,
-  schedule: readonly number[],
-  verdict?: Verdict,
-): repo.DeliveryUpdate {
-  if (verdict?.kind === "throttled") return { status: "pending", retryInMs: verdict.waitMs, spendsRetry: false };
-  if (verdict?.kind === "gone") return { status: "failed", retryInMs: null };
-  switch (outcome.kind) {
-    case "delivered":
-      return { status: "succeeded", retryInMs: null };
-    case "refused":
-      return { status: "refused", retryInMs: null };
-    default: {
-      const retryInMs = retryDelayMs(attemptsMade, schedule);
-      return retryInMs === null ? { status: "failed", retryInMs: null } : { status: "pending", retryInMs };
-    }
-  }
-}
-
 const METRIC_OUTCOME: Record<AttemptOutcome["kind"], WebhookAttemptOutcome> = {
   delivered: "delivered",
   rejected: "http_error",
@@ -81,48 +74,32 @@ const METRIC_OUTCOME: Record<AttemptOutcome["kind"], WebhookAttemptOutcome> = {
   refused: "blocked",
 };
 
-/**
- * Slots a fan-out holds for the deliveries it is about to store claimed
- * (webhooks.repository.ts `insertEventDeliveries`); `settle` sends those that were stored so,
- * and gives the other slots back. Settle it exactly once, with [] when the insert failed.
- */
-export interface Reservation {
-  subscriptionIds: number[];
-  settle(claimed: readonly repo.ClaimedDelivery[]): void;
-}
-
-export class Dispatcher {
-  private running = false;
+export class Dispatcher implements DirectHandOff {
+  private readonly loop = new PollingLoop({ round: () => this.round() });
   /** Slots fan-outs hold for deliveries they are storing claimed: part of the batch. */
   private reserved = 0;
-  private loop: Promise<void> | null = null;
-  private readonly sleep = new WakeableSleep();
   private readonly inFlight = new Set<Promise<void>>();
   /** The last claim filled every free slot, so more may be due as soon as slots free up. */
   private moreDue = false;
   /** Endpoints the claims filled to their cap: more of theirs may be due once their slots free up. */
   private readonly endpointsWithMore = new Set<string>();
-  private readonly slots: EndpointSlots;
+  private readonly slots: OriginSlots;
   readonly leaseMs: number;
   private readonly recorder: OutcomeRecorder;
 
   constructor(private readonly opts: DispatcherOptions) {
     this.leaseMs = leaseMsFor(opts.timeoutMs);
-    this.slots = new EndpointSlots(opts.endpointConcurrency);
+    this.slots = new OriginSlots(opts.endpointConcurrency);
     this.recorder = new OutcomeRecorder({ db: opts.db, logger: opts.logger, health: opts.health });
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = this.run();
+    this.loop.start();
   }
 
   /** Stops claiming, then waits for the attempts under way to be sent and recorded. */
   async stop(): Promise<void> {
-    this.running = false;
-    this.sleep.wake();
-    await this.loop;
+    await this.loop.stop();
     await Promise.allSettled([...this.inFlight]);
     await this.recorder.drain();
   }
@@ -134,11 +111,13 @@ export class Dispatcher {
    * or every slot of that endpoint): under load they go first, in the claim's order, rather
    * than be overtaken by every fresh event. Nothing either once the dispatcher is stopping.
    */
-  reserve(targets: readonly { id: number; endpoint: string }[]): Reservation {
-    const taken: { id: number; endpoint: string }[] = [];
-    for (const target of this.running && !this.moreDue ? targets : []) {
+  reserve(targets: readonly HandOffTarget[]): Reservation {
+    const taken: HandOffTarget[] = [];
+    for (const target of this.loop.running && !this.moreDue ? targets : []) {
       if (this.inFlight.size + this.reserved >= this.opts.batch) break;
       if (this.slots.free(target.endpoint) === 0 || this.endpointsWithMore.has(target.endpoint)) continue;
+      // Its sends are counted in the database: it goes the claim's way.
+      if (this.opts.rateLimits?.isLimited(target.id)) continue;
       this.slots.take(target.endpoint);
       this.reserved += 1;
       taken.push(target);
@@ -154,7 +133,7 @@ export class Dispatcher {
         for (const { id, endpoint } of taken) {
           const delivery = stored.get(id);
           // Stopping meanwhile: it is left claimed, and sent by anyone once its lease ends.
-          if (delivery && this.running) this.launch(delivery, { slotTaken: true });
+          if (delivery && this.loop.running) this.launch(delivery, { slotTaken: true });
           else this.slots.giveBack(endpoint);
         }
       },
@@ -180,36 +159,49 @@ export class Dispatcher {
    */
   wake(): void {
     this.moreDue = true;
-    this.sleep.wake();
+    this.loop.wake();
   }
 
-  private async run(): Promise<void> {
-    while (this.running) {
-      const free = this.opts.batch - this.inFlight.size - this.reserved;
-      if (free > 0) {
-        let claimed: repo.ClaimedDelivery[] = [];
-        try {
-          const due = await repo.claimDue(this.opts.db, free, this.leaseMs, {
-            perEndpoint: this.opts.endpointConcurrency,
-            limits: this.slots.limits(),
-          });
-          claimed = due.length > 0 ? await this.opts.entitledOnly(due) : due;
-        } catch (err) {
-          this.opts.logger.warn(
-            `Webhook dispatcher: claiming deliveries failed, will retry: ${(err as Error).message}`,
-          );
-        }
-        for (const delivery of claimed) this.launch(delivery);
-        for (const { endpoint } of claimed) {
-          if (this.slots.free(endpoint) === 0) this.endpointsWithMore.add(endpoint);
-        }
-        this.moreDue = claimed.length === free;
-      }
-      if (this.running) await this.sleep.sleep(this.opts.intervalMs);
+  /** Claims what the free slots allow and sends it; the next round comes when slots free up, or after the interval. */
+  private async round(): Promise<number> {
+    const free = this.opts.batch - this.inFlight.size - this.reserved;
+    if (free <= 0) return this.opts.intervalMs;
+    const { claimed, admission } = await this.claim(free);
+    for (const delivery of admission.admitted) this.launch(delivery);
+    for (const { endpoint } of admission.admitted) {
+      if (this.slots.free(endpoint) === 0) this.endpointsWithMore.add(endpoint);
+    }
+    this.moreDue = claimed.length === free;
+    if (admission.nextDueInMs === null) return this.opts.intervalMs;
+    // Failing, they stay claimed until their lease ends, and are sent then.
+    await admission
+      .putBack()
+      .catch((err: Error) =>
+        this.opts.logger.warn(`Webhook dispatcher: putting back rate-limited deliveries failed: ${err.message}`),
+      );
+    return Math.min(this.opts.intervalMs, Math.max(MIN_RATE_LIMIT_PAUSE_MS, admission.nextDueInMs));
+  }
+
+  /** Due deliveries, fairly between endpoints, that their clients may still receive, and what their rate limits allow now. */
+  private async claim(free: number): Promise<{ claimed: ClaimedDelivery[]; admission: Admission }> {
+    let claimed: ClaimedDelivery[] = [];
+    try {
+      const due = await claimDue(this.opts.db, free, this.leaseMs, {
+        perEndpoint: this.opts.endpointConcurrency,
+        limits: this.slots.limits(),
+      });
+      claimed = due.length > 0 ? await this.opts.entitledOnly(due) : due;
+      const admission = this.opts.rateLimits
+        ? await this.opts.rateLimits.admit(claimed)
+        : { admitted: claimed, nextDueInMs: null, putBack: NOTHING_TO_PUT_BACK };
+      return { claimed, admission };
+    } catch (err) {
+      this.opts.logger.warn(`Webhook dispatcher: claiming deliveries failed, will retry: ${(err as Error).message}`);
+      return { claimed, admission: { admitted: [], nextDueInMs: null, putBack: NOTHING_TO_PUT_BACK } };
     }
   }
 
-  private launch(delivery: repo.ClaimedDelivery, { slotTaken = false } = {}): void {
+  private launch(delivery: ClaimedDelivery, { slotTaken = false } = {}): void {
     if (!slotTaken) this.slots.take(delivery.endpoint);
     // Log lines of the attempt name the request that raised the event; its span (and the
     // request's traceparent header) continues the trace of the fan-out that recorded it.
@@ -245,10 +237,10 @@ export class Dispatcher {
     const batchHalfFree = this.moreDue && this.inFlight.size <= this.opts.batch / 2;
     const endpointHalfFree = this.endpointsWithMore.has(endpoint) && this.slots.halfFree(endpoint);
     if (endpointHalfFree) this.endpointsWithMore.delete(endpoint);
-    if (batchHalfFree || endpointHalfFree) this.sleep.wake();
+    if (batchHalfFree || endpointHalfFree) this.loop.wake();
   }
 
-  private async attempt(delivery: repo.ClaimedDelivery): Promise<AttemptOutcome["kind"]> {
+  private async attempt(delivery: ClaimedDelivery): Promise<AttemptOutcome["kind"]> {
     const attemptedAt = new Date();
     const { previous_key: previousKey, previous_secret: previousSecret } = delivery;
     const outcome = await this.opts.send({
@@ -263,15 +255,19 @@ export class Dispatcher {
           : null,
       webhookId: delivery.webhook_id,
       body: delivery.body,
+      customHeaders: delivery.headers,
     });
     observeWebhookAttempt(METRIC_OUTCOME[outcome.kind], outcome.durationMs / 1000);
-    const verdict = this.opts.health.verdictOf(outcome);
-    const next = nextState(outcome, delivery.attempt_count + 1, this.opts.retryScheduleSeconds, verdict);
-    const record: repo.AttemptRecord = {
+    const { verdict, next } = judge(outcome, delivery.attempt_count + 1, this.opts.retry);
+    const answered = outcome.kind === "delivered" || outcome.kind === "rejected";
+    const record: AttemptRecord = {
       attemptedAt,
-      statusCode: outcome.kind === "delivered" || outcome.kind === "rejected" ? outcome.statusCode : null,
+      statusCode: answered ? outcome.statusCode : null,
       error: "error" in outcome ? outcome.error : null,
       durationMs: outcome.durationMs,
+      trigger: delivery.trigger,
+      ...(answered && outcome.response ? { response: outcome.response } : {}),
+      paused: verdict.kind === "throttled",
     };
     // Written with the other outcomes that end about now. After a success the endpoint's slot
     // is freed at once: the delivery stays claimed (leased) until its outcome is written, so

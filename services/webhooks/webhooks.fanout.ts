@@ -1,19 +1,20 @@
 /**
  * Fan-out: one event from a channel becomes one pending delivery per subscription whose
- * client, by its grants at this moment (webhooks.grants.ts), hears it (webhooks.events.ts):
+ * client, by its grants at this moment (webhooks.grants.ts), hears it (webhooks.audience.ts):
  * one read, then the event and its deliveries in one statement (an INSERT … SELECT that keeps
  * only the subscriptions still there). A re-published event adds nothing (unique per event and
  * subscription), so the channel may deliver a message more than once. The deliveries this
- * process's dispatcher has slots for are stored claimed and sent at once (webhooks.dispatcher.ts
- * `reserve`); the others wait, due, for any dispatcher's claim.
+ * process's dispatcher has slots for are stored claimed and handed to it, sent at once
+ * (webhooks.direct-hand-off.ts); the others wait, due, for any dispatcher's claim.
  */
 import Validator from "fastest-validator";
 import type { Knex } from "knex";
 import { EVENTS, type DomainEvent } from "../../shared/messaging/events";
-import { hears } from "./webhooks.events";
-import type { Dispatcher } from "./webhooks.dispatcher";
+import { hears } from "./webhooks.audience";
+import type { DirectHandOff } from "./webhooks.direct-hand-off";
 import type { ClientGrants } from "./webhooks.grants";
-import * as repo from "./webhooks.repository";
+import { insertEventDeliveries, type StoredDeliveries } from "./webhooks.deliveries.repository";
+import { candidateSubscriptions } from "./webhooks.subscriptions.repository";
 
 const checkEvent = new Validator().compile({
   id: { type: "string", min: 1, max: 200 },
@@ -49,22 +50,25 @@ export interface FanOutResult {
   queued: string[];
 }
 
-/** Creates the deliveries of one event; those `direct` has slots for are sent by it at once. */
+/**
+ * Creates the deliveries of one event; those `direct` has slots for are handed to it and sent at
+ * once, and it hears of the others (`queued`).
+ */
 export async function fanOut(
   db: Knex,
   grants: ClientGrants,
   event: DomainEvent,
-  direct?: Pick<Dispatcher, "reserve" | "leaseMs">,
+  direct?: DirectHandOff,
 ): Promise<FanOutResult> {
   // Most events concern no subscriber: the read settles them with no write at all.
-  const hearing = await entitled(grants, event, await repo.candidateSubscriptions(db, event));
+  const hearing = await entitled(grants, event, await candidateSubscriptions(db, event));
   if (hearing.length === 0) return { created: 0, queued: [] };
   const reservation = direct?.reserve(hearing);
-  let stored: repo.StoredDeliveries = { created: 0, claimed: [] };
+  let stored: StoredDeliveries = { created: 0, claimed: [] };
   try {
     // Stored once, as the exact text every subscriber receives; a subscription deleted or
     // disabled since the read gets nothing.
-    stored = await repo.insertEventDeliveries(
+    stored = await insertEventDeliveries(
       db,
       event,
       JSON.stringify(event.data),
@@ -79,5 +83,7 @@ export async function fanOut(
   }
   if (stored.created === stored.claimed.length) return { created: stored.created, queued: [] };
   const claimed = new Set(stored.claimed.map((d) => Number(d.subscription_id)));
-  return { created: stored.created, queued: hearing.filter((s) => !claimed.has(s.id)).map((s) => s.endpoint) };
+  const queued = hearing.filter((s) => !claimed.has(s.id)).map((s) => s.endpoint);
+  if (queued.length > 0) direct?.queued(queued);
+  return { created: stored.created, queued };
 }

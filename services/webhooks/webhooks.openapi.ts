@@ -3,7 +3,14 @@
  * OpenAPI document.
  */
 import { EVENTS, SUBSCRIPTION_EVENT_NAMES } from "../../shared/messaging/events";
+import { ATTEMPT_TRIGGERS } from "./webhooks.deliveries.repository";
 import { DELIVERY_STATUSES } from "./webhooks.params";
+import {
+  REDACTED,
+  RESPONSE_BODY_MAX_BYTES,
+  RESPONSE_HEADERS_MAX,
+  RESPONSE_HEADERS_MAX_BYTES,
+} from "./webhooks.response-capture";
 import { SIGNATURE_SCHEMES } from "./webhooks.signing";
 
 const timestamp = { type: "string", format: "date-time" } as const;
@@ -45,6 +52,20 @@ const subscriptionProperties = {
     description:
       "Until when the key and secret replaced by the last rotation still sign beside the current ones (`X-WEBHOOK-PREVIOUS-KEY`, a second signature); null once they no longer do.",
   },
+  description: { type: ["string", "null"], description: "What the subscription is for, as its owner wrote it." },
+  headerNames: {
+    type: "array",
+    items: { type: "string" },
+    maxItems: 10,
+    description:
+      "The custom headers sent with every delivery (`PATCH /webhooks/{id}`), by name: their values are stored encrypted and never shown again.",
+  },
+  rateLimit: {
+    type: ["integer", "null"],
+    minimum: 1,
+    maximum: 1000,
+    description: "Deliveries per second its endpoint accepts, across every webhooks process; null for no limit.",
+  },
 } as const;
 const subscriptionRequired = [
   "id",
@@ -58,11 +79,33 @@ const subscriptionRequired = [
   "signature",
   "publicKey",
   "previousSecretUntil",
+  "description",
+  "headerNames",
+  "rateLimit",
 ] as const;
+
+/** A subscription its endpoint disabled, as `webhook_endpoint_disabled` carries it (the event catalogue's example). */
+const disabledSubscriptionExample = {
+  id: 12,
+  status: "disabled",
+  disabledAt: "2026-11-22T03:14:00.000Z",
+  disabledReason: "The endpoint answered 410 Gone.",
+  event: "sales_order_validated",
+  url: "https://erp.example.com/hooks/orders",
+  createdAt: "2026-11-21T10:00:00.000Z",
+  rotatedAt: null,
+  signature: "hmac",
+  publicKey: null,
+  previousSecretUntil: null,
+  description: "ERP order import",
+  headerNames: ["Authorization"],
+  rateLimit: 50,
+} as const;
 
 export const Subscription = {
   type: "object",
   description: "A subscription of this client to one event, delivered to one URL.",
+  examples: [disabledSubscriptionExample],
   required: [...subscriptionRequired],
   properties: subscriptionProperties,
   additionalProperties: false,
@@ -95,10 +138,14 @@ export const Delivery = {
       enum: [...EVENTS, ...SUBSCRIPTION_EVENT_NAMES],
       description: "The event; `webhook_test` for a test asked with `POST /webhooks/{id}/test`.",
     },
-    status: { enum: [...DELIVERY_STATUSES] },
+    status: {
+      enum: [...DELIVERY_STATUSES],
+      description:
+        "`pending`: queued or being retried; `cancelled`: kept in the log, never sent (its client lost the grant, or the subscription was disabled; a recovery queues it again).",
+    },
     nextAttemptAt: {
       ...nullableTimestamp,
-      description: "When it is tried next; null once it succeeded, failed or was refused.",
+      description: "When it is tried next; null once it succeeded, failed, was refused or cancelled.",
     },
     createdAt: timestamp,
     payload: { description: "The request body, as sent." },
@@ -106,8 +153,25 @@ export const Delivery = {
       type: "array",
       items: {
         type: "object",
-        required: ["attemptedAt", "statusCode", "error", "durationMs"],
+        required: [
+          "number",
+          "trigger",
+          "attemptedAt",
+          "statusCode",
+          "error",
+          "durationMs",
+          "responseHeaders",
+          "responseBody",
+          "responseBodyTruncated",
+          "pausedUntil",
+        ],
         properties: {
+          number: { type: "integer", minimum: 1, description: "1 for the delivery's first attempt, 2 for the next..." },
+          trigger: {
+            enum: [...ATTEMPT_TRIGGERS],
+            description:
+              "Why it was made: the delivery's first (`scheduled`; `test` for a test event), after a failed one (`retry`), or asked for again (`redelivery`, `recovery`).",
+          },
           attemptedAt: timestamp,
           statusCode: {
             type: ["integer", "null"],
@@ -115,6 +179,22 @@ export const Delivery = {
           },
           error: { type: ["string", "null"] },
           durationMs: { type: "number", minimum: 0 },
+          responseHeaders: {
+            type: ["object", "null"],
+            additionalProperties: { type: "string" },
+            maxProperties: RESPONSE_HEADERS_MAX,
+            description: `The answer's headers (lower-case names), at most ${RESPONSE_HEADERS_MAX} in ${RESPONSE_HEADERS_MAX_BYTES} bytes, without \`set-cookie\` and the hop-by-hop ones (\`connection\`, \`keep-alive\`...); null when there was no answer.`,
+          },
+          responseBody: {
+            type: ["string", "null"],
+            description: `The first ${RESPONSE_BODY_MAX_BYTES} bytes of the answer's body, as UTF-8 text; null when there was no answer. The request's \`X-WEBHOOK-KEY\` values are replaced by \`${REDACTED}\` wherever they appear.`,
+          },
+          responseBodyTruncated: { type: "boolean", description: "The body was longer than `responseBody`." },
+          pausedUntil: {
+            ...nullableTimestamp,
+            description:
+              "The answer was a 429 or 503 whose `Retry-After` was honoured: nothing is sent to this endpoint before this time, and the attempt spent no retry.",
+          },
         },
         additionalProperties: false,
       },

@@ -2,8 +2,10 @@
  * Group commit of attempt outcomes: the attempts that end within LINGER_MS of each other (or
  * while a write is under way) are recorded together — their attempt rows and delivery states in
  * one statement, their subscriptions' health figures in one more — instead of a statement, and
- * a transaction, or two per attempt. A failure is written at once (no linger): it may pause or
- * disable its endpoint.
+ * a transaction, or two per attempt. A failure is written at once (no linger): it may pause its
+ * endpoint or disable its subscription. A batch in which a delivery gives up after its whole
+ * schedule is written in one transaction with its `webhook_delivery_exhausted`
+ * (webhooks.operational-events.ts).
  *
  * Nothing is weaker for it: until its outcome is written a delivery stays claimed (its lease
  * runs), so nobody sends it again meanwhile; a batch that fails to write leaves its claims to
@@ -12,8 +14,11 @@
  */
 import type { Knex } from "knex";
 import type { Service } from "moleculer";
-import type { EndpointHealth, NotedAttempt } from "./webhooks.health";
-import * as repo from "./webhooks.repository";
+import type { SubscriptionHealth, NotedAttempt } from "./webhooks.subscription-health";
+import { recordAttempts, type AttemptRecord } from "./webhooks.attempts.repository";
+import type { ClaimedDelivery } from "./webhooks.deliveries.repository";
+import { announceExhausted, exhaustsSchedule } from "./webhooks.operational-events";
+import type { DeliveryUpdate } from "./webhooks.retry-policy";
 
 /**
  * How long the first outcome of a batch waits for others: far below the lease (twice the
@@ -25,8 +30,9 @@ const MAX_BATCH = 500;
 
 /** An attempt that ended: what to record of it, and what health reads from it. */
 export interface FinishedAttempt extends NotedAttempt {
-  delivery: repo.ClaimedDelivery;
-  next: repo.DeliveryUpdate;
+  delivery: ClaimedDelivery;
+  attempt: AttemptRecord;
+  next: DeliveryUpdate;
 }
 
 interface Queued extends FinishedAttempt {
@@ -36,7 +42,7 @@ interface Queued extends FinishedAttempt {
 export interface OutcomeRecorderOptions {
   db: Knex;
   logger: Service["logger"];
-  health: EndpointHealth;
+  health: SubscriptionHealth;
 }
 
 export class OutcomeRecorder {
@@ -55,7 +61,7 @@ export class OutcomeRecorder {
   record(finished: FinishedAttempt): Promise<void> {
     return new Promise((written) => {
       this.queue.push({ ...finished, written });
-      // A failure may pause or disable its endpoint: that is written at once, not after a linger.
+      // A failure may pause its endpoint or disable its subscription: that is written at once, not after a linger.
       const urgent = finished.verdict.kind !== "healthy" || this.queue.length >= MAX_BATCH;
       this.schedule(urgent ? 0 : LINGER_MS);
     });
@@ -104,10 +110,15 @@ export class OutcomeRecorder {
   private async write(batch: Queued[]): Promise<void> {
     if (batch.length === 0) return;
     try {
-      await repo.recordAttempts(
-        this.opts.db,
-        batch.map((f) => ({ claim: f.delivery, attempt: f.attempt, next: f.next })),
-      );
+      const recorded = batch.map((f) => ({ claim: f.delivery, attempt: f.attempt, next: f.next }));
+      const gaveUp = batch.filter(exhaustsSchedule);
+      if (gaveUp.length === 0) await recordAttempts(this.opts.db, recorded);
+      // Announced in the transaction that fails them: the event exists if and only if they failed.
+      else
+        await this.opts.db.transaction(async (trx) => {
+          await recordAttempts(trx, recorded);
+          await announceExhausted(trx, gaveUp);
+        });
     } catch (err) {
       // The leases run out and these deliveries are sent again: at least once, never lost.
       this.opts.logger.warn(

@@ -1,9 +1,16 @@
 /**
  * Validation schemas of the webhooks actions and their static types.
  */
-import { EVENTS, type EventName } from "../../shared/messaging/events";
+import {
+  EVENTS,
+  SUBSCRIPTION_EVENT_NAMES,
+  type DeliveredEventName,
+  type EventName,
+} from "../../shared/messaging/events";
 import { pageParams, type PageQuery } from "../../shared/http/paging";
-import { BIGINT_ID_MAX, optional, pathId } from "../../shared/http/params";
+import { BIGINT_ID_MAX, identifier, optional, pathId } from "../../shared/http/params";
+import { API_PREFIX } from "../../shared/http/responses";
+import { HEADER_NAME, HEADER_VALUE, MAX_CUSTOM_HEADERS, type HeaderChanges } from "./webhooks.custom-headers";
 import { SIGNATURE_SCHEMES, type SignatureScheme } from "./webhooks.signing";
 
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "refused", "cancelled"] as const;
@@ -28,7 +35,9 @@ export const subscribeParams = {
   event: {
     type: "enum",
     values: [...EVENTS],
-    messages: { enumValue: "Unknown event: GET /api/v1/webhooks/available lists the events you may subscribe to." },
+    messages: {
+      enumValue: `Unknown event: GET ${API_PREFIX}/webhooks/available lists the events you may subscribe to.`,
+    },
   },
   url: {
     type: "string",
@@ -61,20 +70,83 @@ export interface IdParams {
   id: number;
 }
 
-export const deliveriesParams = {
-  $$strict: true,
-  id,
+/** Whether the calendar has this day (the pattern lets 31 through in every month; Date would roll it over). */
+function isCalendarDay(text: string): boolean {
+  const [year, month, day] = text.slice(0, 10).split("-").map(Number);
+  return new Date(Date.UTC(2000, month - 1, day)).getUTCDate() === day && (month !== 2 || day < 29 || isLeap(year));
+}
+const isLeap = (year: number) => year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+
+const RFC_3339 =
+  /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,6})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
+
+/** RFC 3339 with a time zone, e.g. `2026-05-01T00:00:00Z`, on a day the calendar has. */
+const timestamp = (description: string) =>
+  ({
+    type: "string",
+    // 2026-05-01T00:00:00.000000+00:00, the longest the pattern takes.
+    max: 32,
+    pattern: RFC_3339,
+    custom: (value: unknown, errors: { type: string; actual: unknown }[]) => {
+      if (typeof value === "string" && RFC_3339.test(value) && !isCalendarDay(value))
+        errors.push({ type: "stringPattern", actual: value });
+      return value;
+    },
+    messages: { stringPattern: "Must be an RFC 3339 date-time with a time zone, e.g. 2026-05-01T00:00:00Z." },
+    jsonSchemaAlso: { format: "date-time", description },
+  }) as const;
+
+export const SEARCH_ORDERS = ["asc", "desc"] as const;
+export type SearchOrder = (typeof SEARCH_ORDERS)[number];
+const DELIVERED_EVENTS = [...EVENTS, ...SUBSCRIPTION_EVENT_NAMES];
+
+/** The filters of a delivery search (docs/webhooks.md, "Finding a delivery"), all combinable with the cursor. */
+const deliverySearchParams = {
+  order: optional({
+    type: "enum",
+    values: [...SEARCH_ORDERS],
+    messages: { enumValue: `Must be one of ${SEARCH_ORDERS.join(", ")}.` },
+    jsonSchemaAlso: {
+      default: "asc",
+      description: "`asc`: oldest first (by `createdAt`, then `id`); `desc`: newest first.",
+    },
+  }),
+  since: optional(timestamp("Only deliveries created at or after this time.")),
+  until: optional(timestamp("Only deliveries created before this time.")),
+  event: optional({
+    type: "enum",
+    values: DELIVERED_EVENTS,
+    messages: { enumValue: "Must be an event name (GET /api/v1/webhooks/available lists them)." },
+    jsonSchemaAlso: { description: "Only deliveries of this event (`webhook_test` for tests)." },
+  }),
   status: optional({
     type: "enum",
     values: [...DELIVERY_STATUSES],
     messages: { enumValue: `Must be one of ${DELIVERY_STATUSES.join(", ")}.` },
   }),
+  webhookId: optional({
+    ...identifier(100),
+    jsonSchemaAlso: { description: "Only the delivery with this `webhook-id` (`msg_…`), as its receiver logged it." },
+  }),
   ...pageParams,
 } as const;
-export interface DeliveriesParams extends PageQuery {
-  id: number;
+export interface DeliverySearchParams extends PageQuery {
+  order?: SearchOrder;
+  since?: string;
+  until?: string;
+  event?: DeliveredEventName;
   status?: DeliveryStatus;
+  webhookId?: string;
 }
+
+export const deliveriesParams = { $$strict: true, id, ...deliverySearchParams } as const;
+export interface DeliveriesParams extends DeliverySearchParams {
+  id: number;
+}
+
+/** The same search across every subscription of the caller. */
+export const allDeliveriesParams = { $$strict: true, ...deliverySearchParams } as const;
+export type AllDeliveriesParams = DeliverySearchParams;
 
 /** Delivery ids are `bigint`: up to 2^53−1 (shared/http/params.ts). */
 export const redeliverParams = { $$strict: true, id, deliveryId: pathId("delivery", BIGINT_ID_MAX) } as const;
@@ -95,15 +167,51 @@ export interface RotateParams {
   signature?: SignatureScheme;
 }
 
-/** RFC 3339 with a time zone, e.g. `2026-05-01T00:00:00Z`. */
-const timestamp = (description: string) =>
-  ({
+/**
+ * PATCH /webhooks/{id}: each field given is changed, at least one (checked by the action, naming
+ * the body). `headers` is a change, not the whole set: a value sets a header, `null` removes it;
+ * reserved names and the limit of 10 are checked by the action (webhooks.custom-headers.ts).
+ */
+export const updateParams = {
+  $$strict: true,
+  id,
+  url: optional(subscribeParams.url),
+  description: {
     type: "string",
-    pattern:
-      /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,6})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/,
-    messages: { stringPattern: "Must be an RFC 3339 date-time with a time zone, e.g. 2026-05-01T00:00:00Z." },
-    jsonSchemaAlso: { format: "date-time", description },
-  }) as const;
+    trim: true,
+    max: 500,
+    optional: true,
+    nullable: true,
+    jsonSchemaAlso: { description: "What this subscription is for, shown with it; `null` clears it." },
+  },
+  headers: optional({
+    type: "record",
+    key: { type: "string", min: 1, max: 100, pattern: HEADER_NAME },
+    value: { type: "string", min: 1, max: 1000, pattern: HEADER_VALUE, nullable: true },
+    jsonSchemaAlso: {
+      description: `Custom request headers sent with every delivery: a value sets one, \`null\` removes it, the others stay. At most ${MAX_CUSTOM_HEADERS}; names this service sets itself (\`webhook-*\`, \`X-WEBHOOK-*\`, \`Content-Type\`, \`User-Agent\`, trace headers) and hop-by-hop or framing ones (\`Connection\`, \`Host\`, \`Content-Length\`...) are refused. The values are stored encrypted and never shown again.`,
+    },
+  }),
+  rateLimit: {
+    type: "number",
+    integer: true,
+    min: 1,
+    max: 1000,
+    optional: true,
+    nullable: true,
+    jsonSchemaAlso: {
+      description:
+        "Deliveries per second this subscription's endpoint accepts, held across every webhooks process; `null` for no limit.",
+    },
+  },
+} as const;
+export interface UpdateParams {
+  id: number;
+  url?: string;
+  description?: string | null;
+  headers?: HeaderChanges;
+  rateLimit?: number | null;
+}
 
 export const recoverParams = {
   $$strict: true,

@@ -8,8 +8,13 @@
  */
 import type { Knex } from "knex";
 import type { Service } from "moleculer";
-import { WakeableSleep } from "../../shared/wakeable-sleep";
-import * as repo from "./webhooks.repository";
+import { AT_ONCE, PollingLoop } from "../../shared/polling-loop";
+import {
+  claimRecovery,
+  recoverNextBatch,
+  type RecoveryRequest,
+  type RecoveryRow,
+} from "./webhooks.recoveries.repository";
 
 /** Deliveries looked at per transaction: short enough to hold no lock for long. */
 const BATCH = 500;
@@ -25,48 +30,41 @@ export interface RecovererOptions {
 }
 
 export class Recoverer {
-  private running = false;
-  private loop: Promise<void> | null = null;
-  private readonly sleep = new WakeableSleep();
+  private readonly loop = new PollingLoop({ round: () => this.round() });
 
   constructor(private readonly opts: RecovererOptions) {}
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = this.run();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.running = false;
-    this.sleep.wake();
-    await this.loop;
+    await this.loop.stop();
   }
 
   /** A recovery was asked for: look now rather than at the next round. */
   wake(): void {
-    this.sleep.wake();
+    this.loop.wake();
   }
 
-  private async run(): Promise<void> {
-    while (this.running) {
-      try {
-        const claimed = await repo.claimRecovery(this.opts.db, LEASE_MS);
-        if (claimed) {
-          await this.work(claimed);
-          continue;
-        }
-      } catch (err) {
-        this.opts.logger.warn(`Webhook recovery: will try again: ${(err as Error).message}`);
+  /** Works on one recovery if there is one, and then looks for the next at once. */
+  private async round(): Promise<number | typeof AT_ONCE> {
+    try {
+      const claimed = await claimRecovery(this.opts.db, LEASE_MS);
+      if (claimed) {
+        await this.work(claimed);
+        return AT_ONCE;
       }
-      if (this.running) await this.sleep.sleep(this.opts.intervalMs);
+    } catch (err) {
+      this.opts.logger.warn(`Webhook recovery: will try again: ${(err as Error).message}`);
     }
+    return this.opts.intervalMs;
   }
 
   /** Batch after batch until the window is done, the claim is lost, or the process stops (the lease then hands it on). */
-  private async work(recovery: repo.RecoveryRow): Promise<void> {
-    while (this.running) {
-      const step = await repo.recoverNextBatch(this.opts.db, recovery, BATCH, LEASE_MS);
+  private async work(recovery: RecoveryRow): Promise<void> {
+    while (this.loop.running) {
+      const step = await recoverNextBatch(this.opts.db, recovery, BATCH, LEASE_MS);
       if (!step) return;
       if (step.queued > 0) this.opts.queued();
       if (step.done) {
@@ -81,7 +79,7 @@ export class Recoverer {
 }
 
 /** Whether an unfinished recovery is the one this request asks for (then it is answered again). */
-export function sameRecoveryRequest(row: repo.RecoveryRow, asked: repo.RecoveryRequest): boolean {
+export function sameRecoveryRequest(row: RecoveryRow, asked: RecoveryRequest): boolean {
   return (
     row.since.getTime() === asked.since.getTime() &&
     (row.requested_until?.getTime() ?? null) === (asked.until?.getTime() ?? null) &&

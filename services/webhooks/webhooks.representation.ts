@@ -1,14 +1,11 @@
-/** The JSON shapes of the webhooks service, as its endpoints return them. */
+/** The JSON shapes of the webhooks service, as its API answers them. */
 import type { DeliveredEventName, EventName } from "../../shared/messaging/events";
 import type { DeliveryStatus } from "./webhooks.params";
-import type {
-  AttemptRow,
-  DeliveryRow,
-  RecoveryRow,
-  RecoveryStatus,
-  SubscriptionRow,
-  SubscriptionStatus,
-} from "./webhooks.repository";
+import type { AttemptRow } from "./webhooks.attempts.repository";
+import type { AttemptTrigger } from "./webhooks.deliveries.repository";
+import type { DeliveryRow } from "./webhooks.deliveries.repository";
+import type { RecoveryRow, RecoveryStatus } from "./webhooks.recoveries.repository";
+import type { SubscriptionRow, SubscriptionStatus } from "./webhooks.subscriptions.repository";
 import type { SignatureScheme } from "./webhooks.signing";
 
 export interface WebhookEvent {
@@ -32,6 +29,11 @@ export interface Subscription {
   publicKey: string | null;
   /** Until when the key and secret the last rotation replaced still sign beside the new ones; null when they no longer do. */
   previousSecretUntil: string | null;
+  description: string | null;
+  /** The custom headers sent with every delivery, by name: their values are never shown again. */
+  headerNames: string[];
+  /** Deliveries per second its endpoint accepts; null for no limit. */
+  rateLimit: number | null;
 }
 
 /** Only when subscribing for the first time and when rotating: the one chance to read them. */
@@ -43,11 +45,22 @@ export interface SubscriptionWithSecrets extends Subscription {
 }
 
 export interface Attempt {
+  /** 1 for the delivery's first attempt, 2 for the next... */
+  number: number;
+  /** Why it was made: the delivery's first (`scheduled`, `test`), after a failure (`retry`), or asked for again. */
+  trigger: AttemptTrigger;
   attemptedAt: string;
   /** The receiver's HTTP status; null when it gave none (see `error`). */
   statusCode: number | null;
   error: string | null;
   durationMs: number;
+  /** Its answer's headers, bounded (webhooks.response-capture.ts); null when it gave no answer. */
+  responseHeaders: Record<string, string> | null;
+  /** The start of its answer's body as text; null when it gave no answer. */
+  responseBody: string | null;
+  responseBodyTruncated: boolean;
+  /** Its answer was a honoured Retry-After: no attempt to its endpoint before this time. */
+  pausedUntil: string | null;
 }
 
 export interface Delivery {
@@ -78,6 +91,9 @@ export function presentSubscription(row: SubscriptionRow): Subscription {
     publicKey: row.public_key,
     previousSecretUntil:
       row.previous_until && row.previous_until.getTime() > Date.now() ? row.previous_until.toISOString() : null,
+    description: row.description,
+    headerNames: row.header_names,
+    rateLimit: row.rate_limit,
   };
 }
 
@@ -85,12 +101,19 @@ export function presentWithSecrets(row: SubscriptionRow): SubscriptionWithSecret
   return { ...presentSubscription(row), key: row.key, secret: row.secret };
 }
 
-function presentAttempt(row: AttemptRow): Attempt {
+/** `index`: its place among the delivery's attempts, oldest first (they are pruned only with it). */
+function presentAttempt(row: AttemptRow, index: number): Attempt {
   return {
+    number: index + 1,
+    trigger: row.trigger,
     attemptedAt: row.attempted_at.toISOString(),
     statusCode: row.status_code,
     error: row.error,
     durationMs: row.duration_ms,
+    responseHeaders: row.response_headers,
+    responseBody: row.response_body,
+    responseBodyTruncated: row.response_body_truncated,
+    pausedUntil: row.paused_until?.toISOString() ?? null,
   };
 }
 

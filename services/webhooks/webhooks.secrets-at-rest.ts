@@ -17,6 +17,8 @@ export const SEALED_COLUMNS = [
   "previous_secret",
   "previous_signing_key",
   "signing_key",
+  // The custom headers' values, one sealed JSON object (webhooks.custom-headers.ts).
+  "headers",
 ] as const;
 
 type StoredSecrets = { id: number } & Record<string, string | null>;
@@ -32,11 +34,11 @@ export async function rewriteStoredSecrets(
 ): Promise<number> {
   let changed = 0;
   for (let after = 0; ;) {
-    const rows = (await db("webhooks.subscriptions")
+    const rows = await db("webhooks.subscriptions")
       .where("id", ">", after)
       .orderBy("id")
       .limit(PAGE)
-      .select("id", ...columns)) as StoredSecrets[];
+      .select<StoredSecrets[]>("id", ...columns);
     if (rows.length === 0) return changed;
     for (const { id, ...stored } of rows) {
       const next = Object.fromEntries(

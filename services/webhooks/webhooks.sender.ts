@@ -4,11 +4,13 @@
  * was checked (webhooks.pinned-agents.ts), and says what happened. The time-out covers the
  * whole attempt, DNS included: a resolver that hangs ends as a `timeout`. It never throws.
  */
+import type { Readable } from "node:stream";
 import axios, { type AxiosError } from "axios";
 import { productUserAgent } from "../../shared/product";
 import type { SecretBox } from "../../shared/security/secret-box";
 import { traceHeaders } from "../../shared/observability/tracing";
 import { agentsFor } from "./webhooks.pinned-agents";
+import { keptBody, keptHeaders, readBodyStart, type CapturedResponse } from "./webhooks.response-capture";
 import { signatureHeader } from "./webhooks.signing";
 import { checkTarget } from "./webhooks.url-policy";
 
@@ -22,6 +24,8 @@ export interface OutgoingWebhook {
   signingKey?: string | null;
   /** What a rotation replaced, sealed, while its overlap lasts; absent or null otherwise (webhooks.signing.ts). */
   previous?: { key: string; secret: string; signingKey?: string | null } | null;
+  /** The subscription's custom headers as one JSON object, sealed (webhooks.custom-headers.ts); absent or null when none. */
+  customHeaders?: string | null;
   webhookId: string;
   /** The exact JSON text to send. */
   body: string;
@@ -38,10 +42,10 @@ export interface SenderOptions {
 }
 
 export type AttemptOutcome =
-  /** The receiver answered 2xx. */
-  | { kind: "delivered"; statusCode: number; durationMs: number }
-  /** The receiver answered something else; `retryAfter` is its Retry-After header, if any (webhooks.health.ts). */
-  | { kind: "rejected"; statusCode: number; durationMs: number; retryAfter?: string }
+  /** The receiver answered 2xx; `response` is what of its answer is kept (webhooks.response-capture.ts). */
+  | { kind: "delivered"; statusCode: number; durationMs: number; response?: CapturedResponse }
+  /** The receiver answered something else; `retryAfter` is its Retry-After header, if any (webhooks.retry-policy.ts). */
+  | { kind: "rejected"; statusCode: number; durationMs: number; retryAfter?: string; response?: CapturedResponse }
   /** No answer within the time-out. */
   | { kind: "timeout"; error: string; durationMs: number }
   /** No answer: connection refused or reset, name did not resolve, TLS failed. */
@@ -57,6 +61,8 @@ export type AttemptOutcome =
 export function webhookHeaders(w: OutgoingWebhook, now: Date = new Date()): Record<string, string> {
   const timestamp = Math.floor(now.getTime() / 1000);
   return {
+    // First, so nothing of ours could be replaced (reserved names are refused anyway).
+    ...(w.customHeaders ? (JSON.parse(w.customHeaders) as Record<string, string>) : {}),
     "Content-Type": "application/json",
     "User-Agent": productUserAgent(),
     "X-WEBHOOK-EVENT": w.event,
@@ -84,6 +90,12 @@ function retryAfterOf(headers: Record<string, unknown>): { retryAfter?: string }
   return typeof value === "string" ? { retryAfter: value } : {};
 }
 
+/** axios hands its own headers object; as plain name → value, in the order received. */
+function headersOf(headers: unknown): Record<string, unknown> {
+  const h = headers as { toJSON?: () => Record<string, unknown> } & Record<string, unknown>;
+  return typeof h.toJSON === "function" ? h.toJSON() : { ...h };
+}
+
 const TIMED_OUT = Symbol("timed out");
 
 /** `work`'s result, or TIMED_OUT once `deadline` fires first (the work itself is left to finish). */
@@ -104,6 +116,7 @@ function opened(w: OutgoingWebhook, secrets: SenderOptions["secrets"]): Outgoing
       key: secrets.open(w.key),
       secret: secrets.open(w.secret),
       signingKey: open(w.signingKey),
+      customHeaders: open(w.customHeaders),
       previous: w.previous && {
         key: secrets.open(w.previous.key),
         secret: secrets.open(w.previous.secret),
@@ -146,12 +159,25 @@ export async function sendWebhook(stored: OutgoingWebhook, opts: SenderOptions):
       ...agentsFor(target.addresses[0]),
       proxy: false,
     });
-    // Only the status matters; the body is discarded so the connection can be reused.
-    (response.data as NodeJS.ReadableStream).resume();
+    // The keys this request carried in clear: never kept, even when the receiver echoes them.
+    const sentSecrets = [w.key, w.previous?.key ?? ""];
+    const rawHeaders = headersOf(response.headers);
+    // The start of the body is kept; the rest is drained unread so the connection can be reused.
+    const start = await readBodyStart(response.data as Readable, sentSecrets);
+    const captured = {
+      headers: keptHeaders(rawHeaders, sentSecrets),
+      ...keptBody(start.bytes, start.complete, sentSecrets),
+    };
     const statusCode = response.status;
     return statusCode >= 200 && statusCode < 300
-      ? { kind: "delivered", statusCode, durationMs: elapsed() }
-      : { kind: "rejected", statusCode, durationMs: elapsed(), ...retryAfterOf(response.headers) };
+      ? { kind: "delivered", statusCode, durationMs: elapsed(), response: captured }
+      : {
+          kind: "rejected",
+          statusCode,
+          durationMs: elapsed(),
+          ...retryAfterOf(rawHeaders),
+          response: captured,
+        };
   } catch (err) {
     return failureOf(err, opts.timeoutMs, elapsed());
   }

@@ -8,7 +8,8 @@ import type { Knex } from "knex";
 import { TEST_EVENT } from "../../shared/messaging/events";
 import { currentRequestId } from "../../shared/observability/request-context";
 import { currentTraceparent } from "../../shared/observability/tracing";
-import * as repo from "./webhooks.repository";
+import { insertSubscriptionEvent } from "./webhooks.deliveries.repository";
+import type { SubscriptionRow } from "./webhooks.subscriptions.repository";
 
 /** The body of a test event: what it is for, and which subscription asked for it. */
 export interface TestEventBody {
@@ -20,7 +21,7 @@ export interface TestEventBody {
   requestedAt: string;
 }
 
-export function testEventBody(subscription: repo.SubscriptionRow, requestedAt: Date): TestEventBody {
+export function testEventBody(subscription: SubscriptionRow, requestedAt: Date): TestEventBody {
   return {
     test: true,
     subscriptionId: subscription.id,
@@ -30,11 +31,17 @@ export function testEventBody(subscription: repo.SubscriptionRow, requestedAt: D
   };
 }
 
-/** Queues a test delivery to this subscription; returns the delivery's id. */
-export async function queueTestEvent(db: Knex, subscription: repo.SubscriptionRow): Promise<number> {
-  return repo.insertSubscriptionEvent(db, {
-    // Unique like a domain event's `<schema>-<outbox id>`, and never mistaken for one.
-    id: `${TEST_EVENT}-${randomUUID()}`,
+/**
+ * How the id of an event about a subscription starts: `<event>-`, then a UUID. Unique like a
+ * domain event's `<schema>-<outbox id>`, and never mistaken for one — which is how a search tells
+ * a subscription's tests from its own event (webhooks.delivery-search.ts).
+ */
+export const subscriptionEventIdPrefix = (event: string): string => `${event}-`;
+
+/** Queues a test delivery to this subscription (the caller holds it active); returns the delivery's id. */
+export async function queueTestEvent(db: Knex, subscription: SubscriptionRow): Promise<number> {
+  return insertSubscriptionEvent(db, {
+    id: `${subscriptionEventIdPrefix(TEST_EVENT)}${randomUUID()}`,
     event: TEST_EVENT,
     subscription,
     body: JSON.stringify(testEventBody(subscription, new Date())),

@@ -22,6 +22,8 @@ export interface Config {
   namespace: string;
   services: ServiceName[];
   transporter: string | null;
+  /** JETSTREAM_REPLICAS: "auto" fits the NATS cluster (shared/messaging/jetstream-streams.ts). */
+  jetstreamReplicas: "auto" | number;
   databaseUrl: string;
   databasePoolMax: number;
   migrateOnStart: boolean;
@@ -42,6 +44,8 @@ export interface Config {
   /** METRICS_ON_PUBLIC_PORT */
   metricsOnPublicPort: boolean;
   outboxRelayIntervalMs: number;
+  /** OUTBOX_STALLED_AFTER */
+  outboxStalledAfterMs: number;
   /** SECRETS_ENCRYPTION_KEYS, parsed; shared/security/secrets-keyring.ts decides what an empty list means. */
   secretsEncryptionKeys: EncryptionKey[];
   webhooks: {
@@ -121,6 +125,7 @@ function expectation(name: VariableName, errorType: string): string {
   if (name === "TRUST_PROXY") return "comma-separated IP addresses or CIDR ranges (10.0.0.0/8)";
   if (errorType === "stringEnum" && rule?.enum) return `one of ${rule.enum.join(", ")}`;
   if (name === "NAMESPACE") return "1 to 64 of A-Z a-z 0-9 _ -";
+  if (name === "JETSTREAM_REPLICAS") return "auto, or a number of replicas from 1 to 5";
   if (name === "OTEL_EXPORTER_OTLP_ENDPOINT")
     return "nothing, or an http:// or https:// URL such as http://collector:4318";
   if (errorType === "stringPattern" && (VARIABLES[name] as Variable).rule?.pattern === DURATION_PATTERN)
@@ -202,6 +207,7 @@ export function loadConfig(
     namespace: String(raw.NAMESPACE),
     services: services as ServiceName[],
     transporter,
+    jetstreamReplicas: raw.JETSTREAM_REPLICAS === "auto" ? "auto" : Number(raw.JETSTREAM_REPLICAS),
     databaseUrl,
     databasePoolMax: raw.DATABASE_POOL_MAX as number,
     migrateOnStart: raw.MIGRATE_ON_START as boolean,
@@ -219,6 +225,7 @@ export function loadConfig(
     readinessCheckTimeoutMs: raw.READINESS_CHECK_TIMEOUT_MS as number,
     metricsOnPublicPort: raw.METRICS_ON_PUBLIC_PORT as boolean,
     outboxRelayIntervalMs: raw.OUTBOX_RELAY_INTERVAL_MS as number,
+    outboxStalledAfterMs: durationMs(String(raw.OUTBOX_STALLED_AFTER)),
     secretsEncryptionKeys: secrets.keys,
     webhooks: {
       allowInsecureTargets: raw.WEBHOOK_ALLOW_INSECURE_TARGETS as boolean,

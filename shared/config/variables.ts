@@ -51,7 +51,15 @@ export const VARIABLES = {
   TRANSPORTER: {
     type: "string",
     default: "",
-    description: "Empty for one process (embedded); nats://host:4222 for the distributed mode.",
+    description:
+      "Empty for one process (embedded); nats://host:4222 for the distributed mode, or the servers of a NATS cluster separated by commas (nats://nats-0:4222,nats://nats-1:4222,nats://nats-2:4222): a process connects to any that answers.",
+  },
+  JETSTREAM_REPLICAS: {
+    type: "string",
+    default: "auto",
+    description:
+      "Replicas of each JetStream stream (and its consumers): auto is 3 on a NATS cluster (fewer when the cluster has fewer JetStream servers) and 1 on a single server; 1 to 5 asks for exactly that many. A stream that exists with another count is updated at start.",
+    rule: { pattern: /^(auto|[1-5])$/ },
   },
   DATABASE_URL: {
     type: "string",
@@ -111,7 +119,7 @@ export const VARIABLES = {
     type: "integer",
     default: "20",
     description:
-      "Failed authentications a minute allowed per source address, and per presented key prefix, before the gateway answers 429 without looking keys up; 0 disables.",
+      "Failed authentications a minute allowed per source address, and per presented key prefix, before the gateway answers 429 without looking keys up (a key that exists is still looked up and served); 0 disables.",
     rule: { min: 0 },
   },
   TRUST_PROXY: {
@@ -144,7 +152,7 @@ export const VARIABLES = {
     type: "integer",
     default: "1500",
     description:
-      "How long /readyz waits for each service's database check before naming it timeout; keep it under the probe's own time-out (3 s in the manifests). Raise both on a busy machine: a slow check is not a failed database.",
+      "How long /readyz waits for each of a service's checks (its database, its events) before giving up on it (the database reads timeout); keep it under the probe's own time-out (3 s in the manifests). Raise both on a busy machine: a slow check is not a failed database.",
     rule: { min: 100 },
   },
   METRICS_ON_PUBLIC_PORT: {
@@ -158,6 +166,13 @@ export const VARIABLES = {
     default: "200",
     description: "How often each outbox relay looks for unsent events.",
     rule: { min: 10 },
+  },
+  OUTBOX_STALLED_AFTER: {
+    type: "string",
+    default: "30s",
+    description:
+      "/readyz of a process with an outbox (orders, references, webhooks) fails once its publishing has failed this long, or its oldest unpublished event is this old; a duration such as 30s, 2m.",
+    rule: { pattern: DURATION_PATTERN },
   },
   SECRETS_ENCRYPTION_KEYS: {
     type: "list",

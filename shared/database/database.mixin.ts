@@ -39,8 +39,23 @@ interface ProbeMemo {
 /** While the database stays unreachable, its log line is repeated at most this often. */
 const UNAVAILABLE_LOG_INTERVAL_MS = 60_000;
 
+/** What the mixin keeps on the service beside its handle. */
+interface DatabaseMixinVars {
+  db: Knex;
+  probeMemo: ProbeMemo;
+  /** When "database unreachable" was last logged. */
+  unavailableLoggedAt?: number;
+}
+
+// The settings stay moleculer's own type: a mixin must fit any service's schema (each reads its StorageSettings).
+type DatabaseMixinSchema = ServiceSchema<
+  ServiceSettingSchema,
+  Pick<DatabaseService, "migrationsCurrent"> & DatabaseServiceProbes,
+  DatabaseMixinVars
+>;
+
 export function databaseMixin(schema: string, migrations: Migration[]): Partial<ServiceSchema> {
-  return {
+  const mixin: Partial<DatabaseMixinSchema> = {
     hooks: {
       error: {
         // Every action of a database service: an unreachable database is a 503 to retry, not an unknown 500.
@@ -49,9 +64,9 @@ export function databaseMixin(schema: string, migrations: Migration[]): Partial<
           const now = Date.now();
           if (now - (this.unavailableLoggedAt ?? 0) >= UNAVAILABLE_LOG_INTERVAL_MS) {
             this.unavailableLoggedAt = now;
-            const e = err as { code?: unknown; message?: unknown };
+            const { code = "", message = "" } = err as { code?: string; message?: string };
             this.logger.error(
-              `database unreachable (${String(e.code ?? "")} ${String(e.message ?? "")}): answering 503 with Retry-After until it answers`,
+              `database unreachable (${code} ${message}): answering 503 with Retry-After until it answers`,
             );
           }
           throw databaseUnavailable();
@@ -72,7 +87,7 @@ export function databaseMixin(schema: string, migrations: Migration[]): Partial<
       },
       /** This service's part of /readyz: its database answers and its migrations are applied. */
       async readinessChecks(): ReturnType<DatabaseServiceProbes["readinessChecks"]> {
-        const memo = this.probeMemo as ProbeMemo;
+        const memo = this.probeMemo;
         try {
           await this.db.raw("select 1");
         } catch {
@@ -84,11 +99,13 @@ export function databaseMixin(schema: string, migrations: Migration[]): Partial<
       },
       /** Outbox lag for /metrics; null when this schema keeps no outbox. */
       async outboxLag(): ReturnType<DatabaseServiceProbes["outboxLag"]> {
-        const memo = this.probeMemo as ProbeMemo;
+        const memo = this.probeMemo;
         const hasOutbox = memo.hasOutbox ?? (await this.db.schema.withSchema(schema).hasTable("outbox"));
         if (memo.migrationsCurrent) memo.hasOutbox = hasOutbox;
         return hasOutbox ? outboxLagSeconds(this.db, schema) : null;
       },
     },
   };
+  // A mixin is typed as any service's schema, whose `this` moleculer cannot know: widened once, here.
+  return mixin as unknown as Partial<ServiceSchema>;
 }

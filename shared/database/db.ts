@@ -148,9 +148,9 @@ export interface Migration {
 
 function migrationSource(migrations: Migration[]): Knex.MigrationSource<Migration> {
   return {
-    getMigrations: async () => migrations,
+    getMigrations: () => Promise.resolve(migrations),
     getMigrationName: (m) => m.name,
-    getMigration: async (m) => m,
+    getMigration: (m) => Promise.resolve(m),
   };
 }
 

@@ -9,7 +9,7 @@
 import type { Knex } from "knex";
 import type { Service } from "moleculer";
 import type { Db } from "./db";
-import { WakeableSleep } from "../wakeable-sleep";
+import { PollingLoop } from "../polling-loop";
 
 /** Creates `<schema>.job_runs`; call from a migration of the service that runs jobs. */
 export async function createJobRunsTable(knex: Knex, schema: string): Promise<void> {
@@ -81,44 +81,41 @@ export async function pruneInBatches(
 const LONGEST_CHECK_MS = 60_000;
 
 export class PeriodicJob {
-  private running = false;
-  private loop: Promise<void> | null = null;
-  private readonly sleep = new WakeableSleep();
+  private readonly loop = new PollingLoop({ round: () => this.round() });
+  /** Once `ready()` said yes: it is not asked again. */
+  private ready = false;
 
   constructor(private readonly opts: PeriodicJobOptions) {}
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.loop = this.repeat();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.running = false;
-    this.sleep.wake();
-    await this.loop;
+    await this.loop.stop();
   }
 
   /** Runs the job if this interval's run is still unclaimed; true when it ran here. Exposed for tests. */
   async runIfDue(): Promise<boolean> {
     const { db, schema, job, everyMs } = this.opts;
     if (!(await claimJobRun(db, schema, job, everyMs))) return false;
-    await this.opts.run(() => this.running);
+    await this.opts.run(() => this.loop.running);
     return true;
   }
 
-  private async repeat(): Promise<void> {
-    while (this.running && this.opts.ready && !this.opts.ready()) await this.sleep.sleep(NOT_READY_PAUSE_MS);
-    while (this.running) {
-      try {
-        await this.runIfDue();
-      } catch (err) {
-        // The next interval tries again; what was pruned stays pruned.
-        this.opts.logger.warn(
-          `${this.opts.job} in "${this.opts.schema}" failed, will run again next interval: ${(err as Error).message}`,
-        );
-      }
-      if (this.running) await this.sleep.sleep(Math.min(this.opts.everyMs, LONGEST_CHECK_MS));
+  private async round(): Promise<number> {
+    if (!this.ready) {
+      if (this.opts.ready && !this.opts.ready()) return NOT_READY_PAUSE_MS;
+      this.ready = true;
     }
+    try {
+      await this.runIfDue();
+    } catch (err) {
+      // The next interval tries again; what was pruned stays pruned.
+      this.opts.logger.warn(
+        `${this.opts.job} in "${this.opts.schema}" failed, will run again next interval: ${(err as Error).message}`,
+      );
+    }
+    return Math.min(this.opts.everyMs, LONGEST_CHECK_MS);
   }
 }

@@ -16,7 +16,7 @@ export const MAX_PAGE_BYTES = 512 * 1024;
 export const pageParams = {
   limit: {
     ...optional(queryInteger(1, MAX_LIMIT)),
-    jsonSchema: { type: "integer", minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
+    jsonSchema: { type: "integer", format: "int32", minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
   },
   cursor: optional({
     type: "string",
@@ -28,7 +28,10 @@ export const pageParams = {
         errors.push({ type: "cursor", actual: value, message: NOT_OURS });
       return value;
     },
-    jsonSchemaAlso: { description: 'Opaque: the `cursor` of a `Link: rel="next"` URL, as given.' },
+    jsonSchemaAlso: {
+      pattern: "^[A-Za-z0-9_-]+$",
+      description: 'Opaque: the `cursor` of a `Link: rel="next"` URL, as given.',
+    },
   }),
 };
 

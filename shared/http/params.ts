@@ -7,6 +7,11 @@
  *   represented exactly in JSON numbers, and the sequence will not reach them). In a path, an id
  *   outside this grammar names nothing: 404. In a JSON body an id is a JSON integer in range
  *   (`1.0` and `1e0` are the same JSON number as `1`, so they are the same id); a string is 422.
+ * - An id named in a string (a partner's `internalReferenceId: "12"`) is the same canonical
+ *   digits, never trimmed or otherwise read into one: `" 12"`, `"012"` name nothing.
+ * - An identifier given as a string (an external id, a code, a reference) is compared as sent:
+ *   whitespace at either end is refused (422 naming the field), never trimmed away, so one
+ *   identifier has one spelling. Names and addresses, which are not compared, are trimmed.
  * - An optional field is one that may be left out: `null` is refused (422), unlike
  *   fastest-validator's own `optional`, which lets `null` through.
  *
@@ -45,6 +50,7 @@ export function isId(value: unknown, max = INT_ID_MAX): value is number {
 function idSchema(max: number): Rule {
   return {
     type: "integer",
+    format: max <= INT_ID_MAX ? "int32" : "int64",
     minimum: 1,
     maximum: max,
     description: `Decimal digits only (no sign, leading zero, space or exponent), 1 to ${max}.`,
@@ -75,6 +81,89 @@ export function idList(maxItems: number, max = INT_ID_MAX): Rule & Typed<number[
 }
 
 /**
+ * The canonical decimal spellings of 1 … max as one regular expression (the JSON Schema of an id
+ * in a string must say its range, and a pattern is all JSON Schema has for strings): the shorter
+ * lengths whole, then at max's length each prefix of max followed by a smaller digit, and max.
+ */
+export function idDigitsPattern(max = INT_ID_MAX): string {
+  const digits = String(max);
+  const branches: string[] = [];
+  if (digits.length > 1) branches.push(digits.length === 2 ? "[1-9]" : `[1-9][0-9]{0,${digits.length - 2}}`);
+  for (let i = 0; i < digits.length; i++) {
+    const low = i === 0 ? 1 : 0;
+    const below = Number(digits[i]) - 1;
+    if (below < low) continue;
+    const rest = digits.length - 1 - i;
+    const range = below === low ? String(low) : `[${low}-${below}]`;
+    branches.push(`${digits.slice(0, i)}${range}${rest === 0 ? "" : rest === 1 ? "[0-9]" : `[0-9]{${rest}}`}`);
+  }
+  branches.push(digits);
+  return `^(?:${branches.join("|")})$`;
+}
+
+/**
+ * No whitespace at either end (`\s` is the set String.prototype.trim removes). The empty string
+ * matches: `min` refuses it, so that each wrong value gets one error naming its field, not two.
+ */
+const IDENTIFIER_PATTERN = /^(?:\S(?:[\s\S]*\S)?)?$/;
+const IDENTIFIER_MESSAGE = "The '{field}' field must not begin or end with whitespace.";
+
+/**
+ * A string that identifies something (an `externalId`, a product `code`, a partner's
+ * `externalReference`): 1 … max characters, compared as sent. Whitespace at either end is 422
+ * naming the field: trimmed, `" A-1"` would silently be taken for `"A-1"`.
+ */
+export function identifier<const Max extends number>(max: Max) {
+  return {
+    type: "string",
+    min: 1,
+    max,
+    pattern: IDENTIFIER_PATTERN,
+    messages: { stringPattern: IDENTIFIER_MESSAGE },
+  } as const;
+}
+
+/**
+ * How a body names a partner's reference record: its id, as a JSON integer or a string of its
+ * canonical digits, or, where `codes` are accepted, the partner's own code (an identifier). The
+ * value handed on is a string: the id's digits, or the code as sent. Anything else — a string
+ * with whitespace at either end, `"012"` where only ids are accepted, `true`, `1.5`, an object —
+ * is 422 naming the field. A new rule object for each field: fastest-validator compiles a rule
+ * object it meets a second time by reference to the first, and then never runs that field's
+ * `custom`.
+ */
+export function referenceTo({ codes, maxLength }: { codes: boolean; maxLength: number }): Rule & Typed<string> {
+  const message = codes
+    ? `The '{field}' field must be a reference code (1 to ${maxLength} characters, no whitespace at either end) or a reference id (a whole number).`
+    : `The '{field}' field must be a reference id: a whole number from 1 to ${INT_ID_MAX}, as a JSON integer or its decimal digits.`;
+  const check: Custom = (value, errors) => {
+    if (isId(value)) return String(value);
+    if (typeof value === "string") {
+      if (parseId(value) !== null) return value;
+      if (codes && value.length <= maxLength && IDENTIFIER_PATTERN.test(value)) return value;
+    }
+    errors.push({ type: "referenceTo", actual: value, message });
+    return value;
+  };
+  const id = { type: "integer", format: "int32", minimum: 1, maximum: INT_ID_MAX, description: "The reference's id." };
+  const text = codes
+    ? {
+        type: "string",
+        minLength: 1,
+        maxLength,
+        pattern: IDENTIFIER_PATTERN.source,
+        description: "The partner's own code of the reference, or the reference's id in decimal digits.",
+      }
+    : {
+        type: "string",
+        maxLength: String(INT_ID_MAX).length,
+        pattern: idDigitsPattern(),
+        description: "The reference's id in decimal digits.",
+      };
+  return { type: "any", custom: check, jsonSchema: { anyOf: [text, id] } };
+}
+
+/**
  * A whole number in the query string (`?limit=`): decimal digits within `min` … `max`, or a
  * number when another service calls.
  */
@@ -89,7 +178,7 @@ export function queryInteger(min: number, max: number): Rule & Typed<number> {
     });
     return value;
   };
-  return { type: "any", custom: check, jsonSchema: { type: "integer", minimum: min, maximum: max } };
+  return { type: "any", custom: check, jsonSchema: { type: "integer", format: "int32", minimum: min, maximum: max } };
 }
 
 const refuseNull: Custom = (value, errors) => {
@@ -114,8 +203,9 @@ export function optional<const R extends Rule>(rule: R): R & { optional: true } 
 }
 
 const elementsPresent: Custom = (value, errors, _schema, path) => {
-  if (!Array.isArray(value)) return value;
-  value.forEach((element, i) => {
+  const elements: unknown = value;
+  if (!Array.isArray(elements)) return value;
+  elements.forEach((element: unknown, i) => {
     if (element === null || element === undefined) {
       errors.push({
         type: "arrayElementMissing",

@@ -3,6 +3,8 @@
  */
 import { Adapters } from "@moleculer/channels";
 import { Errors } from "moleculer";
+import type { JetStreamPublishOptions, StreamInfo } from "nats";
+import { ensureStreams, type ReplicaSetting } from "./jetstream-streams";
 
 /** What the middleware hands an adapter for each subscribed channel (handler already wrapped). */
 type ChannelEntry = Parameters<InstanceType<typeof Adapters.Base>["subscribe"]>[0];
@@ -12,9 +14,16 @@ type Handler = (payload: unknown, raw: unknown) => Promise<unknown>;
 interface JetStreamOptions {
   /** Channels whose streams exist from the start, so a publish never meets a missing stream. */
   channels: readonly string[];
+  /** JETSTREAM_REPLICAS of each stream (shared/messaging/jetstream-streams.ts); "auto" when not given. */
+  replicas?: ReplicaSetting;
+  /** How long a stream keeps a message. */
+  maxAgeNs: number;
   maxRetries: number;
   nats: Record<string, unknown>;
 }
+
+/** What the relay passes with a publish: JetStream's options; a header or a raw payload takes the library's way. */
+type PublishOptions = Partial<JetStreamPublishOptions> & { raw?: boolean; headers?: unknown };
 
 /** NATS's answers to a durable consumer created by someone else between "not found" and "create". */
 const CONSUMER_CREATED_MEANWHILE = /consumer name already in use|consumer already exists/i;
@@ -23,19 +32,59 @@ const CONSUMER_RACE_ATTEMPTS = 3;
 /** NATS JetStream, creating the stream of every known channel as soon as it connects. */
 export class JetStreamAdapter extends Adapters.NATS {
   private readonly knownChannels: readonly string[];
+  private readonly replicas: ReplicaSetting;
+  private readonly maxAgeNs: number;
+  /** Streams made to match the settings at connect (jetstream-streams.ts), by name. */
+  private ensuredStreams = new Map<string, StreamInfo>();
 
   constructor(opts: JetStreamOptions) {
     super(opts);
     this.knownChannels = opts.channels;
+    this.replicas = opts.replicas ?? "auto";
+    this.maxAgeNs = opts.maxAgeNs;
   }
 
   override async connect(): Promise<void> {
     await super.connect();
-    for (const channel of this.knownChannels) {
+    const specs = this.knownChannels.map((channel) => {
       const subject = this.addPrefixTopic(channel);
       // Same stream name as the library derives when a consumer subscribes.
-      await this.createStream(subject.split(".").join("_"), [subject], {} as never);
-    }
+      return { name: subject.split(".").join("_"), subjects: [subject], maxAgeNs: this.maxAgeNs };
+    });
+    this.ensuredStreams = await ensureStreams(this.manager, specs, this.replicas, this.connection.info ?? {}, (line) =>
+      this.logger.info(line),
+    );
+  }
+
+  /**
+   * The library creates a channel's stream again at each subscription, with its own settings
+   * only: for a stream made to match ours at connect, NATS answered "already in use with a
+   * different configuration", which the library logged as an error at every start.
+   */
+  override async createStream(
+    streamName: string,
+    subjects: string[],
+    streamOpts: Parameters<InstanceType<typeof Adapters.NATS>["createStream"]>[2],
+  ): Promise<StreamInfo> {
+    return this.ensuredStreams.get(streamName) ?? super.createStream(streamName, subjects, streamOpts);
+  }
+
+  /**
+   * The library logs every failed publish as an error with its stack: while NATS was away, a
+   * line per event and round (16 MB of logs in 20 s). The relay that publishes logs a summary
+   * instead (shared/messaging/outbox-relay-health.ts). And while stopping the library answered
+   * as if the message had been stored, which would mark an outbox row sent: here it is refused.
+   */
+  override async publish(channelName: string, payload: unknown, opts: PublishOptions = {}): Promise<void> {
+    if (opts.headers || opts.raw) return super.publish(channelName, payload, opts);
+    if (this.stopping || !this.connected)
+      throw new Errors.MoleculerRetryableError("The JetStream channel adapter is not connected.");
+    await this.client.publish(channelName, this.payloadSerializer.serialize(payload), opts);
+  }
+
+  /** The library's serializer, whose type its typings name without declaring it. */
+  private get payloadSerializer(): { serialize(payload: unknown): Uint8Array } {
+    return (this as unknown as { serializer: { serialize(payload: unknown): Uint8Array } }).serializer;
   }
 
   /**
@@ -96,19 +145,22 @@ export class InProcessAdapter extends Adapters.Base {
     super(opts);
   }
 
-  override async connect(): Promise<void> {
+  override connect(): Promise<void> {
     this.connected = true;
+    return Promise.resolve();
   }
 
-  override async disconnect(): Promise<void> {
+  override disconnect(): Promise<void> {
     this.connected = false;
+    return Promise.resolve();
   }
 
-  override async subscribe(chan: ChannelEntry): Promise<void> {
+  override subscribe(chan: ChannelEntry): Promise<void> {
     const groups = this.consumers.get(chan.name) ?? new Map<string, ChannelEntry[]>();
     groups.set(chan.group, [...(groups.get(chan.group) ?? []), chan]);
     this.consumers.set(chan.name, groups);
     this.inFlight.set(chan.id, new Set());
+    return Promise.resolve();
   }
 
   override async unsubscribe(chan: ChannelEntry): Promise<void> {

@@ -4,7 +4,7 @@
  * - Distributed (TRANSPORTER=nats://...): NATS JetStream on the same server. One stream per
  *   channel, created when the adapter connects, so a relay may publish before any consumer
  *   ever subscribed (the library only creates a stream on subscribe: a publish before that
- *   fails with 503).
+ *   fails with 503), with the replicas of JETSTREAM_REPLICAS (shared/messaging/jetstream-streams.ts).
  * - Embedded (no transporter): an in-process adapter whose publish resolves only once every
  *   consumer group has handled the message (see channel-adapters.ts).
  *
@@ -41,6 +41,8 @@ export function channelsMiddleware(cfg: Config): Middleware {
   const adapter = cfg.transporter
     ? new JetStreamAdapter({
         channels: ALL_CHANNELS,
+        replicas: cfg.jetstreamReplicas,
+        maxAgeNs: STREAM_MAX_AGE_NS,
         maxRetries: NEVER_GIVE_UP,
         nats: {
           url: cfg.transporter,
@@ -54,8 +56,10 @@ export function channelsMiddleware(cfg: Config): Middleware {
             reconnectTimeWait: NATS_RECONNECT_WAIT_MS,
             noAsyncTraces: true,
           },
+          // Streams of channels the contract does not know (none today) are made by the library.
           streamConfig: { max_age: STREAM_MAX_AGE_NS },
           consumerOptions: {
+            // No num_replicas: NATS then keeps a durable consumer on as many replicas as its stream.
             config: {
               // A group that subscribes for the first time also gets what was published before.
               deliver_policy: "all",
@@ -67,5 +71,5 @@ export function channelsMiddleware(cfg: Config): Middleware {
     : new InProcessAdapter({ maxRetries: NEVER_GIVE_UP });
   // The library's typings mark every option required although each has a default.
   const options = { adapter } as unknown as Parameters<typeof ChannelsMiddleware>[0];
-  return ChannelsMiddleware(options) as unknown as Middleware;
+  return ChannelsMiddleware(options);
 }

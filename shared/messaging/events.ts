@@ -1,8 +1,9 @@
 /**
  * The event contract: every event a service raises, declared once. Producers, consumers, the
- * webhook catalogue (`GET /api/v1/webhooks/available`), the OpenAPI `webhooks` section, the
- * client grants and the CLI all read names, subjects and meanings from here, so an event is
- * added, renamed or described in this file and nowhere else (docs/webhooks.md, "Events").
+ * webhook catalogues (`GET /api/v1/webhooks/available`, `GET /api/v1/webhooks/event_types`), the
+ * OpenAPI `webhooks` section, the client grants and the CLI all read names, subjects, meanings,
+ * body schemas and versions from here, so an event is added, renamed or described in this file
+ * and nowhere else (docs/webhooks.md, "Events").
  *
  * Two kinds:
  * - Domain events: a state change a subscriber may be told about. Written to the producer's
@@ -29,6 +30,11 @@ export interface DomainEventDeclaration {
   summary: string;
   /** One line for subscribers: the catalogue's description and the OpenAPI description. */
   meaning: string;
+  /**
+   * The version of the body's shape (`GET /api/v1/webhooks/event_types`): raised when a change
+   * could break a receiver (a field removed, renamed or retyped), not when one is added.
+   */
+  version: number;
 }
 
 /**
@@ -43,6 +49,7 @@ export const DOMAIN_EVENTS = {
     body: "Order",
     summary: "An order was created.",
     meaning: "A sales order was created; the body is the order as GET /api/v1/orders/{id} returns it.",
+    version: 1,
   },
   sales_order_validated: {
     channel: "order.validated",
@@ -52,6 +59,7 @@ export const DOMAIN_EVENTS = {
     summary: "An order was validated.",
     meaning:
       "A sales order was validated; the body is the order (with its `code`) as GET /api/v1/orders/{id} returns it.",
+    version: 1,
   },
   sales_order_cancelled: {
     channel: "order.cancelled",
@@ -60,6 +68,7 @@ export const DOMAIN_EVENTS = {
     body: "Order",
     summary: "An order was cancelled.",
     meaning: "A sales order was cancelled; the body is the order as GET /api/v1/orders/{id} returns it.",
+    version: 1,
   },
   contact_reference_created: {
     channel: "contact_reference.created",
@@ -69,6 +78,7 @@ export const DOMAIN_EVENTS = {
     summary: "A partner registered a new contact reference.",
     meaning:
       "A partner's contact reference was created; the body is the reference as GET /api/v1/contact_references/{id} returns it.",
+    version: 1,
   },
   webhook_endpoint_disabled: {
     channel: "webhook_endpoint.disabled",
@@ -77,7 +87,29 @@ export const DOMAIN_EVENTS = {
     body: "Subscription",
     summary: "One of your webhook subscriptions was disabled.",
     meaning:
-      "One of your webhook subscriptions was disabled (its endpoint answered 410 Gone, or every attempt failed for WEBHOOK_DISABLE_AFTER); sent to your other active subscriptions to this event; the body is the subscription as GET /api/v1/webhooks/{id} returns it.",
+      "One of your webhook subscriptions was disabled (its endpoint answered 410 Gone, every attempt failed for WEBHOOK_DISABLE_AFTER, or you disabled it with POST /api/v1/webhooks/{id}/disable); sent to your other active subscriptions to this event; the body is the subscription as GET /api/v1/webhooks/{id} returns it.",
+    version: 1,
+  },
+  // About the subscription, not the delivery: a delivery's id (bigint) does not fit an event's entity id.
+  webhook_delivery_exhausted: {
+    channel: "webhook_endpoint.exhausted",
+    producer: "webhooks",
+    entity: "webhook_endpoint",
+    body: "WebhookDeliveryExhausted",
+    summary: "A delivery to one of your webhook subscriptions gave up.",
+    meaning:
+      "A delivery to one of your webhook subscriptions failed every attempt of its retry schedule and is now `failed` (redeliver or recover it once the endpoint is fixed); sent to your active subscriptions to this event; the body names the subscription, the delivery and its last attempt.",
+    version: 1,
+  },
+  webhook_endpoint_recovered: {
+    channel: "webhook_endpoint.recovered",
+    producer: "webhooks",
+    entity: "webhook_endpoint",
+    body: "WebhookEndpointRecovered",
+    summary: "A failing webhook subscription of yours succeeded again.",
+    meaning:
+      "One of your webhook subscriptions whose attempts had been failing for at least one retry interval succeeded again; sent to your active subscriptions to this event; the body names the subscription and since when it had been failing.",
+    version: 1,
   },
 } as const satisfies Record<string, DomainEventDeclaration>;
 
@@ -102,11 +134,13 @@ export function eventsAbout(entity: string): EventName[] {
  */
 export const SUBSCRIPTION_EVENTS = {
   webhook_test: {
+    body: "WebhookTestEvent",
     summary: "A test event, sent on request.",
     meaning:
       "Sent by POST /api/v1/webhooks/{id}/test to that subscription only; the body names the subscription and when the test was asked for.",
+    version: 1,
   },
-} as const satisfies Record<string, { summary: string; meaning: string }>;
+} as const satisfies Record<string, Pick<DomainEventDeclaration, "body" | "summary" | "meaning" | "version">>;
 
 export type SubscriptionEventName = keyof typeof SUBSCRIPTION_EVENTS;
 
@@ -163,7 +197,7 @@ export const BROADCASTS = {
     producer: "clients",
     listeners: ["gateway", "webhooks"],
     meaning:
-      "A client was patched, revoked or had a key rotated: drop its cached principals and re-check its queued deliveries.",
+      "A client was created, patched, revoked or had a key rotated: drop its cached principals and the list of active keys, and re-check its queued deliveries.",
   },
   contactsChanged: {
     name: "crm.contactsChanged",

@@ -6,7 +6,10 @@
  *
  * A service adds `outboxRelayMixin("<schema>")` to its mixins, after databaseMixin. The relay
  * runs a round every OUTBOX_RELAY_INTERVAL_MS, at once after a commit of this process that
- * appended events, and again straight away while it finds full batches.
+ * appended events, and again straight away while it finds full batches. While publishing fails
+ * it backs off (up to MAX_BACKOFF_MS between rounds) and commits no longer wake it; its failures
+ * are logged once and then summed up (shared/messaging/outbox-relay-health.ts), and /readyz and
+ * /metrics say how long they have lasted.
  *
  * A round is two short statements with the publish between them, and no transaction open
  * while it publishes: a publish may wait on the broker for as long as NATS is away, and an open
@@ -15,17 +18,28 @@
  * lease (`FOR UPDATE SKIP LOCKED`, so replicas take different rows); then it settles the claim:
  * the acknowledged rows are sent, the others released. A relay that dies holding a claim lets
  * the lease lapse, and any relay takes the rows again. A publish still pending when the lease
- * ends is given up, so every step of a round happens inside its lease.
+ * ends is given up, so every step of a round happens inside its lease; a publish that JetStream
+ * has not acknowledged within PUBLISH_ACK_TIMEOUT_MS is given up sooner, so the rest of its batch
+ * is settled without it.
  */
 import type { Knex } from "knex";
 import type { Service, ServiceBroker, ServiceSchema } from "moleculer";
 import { channelOf, type DomainEvent } from "./events";
-import { countPrunedRows } from "../observability/metrics";
-import { claimUnpublished, onEventsCommitted, pruneSentEvents, settleClaim, type Claim } from "./outbox";
+import { countPrunedRows, countPublishFailures } from "../observability/metrics";
+import type { CheckState, EventFlowProbes } from "../observability/readiness";
+import {
+  claimUnpublished,
+  onEventsCommitted,
+  outboxLagSeconds,
+  pruneSentEvents,
+  settleClaim,
+  type Claim,
+} from "./outbox";
+import { eventFlowChecks, RelayHealth, type RoundFailure } from "./outbox-relay-health";
 import { PeriodicJob, pruneInBatches } from "../database/periodic-job";
 import { currentTraceparent, resumeTrace, SpanKind } from "../observability/tracing";
 import type { OutboxSettings, StorageSettings } from "../service-settings";
-import { WakeableSleep } from "../wakeable-sleep";
+import { AT_ONCE, PollingLoop } from "../polling-loop";
 import "../types";
 
 /** Rows per round: enough to drain a burst quickly, small enough to keep statements short. */
@@ -37,10 +51,18 @@ const BATCH = 100;
 export const DEFAULT_LEASE_MS = 30_000;
 /** The least time between two rounds that published something (added latency, at most). */
 const BUSY_ROUND_GAP_MS = 20;
-/** While a failure repeats, it is logged at most this often. */
-const FAILURE_LOG_INTERVAL_MS = 30_000;
-/** While publishing fails (broker down, no consumer yet), rounds slow down to at most this pause. */
-const MAX_BACKOFF_MS = 5_000;
+/**
+ * While publishing fails (broker down, a stream electing its leader, no consumer yet), rounds
+ * slow down to at most this pause: once the stream is back, events go out within about a second.
+ */
+const MAX_BACKOFF_MS = 1_000;
+/**
+ * How long a publish waits for JetStream's acknowledgement (nats.js's default is 5 s): a publish
+ * sent to a node that has just died is given up after this, and the round settles the rest of its
+ * batch. A publish given up may still have been stored: the next one carries the same msgID, and
+ * JetStream keeps one. The in-process adapter (embedded) has no acknowledgement and ignores it.
+ */
+export const PUBLISH_ACK_TIMEOUT_MS = 2_000;
 
 export interface OutboxRelayOptions {
   broker: ServiceBroker;
@@ -53,34 +75,33 @@ export interface OutboxRelayOptions {
 }
 
 export class OutboxRelay {
-  private running = false;
-  private loop: Promise<void> | null = null;
-  private readonly sleep = new WakeableSleep();
+  private readonly loop = new PollingLoop({ round: () => this.round() });
   private stopListening: (() => void) | null = null;
-  private lastFailureLog = { message: "", at: 0 };
-  private failedRounds = 0;
+  private readonly health: RelayHealth;
 
-  constructor(private readonly opts: OutboxRelayOptions) {}
+  constructor(private readonly opts: OutboxRelayOptions) {
+    this.health = new RelayHealth((line) => opts.logger.warn(`Outbox relay of "${opts.schema}": ${line}`));
+  }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.stopListening = onEventsCommitted(this.opts.schema, () => this.sleep.wake());
-    this.loop = this.run();
+    if (this.loop.running) return;
+    this.stopListening = onEventsCommitted(this.opts.schema, () => this.wakeForCommit());
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.running = false;
     this.stopListening?.();
-    this.sleep.wake();
-    await this.loop;
+    await this.loop.stop();
   }
 
   /** One round; resolves to the number of rows published. Exposed for tests. */
   async relayOnce(): Promise<number> {
     const { db, schema } = this.opts;
     const claim = await claimUnpublished(db, schema, BATCH, this.leaseMs);
-    if (claim.events.length === 0) return 0;
+    if (claim.events.length === 0) {
+      this.health.roundSucceeded();
+      return 0;
+    }
     const published = await this.publishWithinLease(claim);
     await settleClaim(db, schema, claim, published);
     return published.length;
@@ -90,32 +111,42 @@ export class OutboxRelay {
     return this.opts.leaseMs ?? DEFAULT_LEASE_MS;
   }
 
-  private async run(): Promise<void> {
-    while (this.running) {
-      let published = 0;
-      if (this.canPublish()) {
-        try {
-          published = await this.relayOnce();
-        } catch (err) {
-          this.logFailure(err);
-          this.failedRounds += 1;
-        }
-      }
-      // A full batch means more may be waiting: go on without sleeping. After a round that did
-      // some work, pause briefly even if woken: under load, events then travel in batches
-      // (one claim for many) instead of one round per commit.
-      if (published < BATCH && this.running) {
-        if (published > 0) await new Promise((resolve) => setTimeout(resolve, BUSY_ROUND_GAP_MS));
-        await this.sleep.sleep(this.pauseMs());
+  private async round(): Promise<number | typeof AT_ONCE> {
+    let published = 0;
+    if (this.canPublish()) {
+      try {
+        published = await this.relayOnce();
+      } catch (err) {
+        this.health.roundFailed({ error: err, failedPublishes: 0 });
       }
     }
+    // A full batch means more may be waiting: go on without sleeping. After a round that did
+    // some work, pause briefly even if woken: under load, events then travel in batches
+    // (one claim for many) instead of one round per commit.
+    if (published >= BATCH) return AT_ONCE;
+    if (published > 0 && this.loop.running) await new Promise((resolve) => setTimeout(resolve, BUSY_ROUND_GAP_MS));
+    return this.pauseMs();
   }
 
   private pauseMs(): number {
     return Math.min(
-      this.opts.intervalMs * 2 ** Math.min(this.failedRounds, 10),
+      this.opts.intervalMs * 2 ** Math.min(this.health.consecutiveFailedRounds, 10),
       Math.max(this.opts.intervalMs, MAX_BACKOFF_MS),
     );
+  }
+
+  /**
+   * A commit wakes the relay for its events at once, but not while it backs off (a publish of the
+   * last round failed): each new order then started another round that failed like the last,
+   * and the back-off never grew.
+   */
+  private wakeForCommit(): void {
+    if (this.health.consecutiveFailedRounds === 0) this.loop.wake();
+  }
+
+  /** Milliseconds its publishing has failed in a row (0 while it works): for the probes. */
+  failingForMs(): number {
+    return this.health.failingForMs();
   }
 
   /** Before the broker and its channel adapter are up, publishing can only fail. */
@@ -135,10 +166,23 @@ export class OutboxRelay {
     const results = await Promise.allSettled(claim.events.map((e) => Promise.race([this.publish(e), leaseEnd])));
     clearTimeout(leaseEnded);
     const published = claim.events.filter((_, i) => results[i].status === "fulfilled").map((e) => e.id);
-    const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-    if (failed) this.logFailure(failed.reason);
-    this.failedRounds = published.length > 0 || !failed ? 0 : this.failedRounds + 1;
+    this.recordRound(
+      published.length,
+      results.filter((r): r is PromiseRejectedResult => r.status === "rejected"),
+    );
     return published;
+  }
+
+  /**
+   * A round whose every publish failed has failed; one that published something has not (for
+   * the probes), though any failed publish keeps the back-off growing.
+   */
+  private recordRound(published: number, failures: PromiseRejectedResult[]): void {
+    countPublishFailures(this.opts.schema, failures.length);
+    const failure: RoundFailure | undefined =
+      failures.length > 0 ? { error: failures[0].reason, failedPublishes: failures.length } : undefined;
+    if (published === 0 && failure) this.health.roundFailed(failure);
+    else this.health.roundSucceeded(failure);
   }
 
   private async publish(e: DomainEvent): Promise<unknown> {
@@ -154,17 +198,12 @@ export class OutboxRelay {
       () => {
         const traceparent = currentTraceparent();
         // The event id doubles as JetStream's de-duplication id: a quick re-publish is stored once.
-        return this.opts.broker.sendToChannel(channel, traceparent ? { ...e, traceparent } : e, { msgID: e.id });
+        return this.opts.broker.sendToChannel(channel, traceparent ? { ...e, traceparent } : e, {
+          msgID: e.id,
+          timeout: PUBLISH_ACK_TIMEOUT_MS,
+        });
       },
     );
-  }
-
-  private logFailure(err: unknown): void {
-    const message = (err as Error | null)?.message ?? String(err);
-    const now = Date.now();
-    if (message === this.lastFailureLog.message && now - this.lastFailureLog.at < FAILURE_LOG_INTERVAL_MS) return;
-    this.lastFailureLog = { message, at: now };
-    this.opts.logger.warn(`Outbox relay of "${this.opts.schema}": publishing failed, will retry: ${message}`);
   }
 }
 
@@ -201,6 +240,17 @@ export function outboxRetentionJob(
 
 export function outboxRelayMixin(schema: string): Partial<ServiceSchema> {
   return {
+    methods: {
+      /** This service's part of /readyz about its events (shared/observability/readiness.ts). */
+      async eventChecks(this: RelayHost): Promise<{ publishing: CheckState; outbox: CheckState }> {
+        const { stalledAfterMs } = (this.settings as StorageSettings).outbox;
+        const oldest = await outboxLagSeconds(this.db, schema).catch(() => null);
+        return eventFlowChecks(this.outboxRelay?.failingForMs() ?? 0, oldest, stalledAfterMs);
+      },
+      publishingFailingSeconds(this: RelayHost): number {
+        return (this.outboxRelay?.failingForMs() ?? 0) / 1000;
+      },
+    } satisfies EventFlowProbes & ThisType<RelayHost>,
     started(this: RelayHost) {
       const cfg = (this.settings as StorageSettings).outbox;
       this.outboxRelay = new OutboxRelay({

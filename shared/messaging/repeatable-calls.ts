@@ -41,6 +41,7 @@ const READ_ACTIONS = new Set([
   "webhooks.list",
   "webhooks.get",
   "webhooks.deliveries",
+  "webhooks.searchDeliveries",
 ]);
 
 /**

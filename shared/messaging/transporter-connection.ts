@@ -68,12 +68,13 @@ async function followStatus(
 
 export const transporterConnectionMiddleware: Middleware = {
   name: "TransporterConnection",
-  async started(broker: ServiceBroker) {
+  started(broker: ServiceBroker) {
     const tx = broker.transit?.tx as unknown as NatsTransporter | undefined;
-    if (!tx?.client) return;
     // Runs for the life of the connection: not awaited.
-    void followStatus(broker, tx as Parameters<typeof followStatus>[1]).catch((err: unknown) =>
-      broker.logger.error({ err }, "following the NATS status failed"),
-    );
+    if (tx?.client)
+      void followStatus(broker, tx as Parameters<typeof followStatus>[1]).catch((err: unknown) =>
+        broker.logger.error({ err }, "following the NATS status failed"),
+      );
+    return Promise.resolve();
   },
 };

@@ -7,6 +7,8 @@
  *   never the raw URL, so the label set stays small) and status; recorded by the gateway.
  * - `action_duration_seconds` — local action calls by action and outcome (`actionMetricsMiddleware`).
  * - `outbox_lag_seconds` — age of the oldest unsent outbox row per schema, sampled at scrape.
+ * - `outbox_publishing_failing_seconds` — how long a schema's relay has failed to publish in a row
+ *   (0 while it works), sampled at scrape; `outbox_publish_failures_total` — publishes that failed.
  * - `webhook_delivery_attempts_total`, `webhook_delivery_attempt_duration_seconds` — by outcome;
  *   the webhooks dispatcher calls `observeWebhookAttempt` once per attempt.
  * - `retention_rows_pruned_total` — rows removed by the retention jobs, by table (`<schema>.<table>`).
@@ -21,7 +23,7 @@
 import type { Context, Middleware, ServiceBroker } from "moleculer";
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import { poolUsage } from "../database/db";
-import { databaseServicesOf } from "./readiness";
+import { databaseServicesOf, hasEventFlow } from "./readiness";
 
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry });
@@ -59,6 +61,25 @@ const outboxLag = new Gauge({
   registers: [registry],
 });
 
+const publishingFailing = new Gauge({
+  name: "outbox_publishing_failing_seconds",
+  help: "How long this process's outbox relay has failed to publish, every round in a row (0 while it works), by schema; sampled at scrape.",
+  labelNames: ["schema"] as const,
+  registers: [registry],
+});
+
+const publishFailures = new Counter({
+  name: "outbox_publish_failures_total",
+  help: "Outbox events whose publish failed (they are published again later), by schema.",
+  labelNames: ["schema"] as const,
+  registers: [registry],
+});
+
+/** Publishes of one relay round that failed. */
+export function countPublishFailures(schema: string, failures: number): void {
+  if (failures > 0) publishFailures.inc({ schema }, failures);
+}
+
 /** How one webhook delivery attempt ended. */
 export type WebhookAttemptOutcome =
   | "delivered" // a 2xx answer
@@ -94,7 +115,7 @@ export function countPrunedRows(table: string, rows: number): void {
   if (rows > 0) rowsPruned.inc({ table }, rows);
 }
 
-/** What the webhooks service reports at each scrape (webhooks.health.ts). */
+/** What the webhooks service reports at each scrape (webhooks.subscription-health.ts). */
 export interface WebhookHealthFigures {
   subscriptions: { healthy: number; failing: number; disabled: number };
   pendingDeliveries: number;
@@ -230,6 +251,7 @@ export const actionMetricsMiddleware: Middleware = {
 async function sampleOutboxLag(broker: ServiceBroker): Promise<void> {
   await Promise.all(
     databaseServicesOf(broker).map(async ({ name, service }) => {
+      if (hasEventFlow(service)) publishingFailing.set({ schema: name }, service.publishingFailingSeconds());
       try {
         const lag = await service.outboxLag();
         if (lag !== null) outboxLag.set({ schema: name }, lag);

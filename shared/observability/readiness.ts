@@ -1,20 +1,28 @@
 /**
  * Readiness of one process: it is ready when its broker has started and is not shutting down,
- * its transporter is connected (when TRANSPORTER is set), and every database service it runs
- * reaches its database with all its migrations applied. The body names each check, so a 503
- * says what is not ready.
+ * its transporter is connected (when TRANSPORTER is set), every database service it runs
+ * reaches its database with all its migrations applied, and the events of every service with an
+ * outbox flow (its publishing has not failed for OUTBOX_STALLED_AFTER, and no event has waited
+ * that long). The body names each check, so a 503 says what is not ready.
  */
 import type { Service, ServiceBroker } from "moleculer";
 import { isShuttingDown } from "../shutdown";
 
 /** "ok", or a short reason it is not. */
-export type CheckState = "ok" | string;
+export type CheckState = string;
 
 /** What a service made with databaseMixin answers about itself (see shared/database/database.mixin.ts). */
 export interface DatabaseServiceProbes {
   readinessChecks(): Promise<{ database: CheckState; migrations: CheckState }>;
   /** Seconds since the oldest unsent outbox event, 0 when none, null when the schema has no outbox. */
   outboxLag(): Promise<number | null>;
+}
+
+/** What a service with an outbox relay answers about its events (see shared/messaging/outbox-relay.mixin.ts). */
+export interface EventFlowProbes {
+  eventChecks(): Promise<{ publishing: CheckState; outbox: CheckState }>;
+  /** Seconds its relay's publishing has failed in a row, 0 while it works. */
+  publishingFailingSeconds(): number;
 }
 
 export interface ReadinessReport {
@@ -26,8 +34,8 @@ export interface ReadinessReport {
 
 export interface ReadinessOptions {
   /**
-   * READINESS_CHECK_TIMEOUT_MS: one service's database check never holds a probe longer (an
-   * unreachable database can hang for 10 s); past it the check is named "timeout".
+   * READINESS_CHECK_TIMEOUT_MS: none of a service's checks (its database, its events) holds a
+   * probe longer (an unreachable database can hang for 10 s); past it the database reads "timeout".
    */
   checkTimeoutMs: number;
 }
@@ -43,6 +51,11 @@ export function withTimeout<T>(work: Promise<T>, ms: number, onTimeout: T): Prom
 function isDatabaseService(service: Service): service is Service & DatabaseServiceProbes {
   const s = service as Partial<DatabaseServiceProbes>;
   return typeof s.readinessChecks === "function" && typeof s.outboxLag === "function";
+}
+
+export function hasEventFlow(service: unknown): service is EventFlowProbes {
+  const s = service as Partial<EventFlowProbes>;
+  return typeof s.eventChecks === "function" && typeof s.publishingFailingSeconds === "function";
 }
 
 /** The local services that own a database schema (named like their schema). */
@@ -66,12 +79,31 @@ async function serviceChecks(
   service: DatabaseServiceProbes,
   { checkTimeoutMs }: ReadinessOptions,
 ): Promise<Record<string, CheckState>> {
-  const result = await withTimeout(
-    service.readinessChecks().catch(() => ({ database: "error", migrations: "unknown" })),
+  const [result, events] = await Promise.all([
+    withTimeout(
+      service.readinessChecks().catch(() => ({ database: "error", migrations: "unknown" })),
+      checkTimeoutMs,
+      { database: "timeout", migrations: "unknown" },
+    ),
+    hasEventFlow(service) ? eventChecks(service, checkTimeoutMs) : null,
+  ]);
+  return {
+    [`${name}.database`]: result.database,
+    [`${name}.migrations`]: result.migrations,
+    ...(events ? { [`${name}.publishing`]: events.publishing, [`${name}.outbox`]: events.outbox } : {}),
+  };
+}
+
+function eventChecks(
+  service: EventFlowProbes,
+  checkTimeoutMs: number,
+): Promise<{ publishing: CheckState; outbox: CheckState }> {
+  const unknown = { publishing: "unknown", outbox: "unknown" };
+  return withTimeout(
+    service.eventChecks().catch(() => unknown),
     checkTimeoutMs,
-    { database: "timeout", migrations: "unknown" },
+    unknown,
   );
-  return { [`${name}.database`]: result.database, [`${name}.migrations`]: result.migrations };
 }
 
 export async function checkReadiness(broker: ServiceBroker, options: ReadinessOptions): Promise<ReadinessReport> {

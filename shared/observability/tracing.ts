@@ -252,5 +252,5 @@ export const tracingMiddleware: Middleware = {
   localEvent: function (this: ServiceBroker, next: Handler, event: { name: string }) {
     return tracedHandler(next, this, () => `event ${event.name}`);
   } as unknown as Middleware["localEvent"],
-  remoteAction: ((next: Handler) => withTraceparentInMeta(next)) as unknown as Middleware["remoteAction"],
+  remoteAction: (next: Handler) => withTraceparentInMeta(next),
 };

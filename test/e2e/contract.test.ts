@@ -33,16 +33,32 @@ interface ReceivedWebhook {
   body: unknown;
 }
 
+/** How long `/flaky` fails from its first request: longer than one retry (RETRY_SCHEDULE), shorter than two. */
+const FLAKY_FOR_MS = 700;
+const RETRY_SCHEDULE = "0.5,0.5,0.5,0.5";
+
 /** A webhook receiver on loopback (the process runs with WEBHOOK_ALLOW_INSECURE_TARGETS=true). */
 async function startReceiver(): Promise<{ url: string; received: ReceivedWebhook[]; close(): Promise<void> }> {
   const received: ReceivedWebhook[] = [];
+  let flakySince: number | null = null;
+  /**
+   * A URL that is gone disables its subscription (webhook_endpoint_disabled); one that is down
+   * exhausts its deliveries' schedule (webhook_delivery_exhausted); a flaky one fails for a while,
+   * then recovers (webhook_endpoint_recovered).
+   */
+  const statusFor = (path: string) => {
+    if (path.endsWith("/gone")) return 410;
+    if (path.endsWith("/down")) return 500;
+    if (!path.endsWith("/flaky")) return 204;
+    flakySince ??= Date.now();
+    return Date.now() - flakySince < FLAKY_FOR_MS ? 500 : 204;
+  };
   const server = http.createServer((req, res) => {
     let text = "";
     req.on("data", (chunk: Buffer) => (text += chunk.toString()));
     req.on("end", () => {
       received.push({ headers: req.headers as Record<string, string>, body: JSON.parse(text) as unknown });
-      // A URL that is gone disables its subscription (webhook_endpoint_disabled).
-      res.writeHead(req.url?.endsWith("/gone") ? 410 : 204).end();
+      res.writeHead(statusFor(req.url ?? "/")).end();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -81,7 +97,8 @@ describe("the API keeps its OpenAPI contract", () => {
 
   beforeAll(async () => {
     receiver = await startReceiver();
-    server = await startEmbedded({ WEBHOOK_ALLOW_INSECURE_TARGETS: "true" });
+    // A short schedule: a delivery to /down gives up, and one to /flaky recovers, within seconds.
+    server = await startEmbedded({ WEBHOOK_ALLOW_INSECURE_TARGETS: "true", WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE });
     anonymous = api(server.baseUrl);
     admin = anonymous.as(server.adminKey);
   }, 90_000);
@@ -221,9 +238,13 @@ describe("the API keeps its OpenAPI contract", () => {
     expect(
       (await partner.put("/api/v1/webhooks", { event: "contact_reference_created", url: receiver.url })).status,
     ).toBe(201);
-    expect(
-      (await backoffice.put("/api/v1/webhooks", { event: "webhook_endpoint_disabled", url: receiver.url })).status,
-    ).toBe(201);
+    for (const event of ["webhook_endpoint_disabled", "webhook_delivery_exhausted", "webhook_endpoint_recovered"])
+      expect((await backoffice.put("/api/v1/webhooks", { event, url: receiver.url })).status).toBe(201);
+    for (const path of ["/down", "/flaky"])
+      expect(
+        (await backoffice.put("/api/v1/webhooks", { event: "sales_order_created", url: `${receiver.url}${path}` }))
+          .status,
+      ).toBe(201);
     ids.gone = (
       await backoffice.put<SubscriptionWithSecrets>("/api/v1/webhooks", {
         event: "sales_order_created",
@@ -247,6 +268,46 @@ describe("the API keeps its OpenAPI contract", () => {
     });
     const deleted = await backoffice.delete(`/api/v1/webhooks/${spare.body.id}`);
     expect(deleted).toMatchObject({ status: 204, body: "" });
+  });
+
+  it("when a subscription is changed, disabled and enabled, and the event catalogue is read, then every answer keeps the contract", async () => {
+    const types =
+      await backoffice.get<{ event: string; schema: object; example: unknown; version: number }[]>(
+        "/api/v1/webhooks/event_types",
+      );
+    expect(types.status).toBe(200);
+    expect(types.body.map((t) => t.event)).toContain("webhook_delivery_exhausted");
+
+    const other = await backoffice.put<SubscriptionWithSecrets>("/api/v1/webhooks", {
+      event: "sales_order_cancelled",
+      url: `${receiver.url}/other`,
+    });
+    const changed = await backoffice.request<Subscription>({
+      method: "PATCH",
+      path: `/api/v1/webhooks/${other.body.id}`,
+      body: {
+        url: `${receiver.url}/moved`,
+        description: "moved",
+        headers: { Authorization: "Bearer receiver-token" },
+        rateLimit: 100,
+      },
+    });
+    expect([changed.status, changed.body.url, changed.body.headerNames]).toEqual([
+      200,
+      `${receiver.url}/moved`,
+      ["Authorization"],
+    ]);
+    const taken = await backoffice.request<ProblemDocument>({
+      method: "PATCH",
+      path: `/api/v1/webhooks/${other.body.id}`,
+      body: { url: receiver.url },
+    });
+    expect(taken.status).toBe(409);
+    const disabled = await backoffice.post<Subscription>(`/api/v1/webhooks/${other.body.id}/disable`);
+    expect([disabled.status, disabled.body.status]).toEqual([200, "disabled"]);
+    expect((await backoffice.post<Subscription>(`/api/v1/webhooks/${other.body.id}/enable`)).body.status).toBe(
+      "active",
+    );
   });
 
   it("when a partner's references are made and read, then they keep the contract, a repeated contact reference being 200", async () => {
@@ -317,6 +378,8 @@ describe("the API keeps its OpenAPI contract", () => {
       "sales_order_cancelled",
       "contact_reference_created",
       "webhook_endpoint_disabled",
+      "webhook_delivery_exhausted",
+      "webhook_endpoint_recovered",
     ]) {
       const delivered = await eventually(
         `the ${event} webhook`,
@@ -344,13 +407,41 @@ describe("the API keeps its OpenAPI contract", () => {
     );
     expect(stats.status).toBe(200);
     expect(stats.body).toMatchObject({ id: ids.gone, status: "disabled", lastFailure: { statusCode: 410 } });
+    // Issue 21: sending to a disabled subscription is refused, with a problem type of its own.
+    const refused = await backoffice.post<ProblemDocument>(`/api/v1/webhooks/${ids.gone}/test`);
+    expect(refused.status).toBe(409);
+    expect(refused.body).toMatchObject({ type: "/problems/subscription-disabled", subscriptionId: ids.gone });
+    const gone = await backoffice.get<Delivery[]>(`/api/v1/webhooks/${ids.gone}/deliveries?order=desc&limit=5`);
+    expect(gone.body.flatMap((d) => d.attempts)).toContainEqual(
+      expect.objectContaining({ number: 1, trigger: "scheduled", statusCode: 410, responseBodyTruncated: false }),
+    );
     const enabled = await backoffice.post<Subscription>(`/api/v1/webhooks/${ids.gone}/enable`);
     expect(enabled.status).toBe(200);
     expect(enabled.body).toMatchObject({ status: "active", disabledAt: null });
 
-    const tested = await backoffice.post<Delivery>(`/api/v1/webhooks/${ids.subscription}/test`);
+    const key = { "Idempotency-Key": `contract-test-${tag}` };
+    const tested = await backoffice.post<Delivery>(`/api/v1/webhooks/${ids.subscription}/test`, undefined, key);
     expect(tested.status).toBe(202);
     expect(tested.body.event).toBe("webhook_test");
+    const replayed = await backoffice.post<Delivery>(`/api/v1/webhooks/${ids.subscription}/test`, undefined, key);
+    expect(replayed).toMatchObject({ status: 202, body: { id: tested.body.id } });
+    expect(replayed.headers["idempotent-replayed"]).toBe("true");
+
+    // Issue 21: search, newest first, across every subscription of the caller; the webhook-id finds one.
+    const newest = await backoffice.get<Delivery[]>(
+      `/api/v1/webhooks/deliveries?order=desc&event=webhook_test&limit=1`,
+    );
+    expect(newest.body.map((d) => d.id)).toEqual([tested.body.id]);
+    const found = await backoffice.get<Delivery[]>(
+      `/api/v1/webhooks/${ids.subscription}/deliveries?webhookId=${tested.body.webhookId}&since=${encodeURIComponent(new Date(Date.now() - 3600_000).toISOString())}`,
+    );
+    expect(found.body.map((d) => d.id)).toEqual([tested.body.id]);
+    const test = await eventually(
+      "the webhook_test webhook",
+      () => receiver.received.find((w) => w.headers["x-webhook-event"] === "webhook_test"),
+      () => `Server output:\n${server.output().slice(-4000)}`,
+    );
+    expect(contract.checkWebhook(test.headers, test.body)).toEqual([]);
     const recovery = await backoffice.post<{ id: number }>(`/api/v1/webhooks/${ids.subscription}/recover`, {
       since: new Date(Date.now() - 3600_000).toISOString(),
     });
@@ -401,9 +492,34 @@ describe("the API keeps its OpenAPI contract", () => {
     });
   });
 
+  it("when every path is asked with OPTIONS, and with HEAD where it has a GET, then each answer keeps the contract: 204 with Allow, and the GET's status and headers without a body", async () => {
+    const contract = await anonymous.contract();
+    const paths = contract.document.paths as Record<string, Record<string, { parameters?: unknown[] }>>;
+    for (const [template, item] of Object.entries(paths)) {
+      // Each path parameter's documented example (issue 20: tools build their requests from them).
+      const examples = new Map(
+        Object.values(item)
+          .flatMap((op) => (op.parameters ?? []) as { name?: string; in?: string; example?: unknown }[])
+          .filter((p) => p.in === "path")
+          .map((p) => [p.name, String(p.example)]),
+      );
+      const path = template.replace(/\{(\w+)\}/g, (_m, name: string) => examples.get(name) ?? "");
+      const options = await anonymous.request({ method: "OPTIONS", path });
+      expect({ path, status: options.status, allow: options.headers.allow }).toEqual({
+        path,
+        status: 204,
+        allow: expect.stringContaining("OPTIONS"),
+      });
+      if (!item.head) continue;
+      const keyed = (item.head as { security?: unknown[] }).security === undefined;
+      const head = await (keyed ? backoffice : anonymous).request({ method: "HEAD", path });
+      expect({ path, body: head.body }).toEqual({ path, body: "" });
+    }
+  });
+
   it("when the run is over, then every documented operation and webhook was exercised", async () => {
     const contract = await anonymous.contract();
-    const webhooks = Object.keys((contract.document.webhooks ?? {}) as object).map((event) => `WEBHOOK ${event}`);
+    const webhooks = Object.keys(contract.document.webhooks ?? {}).map((event) => `WEBHOOK ${event}`);
     const missing = [...contract.operations(), ...webhooks].filter((op) => !contract.exercised.has(op));
     expect(missing).toEqual([]);
   });

@@ -10,7 +10,6 @@
  * @run-alone Its bounds (error windows of 2 s, a drain within 1 s) are on a cluster that loads the
  * machine by itself, with more PostgreSQL connections than the server can spare for other files.
  */
-import type { ServiceName } from "../../shared/config/variables";
 import type { LoadOutcome } from "../helpers/steady-load";
 import {
   databaseDrill,
@@ -78,7 +77,7 @@ describeWithServers("failover under load (real processes, private NATS, PostgreS
     "when one of the two %s processes is killed (SIGKILL) under 100 requests/s",
     (service) => {
       it(`then requests fail for at most ${ERROR_WINDOW_BOUND_MS} ms, and no accepted order is lost or doubled`, async () => {
-        const r = await replicaDrill(fc, service as ServiceName, "SIGKILL", RATE, REPLICA_TIMING);
+        const r = await replicaDrill(fc, service, "SIGKILL", RATE, REPLICA_TIMING);
         results.push(r);
         console.log(r.line);
         expect(r.run.summary.errorWindowMs).toBeLessThanOrEqual(ERROR_WINDOW_BOUND_MS);
@@ -92,7 +91,7 @@ describeWithServers("failover under load (real processes, private NATS, PostgreS
     "when one of the two %s processes is stopped (SIGTERM, a rolling update) under load",
     (service) => {
       it("then no request fails", async () => {
-        const r = await replicaDrill(fc, service as ServiceName, "SIGTERM", RATE, REPLICA_TIMING);
+        const r = await replicaDrill(fc, service, "SIGTERM", RATE, REPLICA_TIMING);
         results.push(r);
         console.log(r.line);
         expect(r.run.summary.failuresByStatus).toEqual({});

@@ -10,7 +10,7 @@
  */
 import { startCluster, type Cluster } from "../helpers/cluster";
 import { api, ContractViolation, type ApiClient } from "../helpers/http";
-import { operationsOf, collectionOf, type Operation } from "../helpers/openapi-operations";
+import { operationsOf, collectionOf, listedCollectionOf, type Operation } from "../helpers/openapi-operations";
 import { COLLECTIONS, planIsolationProbes, type Plan } from "../helpers/isolation-probes";
 import {
   createTenantWorld,
@@ -123,11 +123,12 @@ it("when each tenant reads a list, then it holds only its own records", async ()
       o.method === "GET" &&
       !o.template.includes("{") &&
       o.parameters.some((p) => p.name === "limit") &&
-      COLLECTIONS[collectionOf(o.template)]?.owned,
+      COLLECTIONS[listedCollectionOf(o.template)]?.owned,
   );
   expect(lists.length).toBeGreaterThan(0);
   for (const op of lists) {
-    const collection = collectionOf(op.template) as keyof Tenant["records"];
+    // `/webhooks/deliveries` lists deliveries (of every subscription of the caller), not subscriptions.
+    const collection = listedCollectionOf(op.template) as keyof Tenant["records"];
     for (const t of Object.values(world.tenants)) {
       const visibility = COLLECTIONS[collection];
       if (op.scope && !t.scopes.includes(op.scope)) continue;

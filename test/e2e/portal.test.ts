@@ -45,6 +45,8 @@ describeWithBrowser("the subscriber portal in a browser", () => {
   let subscriptionId: number;
   let page: Page;
   const origins = new Set<string>();
+  /** The query of every deliveries read the page made. */
+  const deliveryReads: URLSearchParams[] = [];
   const failures: string[] = [];
 
   beforeAll(async () => {
@@ -78,7 +80,11 @@ describeWithBrowser("the subscriber portal in a browser", () => {
     await receiver.waitFor((received) => received.length >= 1, 30_000);
 
     page = await browser.newPage({ viewport: PHONE });
-    page.on("request", (req: Request) => origins.add(new URL(req.url()).origin));
+    page.on("request", (req: Request) => {
+      const url = new URL(req.url());
+      origins.add(url.origin);
+      if (url.pathname.endsWith("/deliveries")) deliveryReads.push(url.searchParams);
+    });
     page.on("requestfailed", (req: Request) => failures.push(`request failed: ${req.url()}`));
     page.on("pageerror", (err) => failures.push(`page error: ${err.message}`));
     page.on("response", (res) => {
@@ -142,6 +148,11 @@ describeWithBrowser("the subscriber portal in a browser", () => {
     await expect(delivery.locator(".body").textContent()).resolves.toContain(HOSTILE);
     await expect(page.locator(".delivery img").count()).resolves.toBe(0);
     await expect(page.title()).resolves.not.toBe("pwned");
+    // The newest deliveries in one request each time, not a walk through every page.
+    expect(deliveryReads.length).toBeGreaterThan(0);
+    expect(deliveryReads.map((q) => [q.get("order"), q.has("cursor")])).toEqual(
+      deliveryReads.map(() => ["desc", false]),
+    );
 
     // Evaluated in the page (a string: the test's own types know no DOM).
     const kept = await page.evaluate(`({

@@ -162,7 +162,7 @@ async function rowCounter(): Promise<RowCounter> {
     async snapshot(): Promise<Counts> {
       const counts: Counts = {};
       for (const op of lists) {
-        for (const actor of (op.scope && CALLERS[op.scope]) || ["admin" as ActorName]) {
+        for (const actor of (op.scope && CALLERS[op.scope]) || ["admin"]) {
           counts[`${actor} ${op.template}`] = (
             await clients[actor].get<unknown[]>(`${op.template}?limit=500`)
           ).body.length;

@@ -90,16 +90,13 @@ const CLIENTS_STAND_IN = {
 
 /** A test that calls as `{ ...principal(...), webhookEvents }` gave that client those grants. */
 function learnCallers(broker: ServiceBroker): void {
-  const call = broker.call.bind(broker) as (
-    action: string,
-    params?: unknown,
-    opts?: { meta?: Partial<RequestMeta> },
-  ) => Promise<unknown>;
-  broker.call = ((action: string, params?: unknown, opts?: { meta?: Partial<RequestMeta> }) => {
+  const call: (action: string, params?: unknown, opts?: { meta?: Partial<RequestMeta> }) => Promise<unknown> =
+    broker.call.bind(broker);
+  broker.call = (action: string, params?: unknown, opts?: { meta?: Partial<RequestMeta> }) => {
     const client = opts?.meta?.client;
     if (client) principals.set(client.clientId, client);
     return call(action, params, opts);
-  }) as ServiceBroker["call"];
+  };
 }
 
 export const ADMIN: Principal = {

@@ -162,16 +162,16 @@ export type RowCounts = Record<string, number>;
  * table added later is counted too), on the broker's own handle: PostgreSQL or PGlite alike.
  */
 export async function rowCounts(db: Knex): Promise<RowCounts> {
-  const tables = (await db("information_schema.tables")
+  const tables = await db("information_schema.tables")
     .whereIn("table_schema", SCHEMAS)
     .andWhere("table_type", "BASE TABLE")
     // job_runs is the retention scheduler's own bookkeeping, written on its clock, never by a request.
     .andWhereNot("table_name", "like", "knex_migrations%")
     .andWhereNot("table_name", "job_runs")
-    .select("table_schema", "table_name")) as { table_schema: string; table_name: string }[];
+    .select<{ table_schema: string; table_name: string }[]>("table_schema", "table_name");
   const counts: RowCounts = {};
   for (const { table_schema: schema, table_name: name } of tables) {
-    const [{ n }] = (await db.withSchema(schema).table(name).count({ n: "*" })) as { n: number | string }[];
+    const [{ n }] = await db.withSchema(schema).table(name).count<{ n: number | string }[]>({ n: "*" });
     counts[`${schema}.${name}`] = Number(n);
   }
   return counts;

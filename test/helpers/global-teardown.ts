@@ -31,9 +31,10 @@ async function withAdmin<T>(serverUrl: string, use: (admin: Knex) => Promise<T>)
 }
 
 async function databaseNames(admin: Knex, prefix: string): Promise<string[]> {
-  const rows = (await admin.raw("SELECT datname FROM pg_database WHERE starts_with(datname, ?)", [prefix])).rows as {
-    datname: string;
-  }[];
+  const { rows } = await admin.raw<{ rows: { datname: string }[] }>(
+    "SELECT datname FROM pg_database WHERE starts_with(datname, ?)",
+    [prefix],
+  );
   return rows.map((r) => r.datname);
 }
 

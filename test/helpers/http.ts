@@ -52,7 +52,7 @@ export class Contract {
 
   constructor(readonly document: Document) {
     this.schemas = new DocumentSchemas(document);
-    const paths = Object.keys((document.paths ?? {}) as object);
+    const paths = Object.keys(document.paths ?? {});
     // Concrete paths before templated ones (OpenAPI: /webhooks/available wins over /webhooks/{id}).
     this.templates = paths
       .map((template) => ({
@@ -124,7 +124,7 @@ export class Contract {
   }
 
   private checkHeaders(spec: Record<string, unknown>, specAt: string, response: ApiResponse): string[] {
-    return Object.keys((spec.headers ?? {}) as object).flatMap((name) => {
+    return Object.keys(spec.headers ?? {}).flatMap((name) => {
       const { node: header, pointer: headerAt } = dereference(this.document, `${specAt}${pointer("headers", name)}`);
       return this.checkHeader(name, header, headerAt, response.headers);
     });

@@ -1,7 +1,8 @@
 /**
  * The import graph of the application's own source, drawn from the files' text: a regex over
- * `import`/`export ... from`, side-effect imports, `import()` and `require()` (the compiler has no
- * JS API to ask), and the layering rules of docs/architecture.md checked against it.
+ * `import`/`export ... from` (`import type` included: a type-only import is still an arrow a
+ * reader follows), side-effect imports, `import()` and `require()`; the layering rules of
+ * docs/architecture.md checked against it, and the import cycles between files.
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -34,16 +35,21 @@ export function relativeSpecifiers(source: string): string[] {
   );
 }
 
-function resolveSpecifier(root: string, fromFile: string, specifier: string): string {
+/** Whether a path (relative to the repository root) is a file. */
+export type FileExists = (relative: string) => boolean;
+
+function resolveSpecifier(exists: FileExists, fromFile: string, specifier: string): string {
   const target = path.posix.normalize(path.posix.join(path.posix.dirname(fromFile), specifier));
-  const candidates = [target, `${target}.ts`, `${target}/index.ts`];
-  return candidates.find((candidate) => candidate.endsWith(".ts") && existsAsFile(root, candidate)) ?? target;
+  const candidates = [target, `${target}.ts`, `${target}/index.ts`, target.replace(/\.js$/, ".ts")];
+  return candidates.find((candidate) => candidate.endsWith(".ts") && exists(candidate)) ?? target;
 }
 
-function existsAsFile(root: string, relative: string): boolean {
-  const absolute = path.join(root, relative);
-  return existsSync(absolute) && statSync(absolute).isFile();
-}
+const existsUnder =
+  (root: string): FileExists =>
+  (relative) => {
+    const absolute = path.join(root, relative);
+    return existsSync(absolute) && statSync(absolute).isFile();
+  };
 
 /** The `.ts` files under `entries` (folders or files), relative to `root`. */
 export function sourceFiles(root: string, entries: readonly string[] = APPLICATION_ROOTS): string[] {
@@ -57,13 +63,23 @@ export function sourceFiles(root: string, entries: readonly string[] = APPLICATI
   });
 }
 
-export function importGraph(root: string, entries: readonly string[] = APPLICATION_ROOTS): ImportEdge[] {
-  return sourceFiles(root, entries).flatMap((file) =>
-    relativeSpecifiers(readFileSync(path.join(root, file), "utf8")).map((specifier) => ({
-      from: file,
-      to: resolveSpecifier(root, file, specifier),
-    })),
+/**
+ * The imports of the given sources (path → text), each resolved to the file it names; by
+ * default only the given paths exist, so samples can be drawn without touching the disk.
+ */
+export function edgesOf(
+  sources: Record<string, string>,
+  exists: FileExists = (file) => Object.hasOwn(sources, file),
+): ImportEdge[] {
+  return Object.entries(sources).flatMap(([file, text]) =>
+    relativeSpecifiers(text).map((specifier) => ({ from: file, to: resolveSpecifier(exists, file, specifier) })),
   );
+}
+
+export function importGraph(root: string, entries: readonly string[] = APPLICATION_ROOTS): ImportEdge[] {
+  const files = sourceFiles(root, entries);
+  const sources = Object.fromEntries(files.map((file) => [file, readFileSync(path.join(root, file), "utf8")]));
+  return edgesOf(sources, existsUnder(root));
 }
 
 /** The unit a file belongs to: a top-level folder, `moleculer.config.ts`, or `services/<name>`. */
@@ -98,6 +114,10 @@ export const LAYERING_RULES: readonly Rule[] = [
   {
     name: "gateway/ imports no service and nothing from runtime/ (the composition root hands it the service descriptions)",
     forbids: ({ from, to }) => topLevelOf(from) === "gateway" && ["services", "runtime"].includes(topLevelOf(to)),
+  },
+  {
+    name: "services/ and gateway/ import nothing from moleculer.config.ts (the broker's options are the composition root's)",
+    forbids: ({ from, to }) => ["services", "gateway"].includes(topLevelOf(from)) && to === "moleculer.config.ts",
   },
 ];
 
@@ -142,3 +162,93 @@ export function folderCycles(edges: readonly ImportEdge[]): string[][] {
   for (const folder of arrows.keys()) walk(folder, []);
   return cycles;
 }
+
+/**
+ * The import cycles between files, each written `a.ts → b.ts → a.ts` from its first file by name. Every file that sits on a
+ * cycle is on at least one of those listed (the shortest through it), so a tangle of several
+ * circles is shown whole, yet each circle is listed once.
+ */
+export function fileCycles(edges: readonly ImportEdge[]): string[] {
+  const arrows = new Map<string, Set<string>>();
+  for (const { from, to } of edges) {
+    if (!arrows.has(from)) arrows.set(from, new Set());
+    arrows.get(from)!.add(to);
+  }
+  const cycles = new Map<string, string[]>();
+  for (const component of stronglyConnected(arrows)) {
+    const members = new Set(component);
+    const covered = new Set<string>();
+    for (const file of [...component].sort()) {
+      if (covered.has(file)) continue;
+      const cycle = shortestCycleThrough(file, arrows, members);
+      if (cycle === undefined) continue;
+      cycle.forEach((member) => covered.add(member));
+      const rotated = rotatedToSmallest(cycle);
+      cycles.set(rotated.join(" "), rotated);
+    }
+  }
+  return [...cycles.values()].map((cycle) => [...cycle, cycle[0]].join(" → "));
+}
+
+/** The files of each strongly connected component (Tarjan), a lone file included. */
+function stronglyConnected(arrows: ReadonlyMap<string, ReadonlySet<string>>): string[][] {
+  const index = new Map<string, number>();
+  const lowest = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  const visit = (file: string): void => {
+    index.set(file, index.size);
+    lowest.set(file, index.get(file)!);
+    stack.push(file);
+    onStack.add(file);
+    for (const next of arrows.get(file) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        lowest.set(file, Math.min(lowest.get(file)!, lowest.get(next)!));
+      } else if (onStack.has(next)) {
+        lowest.set(file, Math.min(lowest.get(file)!, index.get(next)!));
+      }
+    }
+    if (lowest.get(file) !== index.get(file)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== file);
+    components.push(component);
+  };
+  for (const file of arrows.keys()) if (!index.has(file)) visit(file);
+  return components;
+}
+
+/** The files of a shortest cycle from `start` back to it inside `members` (breadth first), or undefined. */
+function shortestCycleThrough(
+  start: string,
+  arrows: ReadonlyMap<string, ReadonlySet<string>>,
+  members: ReadonlySet<string>,
+): string[] | undefined {
+  const cameFrom = new Map<string, string>();
+  const queue = [start];
+  for (let at = 0; at < queue.length; at++) {
+    const file = queue[at];
+    for (const next of arrows.get(file) ?? []) {
+      if (next === start) {
+        const trail = [file];
+        while (trail[0] !== start) trail.unshift(cameFrom.get(trail[0])!);
+        return trail;
+      }
+      if (!members.has(next) || cameFrom.has(next)) continue;
+      cameFrom.set(next, file);
+      queue.push(next);
+    }
+  }
+  return undefined;
+}
+
+const rotatedToSmallest = (cycle: string[]): string[] => {
+  const at = cycle.indexOf([...cycle].sort()[0]);
+  return [...cycle.slice(at), ...cycle.slice(0, at)];
+};

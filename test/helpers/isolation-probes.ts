@@ -113,7 +113,7 @@ export function withField(body: Record<string, unknown>, field: BodyField, value
   const holderBase = (isArray ? (copy[head] as Record<string, unknown>[] | undefined)?.[0] : copy[head]) ?? {};
   // The holder keeps its data (orderedQuantity) and drops the ways it named a record, so exactly one names one.
   const holder: Record<string, unknown> = Object.fromEntries(
-    Object.entries(holderBase as object).filter(([k]) => !RECORD_NAME.test(k)),
+    Object.entries(holderBase).filter(([k]) => !RECORD_NAME.test(k)),
   );
   const inner = withField(holder, { ...field, steps: isArray ? rest.slice(1) : rest }, value);
   copy[head] = isArray ? [inner] : inner;

@@ -19,9 +19,9 @@ export async function migrationRoundTrip(schema: string, migrations: Migration[]
   const database = await createTestDatabase();
   const db = openDatabase(database.url, 1);
   const tables = async () => {
-    const rows = (await db("information_schema.tables").where("table_schema", schema).select("table_name")) as {
-      table_name: string;
-    }[];
+    const rows = await db("information_schema.tables")
+      .where("table_schema", schema)
+      .select<{ table_name: string }[]>("table_name");
     return rows
       .map((r) => r.table_name)
       .filter((n) => !KNEX_TABLES.has(n))

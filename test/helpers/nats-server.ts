@@ -2,7 +2,8 @@
  * A private NATS server with JetStream for one test file: its own port and its own store
  * folder, so a test can stop, kill and restart it without touching the shared server (4222)
  * or another test's. Restarting keeps the port and the store: streams, durable consumers and
- * unacknowledged messages survive, as with a real server restart.
+ * unacknowledged messages survive, as with a real server restart. A node of a cluster is one
+ * with a name and the cluster's arguments (test/helpers/nats-cluster.ts).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, rmSync, type WriteStream } from "node:fs";
@@ -39,6 +40,16 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
+export interface NatsServerOptions {
+  /** Its server_name: every node of a JetStream cluster needs its own. */
+  name?: string;
+  /** More command-line arguments (a cluster node's --cluster_name, --cluster, --routes). */
+  args?: string[];
+  /** Where JetStream stores its data: a new temporary folder when not given. */
+  storeDir?: string;
+  port?: number;
+}
+
 export class NatsServer {
   private child: ChildProcess | null = null;
   private exited: Promise<void> = Promise.resolve();
@@ -48,14 +59,21 @@ export class NatsServer {
   private constructor(
     readonly port: number,
     readonly storeDir: string,
+    private readonly extraArgs: string[],
+    readonly name: string | null,
   ) {
     mkdirSync(LOG_DIR, { recursive: true });
     this.logFile = path.join(LOG_DIR, `nats-${port}.log`);
     this.log = createWriteStream(this.logFile, { flags: "a" });
   }
 
-  static async start(): Promise<NatsServer> {
-    const server = new NatsServer(await freePort(), mkdtempSync(path.join(os.tmpdir(), "nats-js-")));
+  static async start(options: NatsServerOptions = {}): Promise<NatsServer> {
+    const server = new NatsServer(
+      options.port ?? (await freePort()),
+      options.storeDir ?? mkdtempSync(path.join(os.tmpdir(), "nats-js-")),
+      options.args ?? [],
+      options.name ?? null,
+    );
     await server.start();
     return server;
   }
@@ -70,9 +88,9 @@ export class NatsServer {
 
   async start(timeoutMs = 10_000): Promise<void> {
     if (this.running) throw new Error("nats-server is already running");
-    const child = spawn(NATS_SERVER_BINARY, ["-a", "127.0.0.1", "-p", String(this.port), "-js", "-sd", this.storeDir], {
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const args = ["-a", "127.0.0.1", "-p", String(this.port), "-js", "-sd", this.storeDir];
+    if (this.name) args.push("-n", this.name);
+    const child = spawn(NATS_SERVER_BINARY, [...args, ...this.extraArgs], { stdio: ["ignore", "pipe", "pipe"] });
     this.child = child;
     child.stdout?.pipe(this.log, { end: false });
     child.stderr?.pipe(this.log, { end: false });

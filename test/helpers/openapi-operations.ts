@@ -98,6 +98,11 @@ export function collectionOf(template: string): string {
     .split("/")[0];
 }
 
+/** What a list without path parameters lists: its last segment (`/webhooks/deliveries` → deliveries, `/orders` → orders). */
+export function listedCollectionOf(template: string): string {
+  return template.split("/").at(-1) ?? "";
+}
+
 export function fillPath(template: string, values: Record<string, string>): string {
   return template.replace(/\{([^}]+)\}/g, (_, name: string) => {
     if (!(name in values)) throw new Error(`no value for {${name}} in ${template}`);

@@ -325,5 +325,5 @@ export async function startServiceProcess(options: ServiceProcessOptions): Promi
 }
 
 export async function disposeAll(processes: Iterable<ServiceProcess | undefined>): Promise<void> {
-  await Promise.all([...processes].map((p) => p?.dispose()));
+  await Promise.all([...processes].flatMap((p) => (p ? [p.dispose()] : [])));
 }

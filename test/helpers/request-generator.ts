@@ -291,7 +291,7 @@ const MUTATIONS: Mutation[] = [
   onField("__proto__ key in", isObject, (h, k, f) => {
     const o = (h as Record<string | number, unknown>)[k];
     if (!o || typeof o !== "object" || Array.isArray(o)) return;
-    const [name] = Object.keys((f.schema.properties ?? {}) as object);
+    const [name] = Object.keys(f.schema.properties ?? {});
     Object.defineProperty(o, "__proto__", {
       value: { [name ?? "x"]: "smuggled" },
       enumerable: true,

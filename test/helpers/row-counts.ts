@@ -80,7 +80,7 @@ export class RowCounts implements RowCounter {
   }
 
   async snapshot(): Promise<Counts> {
-    const { rows } = (await this.db.raw(this.statement)) as { rows: { t: string; n: number }[] };
+    const { rows } = await this.db.raw<{ rows: { t: string; n: number }[] }>(this.statement);
     return Object.fromEntries(rows.map((r) => [r.t, r.n]));
   }
 

@@ -72,7 +72,7 @@ function offPattern(s: Schema): string | null {
 /** The one-rule breaks of a scalar or array at this place, without walking into it. */
 function scalarBreakers(s: Schema, value: unknown, itemSample: unknown): { rule: string; value: unknown }[] {
   const out: { rule: string; value: unknown }[] = [];
-  const num = (k: string) => (typeof s[k] === "number" ? (s[k] as number) : undefined);
+  const num = (k: string) => (typeof s[k] === "number" ? s[k] : undefined);
   if (Array.isArray(s.enum) && s.enum.every((e) => typeof e === "string"))
     out.push({ rule: "enum", value: "zz-not-listed" });
   if (s.type === "integer" || s.type === "number") {

@@ -29,7 +29,7 @@ const ANNOTATIONS = new Set([
  * Keywords that only narrow what the others describe: generation ignores them and callers keep
  * the values their schema accepts (request-generator filters with Ajv).
  */
-const NARROWING = new Set(["not"]);
+const NARROWING = new Set(["not", "propertyNames"]);
 const UNDERSTOOD = new Set([
   "$ref",
   "type",
@@ -40,6 +40,7 @@ const UNDERSTOOD = new Set([
   "properties",
   "required",
   "additionalProperties",
+  "minProperties",
   "items",
   "minItems",
   "maxItems",
@@ -142,7 +143,8 @@ function objectsOf(document: Document, s: Schema): fc.Arbitrary<Record<string, u
   const required = new Set((s.required ?? []) as string[]);
   const model = Object.fromEntries(Object.entries(properties).map(([k, p]) => [k, valuesOf(document, p)]));
   const requiredKeys = Object.keys(properties).filter((k) => required.has(k));
-  return fc.record(model, { requiredKeys }) as fc.Arbitrary<Record<string, unknown>>;
+  const least = (s.minProperties as number | undefined) ?? 0;
+  return fc.record(model, { requiredKeys }).filter((v) => Object.keys(v).length >= least);
 }
 
 function arraysOf(document: Document, s: Schema): fc.Arbitrary<unknown[]> {
@@ -160,7 +162,10 @@ function stringsOf(s: Schema): fc.Arbitrary<string> {
   const maxLength = Math.min((s.maxLength as number | undefined) ?? 40, minLength + 40);
   const fits = (v: string) =>
     [...v].length >= minLength && [...v].length <= ((s.maxLength as number | undefined) ?? Infinity);
-  if (typeof s.pattern === "string") return fc.stringMatching(new RegExp(s.pattern as string)).filter(fits);
+  // A date-time's pattern lets days through that the calendar lacks (02-31): those are no valid value.
+  const realDate = (v: string) =>
+    s.format !== "date-time" || new Date(v.slice(0, 10)).toISOString().startsWith(v.slice(0, 10));
+  if (typeof s.pattern === "string") return fc.stringMatching(new RegExp(s.pattern)).filter(fits).filter(realDate);
   switch (s.format) {
     case "email":
       return fc

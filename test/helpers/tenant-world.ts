@@ -99,7 +99,7 @@ export async function createTenantWorld(
       records: emptyRecords(),
       orderBody: {},
       idempotencyKey: `IK-${name}-${tag}`,
-    } as Tenant;
+    };
   };
   const tenants = {
     A: await newClient("A", "partner"),

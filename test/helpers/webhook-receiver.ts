@@ -13,8 +13,9 @@ export interface ReceivedWebhook {
   receivedAt: number;
 }
 
-/** How to answer: a status code (at once or after a delay, with headers), or "hang" to never answer. */
-export type Answer = number | { status: number; afterMs: number; headers?: Record<string, string> } | "hang";
+/** How to answer: a status code (at once or after a delay, with headers and a body of its own), or "hang" to never answer. */
+export type Answer =
+  number | { status: number; afterMs: number; headers?: Record<string, string>; body?: string } | "hang";
 
 /** Decides the answer from the request and how many times this webhook-id was received before. */
 export type Behaviour = (request: ReceivedWebhook, previousDeliveries: number) => Answer;
@@ -67,9 +68,9 @@ export async function startReceiver(behaviour: Behaviour = alwaysOk, host = "127
         status,
         afterMs,
         headers = {},
+        body = status < 300 ? "ok" : "no",
       } = typeof decision === "number" ? { status: decision, afterMs: 0 } : decision;
-      const reply = () =>
-        res.writeHead(status, { "Content-Type": "text/plain", ...headers }).end(status < 300 ? "ok" : "no");
+      const reply = () => res.writeHead(status, { "Content-Type": "text/plain", ...headers }).end(body);
       if (afterMs > 0) setTimeout(reply, afterMs);
       else reply();
     });

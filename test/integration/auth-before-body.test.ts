@@ -1,11 +1,13 @@
 /**
- * A caller without a valid key cannot make the gateway read a body: requests that carry one are
- * admitted before the body parser runs (gateway.service.ts, admitBeforeBody). The bodies here
- * are left unfinished on purpose: were they read first, no answer would ever come.
+ * A caller without a valid key, or without the route's scope, cannot make the gateway read a
+ * body: requests that carry one are admitted, and their scope checked, before the body parser
+ * runs (gateway.service.ts, admitBeforeBody). The bodies here are left unfinished on purpose:
+ * were they read first, no answer would ever come.
  */
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import net from "node:net";
+import { BODY_LIMIT_BYTES } from "../../gateway/body-parser";
 import { startTestBroker, type TestBroker } from "../helpers/broker";
 
 const ADMIN_KEY = "auth-before-body-admin-key-0123456789";
@@ -82,4 +84,43 @@ it("when a request with a valid key sends its body, then the body is read after 
   const answer = await postChunked(`Bearer ${ADMIN_KEY}`, '"name":');
   expect(answer.head.split("\r\n")[0]).toBe("HTTP/1.1 400 Bad Request");
   expect(JSON.parse(answer.body)).toMatchObject({ type: "/problems/malformed-request", status: 400 });
+});
+
+describe("the scope is checked before the body (docs/api.md: 403 before 400, 413, 415)", () => {
+  let partnerKey: string;
+  beforeAll(async () => {
+    partnerKey = (await t.call<{ apiKey: string }>("clients.create", { name: "No admin", kind: "partner" })).apiKey;
+  });
+
+  it("when a key without the route's scope sends a body it never finishes, then it is 403 without the body being waited for", async () => {
+    const answer = await postChunked(`Bearer ${partnerKey}`, null);
+    expect(answer.head.split("\r\n")[0]).toBe("HTTP/1.1 403 Forbidden");
+    expect(JSON.parse(answer.body)).toMatchObject({ type: "/problems/forbidden", requiredScope: "admin" });
+  });
+
+  it.each([
+    ["malformed JSON", "application/json", "{not json"],
+    ["a media type that is not JSON", "text/plain", "a note"],
+    ["a body over 1 MiB", "application/json", JSON.stringify({ name: "x".repeat(BODY_LIMIT_BYTES) })],
+  ])("when a key without the route's scope sends %s, then it is 403 naming the scope", async (_what, type, body) => {
+    const res = await fetch(`http://127.0.0.1:${port}/api/v1/clients`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${partnerKey}`, "content-type": type },
+      body,
+    });
+    expect(res.status).toBe(403);
+    expect(await res.json()).toMatchObject({ type: "/problems/forbidden", requiredScope: "admin" });
+  });
+
+  it("when the key has the scope, then the same bodies are 400, 415 and 413", async () => {
+    const send = (type: string, body: string) =>
+      fetch(`http://127.0.0.1:${port}/api/v1/clients`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ADMIN_KEY}`, "content-type": type },
+        body,
+      }).then((r) => r.status);
+    expect(await send("application/json", "{not json")).toBe(400);
+    expect(await send("text/plain", "a note")).toBe(415);
+    expect(await send("application/json", JSON.stringify({ name: "x".repeat(BODY_LIMIT_BYTES) }))).toBe(413);
+  });
 });

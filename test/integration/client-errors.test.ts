@@ -57,7 +57,7 @@ describe("the gateway's answers to what Node's server refuses", () => {
     const big = "x".repeat(SERVER_LIMITS.maxHeaderSize + 1);
     const answer = await exchange(port, `GET /api/v1/orders HTTP/1.1\r\nHost: a\r\nX-Big: ${big}\r\n\r\n`);
     expectProblem(answer, 431, "headers-too-large");
-    expect(JSON.parse(answer.body).detail).toContain(String(SERVER_LIMITS.maxHeaderSize));
+    expect((JSON.parse(answer.body) as { detail: string }).detail).toContain(String(SERVER_LIMITS.maxHeaderSize));
   });
 
   it.each([

@@ -109,12 +109,12 @@ describe("clients: changes and revocation hold at the moment of use", () => {
 
   /** Every delivery of a subscription, with the `seq` of its event, read from the delivery log. */
   async function deliveryLog(subscriptionId: number): Promise<{ seq: number; status: string }[]> {
-    const rows = (await db
+    const rows = await db
       .withSchema("webhooks")
       .table("deliveries as d")
       .join("events as e", "e.id", "d.event_id")
       .where("d.subscription_id", subscriptionId)
-      .select("d.status", "e.body")) as { status: string; body: string }[];
+      .select<{ status: string; body: string }[]>("d.status", "e.body");
     return rows.map((r) => ({ seq: (JSON.parse(r.body) as { seq: number }).seq, status: r.status }));
   }
 
@@ -150,8 +150,11 @@ describe("clients: changes and revocation hold at the moment of use", () => {
 
     it("when the body is empty, names an unknown scope or event or an unknown field, then 422 names the field and nothing changes", async () => {
       const client = await newClient("partner");
+      // Issue 20: the rule across fields names each field it involves, not the body ("").
+      const empty = (await (await patch(client.id, {})).json()) as { errors: { path: string }[] };
+      expect(empty.errors.map((e) => e.path)).toEqual(["name", "scopes", "webhookEvents"]);
       const cases: [unknown, string][] = [
-        [{}, ""],
+        [{}, "scopes"],
         [{ scopes: ["orders:write", "root"] }, "scopes[1]"],
         [{ webhookEvents: ["order_shipped"] }, "webhookEvents[0]"],
         [{ kind: "admin" }, "kind"],
@@ -304,7 +307,11 @@ describe("clients: changes and revocation hold at the moment of use", () => {
         "webhooks.redeliver",
         {
           id: sub,
-          deliveryId: (await db.withSchema("webhooks").table("deliveries").where({ subscription_id: sub }).first()).id,
+          deliveryId: (
+            (await db.withSchema("webhooks").table("deliveries").where({ subscription_id: sub }).first()) as {
+              id: number;
+            }
+          ).id,
         },
         partner.principal,
       );

@@ -91,11 +91,11 @@ describe("db:migrate and the CLI, run as processes", () => {
     if (dataDir) return; // PGlite's folder is checked through the CLI below.
     const db = knexFactory({ client: "pg", connection: url, pool: { min: 0, max: 1 } });
     try {
-      const rows = await db.raw(
+      const { rows } = await db.raw<{ rows: { schema_name: string }[] }>(
         "SELECT schema_name FROM information_schema.schemata WHERE schema_name = ANY(?) ORDER BY 1",
         [SCHEMAS],
       );
-      expect((rows.rows as { schema_name: string }[]).map((r) => r.schema_name)).toEqual(SCHEMAS);
+      expect(rows.map((r) => r.schema_name)).toEqual(SCHEMAS);
     } finally {
       await db.destroy();
     }

@@ -62,7 +62,7 @@ describe("when the process holding an externalId's claim dies", () => {
       const taken = await w.t.call<{ externalId: string }>("orders.create", body, w.partnerB);
       expect(taken.externalId).toBe(externalId);
     } finally {
-      await repo.releaseConnection(replica, held).catch(() => undefined);
+      await repo.releaseConnection(replica, held!).catch(() => undefined);
       await replica.destroy();
     }
   });
@@ -78,7 +78,7 @@ describe("when orders with externalIds end, taken or refused", () => {
     expect(other.status).toBe("fulfilled");
     expect([first.status, repeat.status].sort()).toEqual(["fulfilled", "rejected"]);
     const lost = [first, repeat].find((o): o is PromiseRejectedResult => o.status === "rejected");
-    expect(lost?.reason.code).toBe(409);
+    expect((lost?.reason as { code: number } | undefined)?.code).toBe(409);
     expect(await advisoryLocks(w.db)).toBe(0);
     // The same externalIds are free again: the next claim is only refused by the order it finds.
     expect((await refusal(w.t.call("orders.create", orders[1].body, w.partnerB))).status).toBe(409);

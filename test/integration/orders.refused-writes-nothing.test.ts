@@ -157,7 +157,7 @@ describe("when several orders with one externalId and different inline contacts 
           const taken = outcomes.flatMap((o, i) => (o.status === "fulfilled" ? [i] : []));
           expect(taken).toHaveLength(1);
           expect(
-            outcomes.filter((o) => o.status === "rejected").map((o) => (o as PromiseRejectedResult).reason.code),
+            outcomes.filter((o) => o.status === "rejected").map((o) => (o.reason as { code: number }).code),
           ).toEqual(Array(racers - 1).fill(409));
 
           const after = await rowCounts(w.db);

@@ -30,10 +30,14 @@ const rejection = async (p: Promise<unknown>) => {
   throw new Error("expected a rejection");
 };
 
+/** An outbox row, as these tests read it. */
+type OutboxRow = { event: string; data: unknown };
+
 const rowCounts = async () => {
-  const [o] = await db.withSchema("orders").table("orders").count({ n: "*" });
-  const [i] = await db.withSchema("orders").table("order_items").count({ n: "*" });
-  const [e] = await db.withSchema("orders").table("outbox").count({ n: "*" });
+  type Count = { n: number | string }[];
+  const [o] = await db.withSchema("orders").table("orders").count<Count>({ n: "*" });
+  const [i] = await db.withSchema("orders").table("order_items").count<Count>({ n: "*" });
+  const [e] = await db.withSchema("orders").table("outbox").count<Count>({ n: "*" });
   return { orders: Number(o.n), items: Number(i.n), events: Number(e.n) };
 };
 
@@ -57,7 +61,7 @@ describe("when a partner names everything by its own references", () => {
     ]);
     expect(order.items[0].packagingReference).toMatchObject({ id: f.packagingRefs[0].id });
     expect(await t.call("orders.get", { id: order.id }, f.partner)).toEqual(order);
-    const events = await db.withSchema("orders").table("outbox").where({ entity_id: order.id });
+    const events: OutboxRow[] = await db.withSchema("orders").table("outbox").where({ entity_id: order.id });
     expect(events.map((e) => e.event)).toEqual(["sales_order_created"]);
     expect(events[0].data).toEqual(order);
   });
@@ -340,7 +344,11 @@ describe("when an order moves through its states", () => {
     expect(validated.validatedAt).not.toBeNull();
     const cancelled = await move("cancel", order.id);
     expect(cancelled.status).toBe("cancelled");
-    const events = await db.withSchema("orders").table("outbox").where({ entity_id: order.id }).orderBy("id");
+    const events: OutboxRow[] = await db
+      .withSchema("orders")
+      .table("outbox")
+      .where({ entity_id: order.id })
+      .orderBy("id");
     expect(events.map((e) => e.event)).toEqual([
       "sales_order_created",
       "sales_order_validated",

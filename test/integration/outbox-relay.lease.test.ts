@@ -6,62 +6,34 @@
 import type { Knex } from "knex";
 import type { ServiceBroker } from "moleculer";
 import { closeDatabase, openDatabase } from "../../shared/database/db";
-import { channelOf, type DomainEvent } from "../../shared/messaging/events";
-import {
-  addOutboxClaims,
-  addOutboxTraceparent,
-  appendEvent,
-  claimUnpublished,
-  createOutboxTable,
-  settleClaim,
-} from "../../shared/messaging/outbox";
+import { channelOf } from "../../shared/messaging/events";
+import { claimUnpublished, settleClaim } from "../../shared/messaging/outbox";
 import { OutboxRelay } from "../../shared/messaging/outbox-relay.mixin";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
-import { EVENTUALLY_MS } from "../helpers/deadlines";
+import {
+  appendEvents,
+  brokerStub,
+  createRelayOutbox,
+  silentLogger,
+  unpublishedCount,
+  until,
+} from "../helpers/relay-harness";
 
 const SCHEMA = "outbox_lease_test";
 const LEASE_MS = 500;
-
-/** A broker that records each publish and answers it as `ack` says. */
-function brokerStub(ack: (event: DomainEvent) => Promise<void>) {
-  const published: { channel: string; event: DomainEvent; msgID: string }[] = [];
-  const broker = {
-    started: true,
-    channelAdapter: { connected: true },
-    sendToChannel(channel: string, event: DomainEvent, opts: { msgID: string }) {
-      published.push({ channel, event, msgID: opts.msgID });
-      return ack(event);
-    },
-  };
-  return { broker: broker as unknown as ServiceBroker, published };
-}
-
-const silentLogger = { warn: () => undefined } as unknown as ConstructorParameters<typeof OutboxRelay>[0]["logger"];
 
 function relayOn(db: Knex, broker: ServiceBroker): OutboxRelay {
   return new OutboxRelay({ broker, db, schema: SCHEMA, logger: silentLogger, intervalMs: 20, leaseMs: LEASE_MS });
 }
 
-async function until(done: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + EVENTUALLY_MS;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`not reached in time: ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 describe("outbox relay leases", () => {
   let database: TestDatabase;
   let db: Knex;
-  let nextEntity = 1;
 
   beforeAll(async () => {
     database = await createTestDatabase();
     db = openDatabase(database.url, 4);
-    await db.raw("CREATE SCHEMA IF NOT EXISTS ??", [SCHEMA]);
-    await createOutboxTable(db, SCHEMA);
-    await addOutboxClaims(db, SCHEMA);
-    await addOutboxTraceparent(db, SCHEMA);
+    await createRelayOutbox(db, SCHEMA);
   });
   afterAll(async () => {
     await closeDatabase(database.url);
@@ -69,28 +41,8 @@ describe("outbox relay leases", () => {
   });
   beforeEach(() => db.withSchema(SCHEMA).table("outbox").delete());
 
-  async function append(n: number): Promise<number[]> {
-    const ids = Array.from({ length: n }, () => nextEntity++);
-    await db.transaction(async (trx) => {
-      for (const entityId of ids)
-        await appendEvent(trx, SCHEMA, {
-          event: "sales_order_validated",
-          ownerClientId: 7,
-          entityId,
-          data: { entityId },
-        });
-    });
-    return ids;
-  }
-
-  const unpublished = async () =>
-    Number(
-      (
-        (await db.withSchema(SCHEMA).table("outbox").whereNull("published_at").count({ n: "*" }).first()) as {
-          n: string;
-        }
-      ).n,
-    );
+  const append = (n: number) => appendEvents(db, SCHEMA, n);
+  const unpublished = () => unpublishedCount(db, SCHEMA);
 
   /** Sessions on this test's database that sit inside a transaction doing nothing. */
   const idleInTransaction = async () => {

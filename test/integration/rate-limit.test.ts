@@ -1,6 +1,7 @@
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import fc from "fast-check";
+import { KEY_PREFIX_LENGTH } from "../../gateway/auth-throttle";
 import { registry } from "../../shared/observability/metrics";
 import { startTestBroker, type TestBroker } from "../helpers/broker";
 
@@ -128,7 +129,7 @@ describe("throttling failed authentication", () => {
   });
   afterAll(() => t?.stop());
 
-  it("when one address presents too many bad keys, then it gets 429 with Retry-After before any key lookup, even with a valid key", async () => {
+  it("when one address presents too many bad keys, then it gets 429 with Retry-After before any key lookup, while a valid key from it is served", async () => {
     const address = newAddress();
     const keys = fc.sample(badKey, FAILURES + 1);
     const before = await authenticateCalls();
@@ -141,9 +142,11 @@ describe("throttling failed authentication", () => {
     expect(await authenticateCalls()).toBe(before + FAILURES);
 
     await expectRateLimited(await get(base, `Bearer ${keys[FAILURES]}`, from(address)), "auth-failures");
-    const valid = await newClient(t);
-    expect((await get(base, `Bearer ${valid.apiKey}`, from(address))).status).toBe(429);
     expect(await authenticateCalls()).toBe(before + FAILURES);
+    // Issue 20: what others failed from an address never locks a valid key out of it.
+    const valid = await newClient(t);
+    expect((await get(base, `Bearer ${valid.apiKey}`, from(address))).status).toBe(200);
+    expect(await authenticateCalls()).toBe(before + FAILURES + 1);
 
     // Another address is not affected.
     expect((await get(base, `Bearer ${valid.apiKey}`, from(newAddress()))).status).toBe(200);
@@ -156,6 +159,16 @@ describe("throttling failed authentication", () => {
     const again = await get(base, `Bearer ${key}`, from(newAddress()));
     await expectRateLimited(again, "auth-failures");
     expect(await authenticateCalls()).toBe(before + FAILURES);
+  });
+
+  it("when keys starting like a valid key fail from many addresses, then that prefix is throttled, and the valid key itself is still served", async () => {
+    const valid = await newClient(t);
+    const prefix = valid.apiKey.slice(0, KEY_PREFIX_LENGTH);
+    for (const rest of fc.sample(badKey, FAILURES))
+      expect((await get(base, `Bearer ${prefix}${rest}`, from(newAddress()))).status).toBe(401);
+    const [rest] = fc.sample(badKey, 1);
+    await expectRateLimited(await get(base, `Bearer ${prefix}${rest}`, from(newAddress())), "auth-failures");
+    expect((await get(base, `Bearer ${valid.apiKey}`, from(newAddress()))).status).toBe(200);
   });
 
   it("when requests carry no key or a malformed header, then they count as failures too", async () => {
@@ -172,6 +185,7 @@ describe("throttling failed authentication", () => {
     for (let i = 0; i < 3 * FAILURES; i++)
       expect((await get(base, `Bearer ${valid.apiKey}`, from(address))).status).toBe(200);
     for (let i = 0; i < FAILURES; i++) expect((await get(base, `Bearer ${bad}${i}`, from(address))).status).toBe(401);
-    expect((await get(base, `Bearer ${valid.apiKey}`, from(address))).status).toBe(429);
+    expect((await get(base, `Bearer ${bad}${FAILURES}`, from(address))).status).toBe(429);
+    expect((await get(base, `Bearer ${valid.apiKey}`, from(address))).status).toBe(200);
   });
 });

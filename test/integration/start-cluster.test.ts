@@ -61,8 +61,8 @@ async function startCluster(cwd: string, databaseUrl: string, extraEnv: Record<s
     },
   });
   let text = "";
-  child.stdout!.on("data", (chunk) => (text += chunk));
-  child.stderr!.on("data", (chunk) => (text += chunk));
+  child.stdout.on("data", (chunk) => (text += chunk));
+  child.stderr.on("data", (chunk) => (text += chunk));
   const output = () => text;
   try {
     return { output, ready: await readyOrExited(child, healthPort) };
@@ -120,5 +120,17 @@ cluster("npm run start:cluster without SECRETS_ENCRYPTION_KEYS", () => {
     expect(started.ready).toBe(true);
     expect(started.output()).not.toContain("SECRETS_ENCRYPTION_KEYS is not set");
     expect(fs.existsSync(path.join(folder, ".data"))).toBe(false);
+  }, 60_000);
+
+  it("when TRANSPORTER lists servers of which only one answers (first and last listed down), then it starts", async () => {
+    const down = [await freePort(), await freePort()].map((port) => `nats://127.0.0.1:${port}`);
+    const started = await startCluster(userFolder(), database.url, {
+      SECRETS_ENCRYPTION_KEYS: TEST_SECRETS_ENCRYPTION_KEYS,
+      TRANSPORTER: [down[0], natsUrl!, down[1]].join(","),
+    });
+    expect({ ready: started.ready, output: started.ready ? "" : started.output() }).toEqual({
+      ready: true,
+      output: "",
+    });
   }, 60_000);
 });

@@ -9,7 +9,7 @@ import type { Knex } from "knex";
 import type { Principal } from "../../shared/security/auth";
 import { openDatabase } from "../../shared/database/db";
 import type { DomainEvent } from "../../shared/messaging/events";
-import * as repo from "../../services/webhooks/webhooks.repository";
+import * as repo from "../../services/webhooks/webhooks.deliveries.repository";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { addEventSource, type EventSource } from "../helpers/event-source";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";

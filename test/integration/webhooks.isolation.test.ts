@@ -60,13 +60,13 @@ describe("webhooks: a hanging endpoint among healthy ones", () => {
 
   /** The noisy subscription's recorded attempts, oldest first: one is recorded only once it ended. */
   const noisyAttempts = async (): Promise<AttemptRow[]> =>
-    (await db
+    db
       .withSchema("webhooks")
       .table("attempts as a")
       .join("deliveries as d", "d.id", "a.delivery_id")
       .where("d.subscription_id", noisySubscription)
       .orderBy("a.attempted_at")
-      .select("a.attempted_at", "a.duration_ms", "a.status_code")) as AttemptRow[];
+      .select<AttemptRow[]>("a.attempted_at", "a.duration_ms", "a.status_code");
 
   async function waitFor(done: () => Promise<boolean>, what: string, timeoutMs = 60_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;

@@ -79,17 +79,17 @@ describe("webhook and outbox retention", () => {
         ) === 3,
     );
 
-    const okDeliveries = (await W()
+    const okDeliveries = await W()
       .table("deliveries")
       .where({ subscription_id: ok.id })
       .orderBy("id")
-      .select("id", "event_id")) as { id: string | number; event_id: string }[];
+      .select<{ id: string | number; event_id: string }[]>("id", "event_id");
     const [oldOk, recentOk] = okDeliveries.map((d) => d.id);
     // The same event's delivery on /fails (events are fanned out concurrently: ids need not follow the events' order).
-    const [oldFailed] = (await W()
+    const [oldFailed] = await W()
       .table("deliveries")
       .where({ subscription_id: fails.id, event_id: okDeliveries[0].event_id })
-      .pluck("id")) as (string | number)[];
+      .pluck<(string | number)[]>("id");
     const longAgo = db.raw("now() - interval '31 days'");
     // Aged: one success (its event also needed by a pending delivery), one failed settled long ago, and every event.
     await W().table("deliveries").whereIn("id", [oldOk]).update({ updated_at: longAgo, created_at: longAgo });
@@ -108,10 +108,10 @@ describe("webhook and outbox retention", () => {
     const pruned = await pruneWebhooks(db, RETENTION_MS);
 
     expect(pruned).toEqual({ deliveries: 2, attempts: 2, events: 1 });
-    const left = (await W().table("deliveries").orderBy("id").select("id", "status")) as {
-      id: string | number;
-      status: string;
-    }[];
+    const left = await W()
+      .table("deliveries")
+      .orderBy("id")
+      .select<{ id: string | number; status: string }[]>("id", "status");
     expect(left.map((d) => d.id)).not.toContain(oldOk);
     expect(left.map((d) => d.id)).not.toContain(oldFailed);
     expect(left).toHaveLength(4);

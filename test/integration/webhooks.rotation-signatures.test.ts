@@ -11,6 +11,7 @@ import { openDatabase } from "../../shared/database/db";
 import { EVENTS } from "../../shared/messaging/events";
 import { SecretBox } from "../../shared/security/secret-box";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
+import { EVENTUALLY_MS } from "../helpers/deadlines";
 import { addEventSource, type EventSource } from "../helpers/event-source";
 import { startReceiver, type ReceivedWebhook, type WebhookReceiver } from "../helpers/webhook-receiver";
 
@@ -66,7 +67,7 @@ describe("webhook signatures: rotation with overlap, Ed25519", () => {
     const marker = ++seq;
     await source.emit([{ event: "sales_order_created", ownerClientId: partner.clientId, data: { marker } }]);
     const match = (r: ReceivedWebhook) => r.path === path && r.body === JSON.stringify({ marker });
-    await receiver.waitFor((all) => all.some(match), 10_000);
+    await receiver.waitFor((all) => all.some(match), EVENTUALLY_MS);
     return receiver.received.find(match) as ReceivedWebhook;
   }
 
@@ -119,7 +120,11 @@ describe("webhook signatures: rotation with overlap, Ed25519", () => {
       signature: "ed25519",
       publicKey: sub.publicKey,
     });
-    const stored = await db.withSchema("webhooks").table("subscriptions").where({ id: sub.id }).first();
+    const stored: { signing_key: string } = await db
+      .withSchema("webhooks")
+      .table("subscriptions")
+      .where({ id: sub.id })
+      .first();
     expect(SecretBox.isSealed(stored.signing_key)).toBe(true);
 
     const request = await deliveredTo("/ed25519");

@@ -128,7 +128,7 @@ describe("webhook secrets at rest", () => {
 
   it("when rows were stored in clear, then the migration encrypts them and its down gives them back in clear", async () => {
     const db = openDatabase(t.database.url);
-    const [plain] = (await db("webhooks.subscriptions")
+    const [plain] = await db("webhooks.subscriptions")
       .insert({
         client_id: partner.clientId,
         event: "sales_order_validated",
@@ -136,7 +136,7 @@ describe("webhook secrets at rest", () => {
         key: "whk_legacy",
         secret: "whsec_bGVnYWN5bGVnYWN5bGVnYWN5",
       })
-      .returning("id")) as { id: number }[];
+      .returning<{ id: number }[]>("id");
     const byId = async () => (await stored()).find((r) => r.id === plain.id)!;
 
     await encryptSecrets.up(db);

@@ -35,7 +35,7 @@ describe("when a process opens an embedded data folder", () => {
   });
 
   it("then a folder whose holder is dead is taken over", () => {
-    const dead = spawnSync(process.execPath, ["-e", ""]).pid!;
+    const dead = spawnSync(process.execPath, ["-e", ""]).pid;
     const folder = folderHeldBy(dead);
     holdDataFolder(folder);
     expect(lockHolder(folder)).toBe(process.pid);

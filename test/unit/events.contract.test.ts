@@ -11,7 +11,15 @@ import { gatewaySchema } from "../../gateway/gateway.service";
 import { SERVICE_DESCRIPTIONS } from "../../runtime/services";
 import { ALL_CHANNELS } from "../../shared/messaging/channels";
 import { loadConfig } from "../../shared/config/config";
-import { BROADCASTS, channelOf, DOMAIN_EVENTS, EVENTS, type EventName } from "../../shared/messaging/events";
+import {
+  BROADCASTS,
+  channelOf,
+  DOMAIN_EVENTS,
+  EVENTS,
+  SUBSCRIPTION_EVENT_NAMES,
+  SUBSCRIPTION_EVENTS,
+  type EventName,
+} from "../../shared/messaging/events";
 import { startingWith } from "../helpers/matchers";
 import catalogue from "../../services/catalogue/catalogue.service";
 import clients from "../../services/clients/clients.service";
@@ -19,7 +27,7 @@ import crm from "../../services/crm/crm.service";
 import orders from "../../services/orders/orders.service";
 import references from "../../services/references/references.service";
 import webhooks from "../../services/webhooks/webhooks.service";
-import { availableEvents, describeEvent } from "../../services/webhooks/webhooks.events";
+import { availableEvents, describeEvent } from "../../services/webhooks/webhooks.audience";
 import type { Principal } from "../../shared/security/auth";
 
 const ROOT = path.resolve(__dirname, "../..");
@@ -136,7 +144,23 @@ describe("the event contract", () => {
       >;
       components: { schemas: Record<string, unknown> };
     };
-    expect(Object.keys(document.webhooks)).toEqual([...EVENTS]);
+    // The domain events, then those about a subscription itself (webhook_test).
+    expect(Object.keys(document.webhooks)).toEqual([...EVENTS, ...SUBSCRIPTION_EVENT_NAMES]);
+    for (const event of SUBSCRIPTION_EVENT_NAMES) {
+      const { post } = document.webhooks[event];
+      const declared = SUBSCRIPTION_EVENTS[event];
+      expect({
+        event,
+        summary: post.summary,
+        bodyRef: post.requestBody.content["application/json"].schema.$ref,
+      }).toEqual({
+        event,
+        summary: declared.summary,
+        bodyRef: `#/components/schemas/${declared.body}`,
+      });
+      expect({ event, description: post.description }).toEqual({ event, description: startingWith(declared.meaning) });
+      expect(Object.keys(document.components.schemas)).toContain(declared.body);
+    }
     for (const event of EVENTS) {
       const { post } = document.webhooks[event];
       const declared = DOMAIN_EVENTS[event];

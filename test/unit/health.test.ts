@@ -58,6 +58,35 @@ describe("readiness", () => {
     }
   });
 
+  it("when a service with an outbox has failed to publish for long, then its publishing and outbox checks are named", async () => {
+    const broker = new ServiceBroker({ nodeID: "ready-stalled", logger: false });
+    const orders = fakeDatabaseService("orders", async () => ({ database: "ok", migrations: "ok" }));
+    broker.createService({
+      ...orders,
+      methods: {
+        ...orders.methods,
+        eventChecks: async () => ({ publishing: "failing for 42 s", outbox: "oldest unpublished event 45 s old" }),
+        publishingFailingSeconds: () => 42,
+      },
+    });
+    await broker.start();
+    try {
+      expect(await checkReadiness(broker, readiness)).toEqual({
+        status: "unavailable",
+        failing: ["orders.publishing", "orders.outbox"],
+        checks: {
+          broker: "ok",
+          "orders.database": "ok",
+          "orders.migrations": "ok",
+          "orders.publishing": "failing for 42 s",
+          "orders.outbox": "oldest unpublished event 45 s old",
+        },
+      });
+    } finally {
+      await broker.stop();
+    }
+  });
+
   it("when shutdown begins, then readiness fails at once while the drainers are still running", async () => {
     const broker = new ServiceBroker({ nodeID: "ready-stopping", logger: false });
     await broker.start();

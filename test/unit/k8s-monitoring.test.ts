@@ -71,13 +71,15 @@ else {
       named("PrometheusRule", "order-intake").spec as { groups: { rules: { alert: string; expr: string }[] }[] }
     ).groups.flatMap((g) => g.rules);
 
-    it("when its alerts are read, then they cover 5xx rate, webhook failures and backlog, and readiness", () => {
+    it("when its alerts are read, then they cover 5xx rate, webhook failures and backlog, events not published, and readiness", () => {
       const metrics = rules.flatMap((r) => metricNamesIn(r.expr));
       expect(metrics).toEqual(
         expect.arrayContaining([
           "http_requests_total",
           "webhook_delivery_attempts_total",
           "webhook_deliveries_pending",
+          "outbox_publishing_failing_seconds",
+          "outbox_lag_seconds",
           "kube_deployment_status_replicas_unavailable",
         ]),
       );

@@ -1,12 +1,15 @@
 /**
  * The layering of docs/architecture.md ("Import rules"), read from the imports of every source
  * file that ships: shared/ is the ground floor, services stand on it side by side without
- * importing each other, the gateway knows no service, the composition root (runtime/) sits on
- * top, and no two top-level folders import each other round in a circle.
+ * importing each other, the gateway knows no service, the composition root (runtime/ and the
+ * broker options of moleculer.config.ts) sits on top, no two top-level folders import each other
+ * round in a circle, and no file imports itself back through others, type-only imports included.
  */
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import {
+  edgesOf,
+  fileCycles,
   folderCycles,
   importGraph,
   LAYERING_RULES,
@@ -99,6 +102,16 @@ describe("the layering rules", () => {
       edge("gateway/openapi/document.ts", "runtime/services.ts"),
       "gateway/",
     ],
+    [
+      "a service imports moleculer.config.ts",
+      edge("services/orders/orders.service.ts", "moleculer.config.ts"),
+      "services/ and gateway/ import nothing from moleculer.config.ts",
+    ],
+    [
+      "the gateway imports moleculer.config.ts",
+      edge("gateway/gateway.service.ts", "moleculer.config.ts"),
+      "services/ and gateway/ import nothing from moleculer.config.ts",
+    ],
   ])("when %s, then that rule reports the import", (_case, forbidden, rule) => {
     expect(violations([forbidden])).toEqual({ [ruleNamed(rule)]: [`${forbidden.from} → ${forbidden.to}`] });
   });
@@ -119,6 +132,7 @@ describe("the layering rules", () => {
       edge("runtime/services.ts", "services/orders/orders.service.ts"),
     ],
     ["moleculer.config.ts imports shared/", edge("moleculer.config.ts", "shared/messaging/channels.ts")],
+    ["the composition root imports moleculer.config.ts", edge("runtime/broker.ts", "moleculer.config.ts")],
   ])("when %s, then no rule reports it", (_case, allowed) => {
     expect(violations([allowed])).toEqual({});
   });
@@ -138,6 +152,77 @@ describe("the layering rules", () => {
   });
 });
 
+describe("import cycles between files", () => {
+  it("when two files import each other, then the cycle is reported with both files", () => {
+    expect(fileCycles([edge("shared/b.ts", "shared/a.ts"), edge("shared/a.ts", "shared/b.ts")])).toEqual([
+      "shared/a.ts → shared/b.ts → shared/a.ts",
+    ]);
+  });
+
+  it("when three files import each other round a circle, then the cycle is reported along its files", () => {
+    expect(
+      fileCycles([
+        edge("services/orders/orders.intake.ts", "services/orders/orders.idempotency.ts"),
+        edge("services/orders/orders.idempotency.ts", "services/orders/orders.repository.ts"),
+        edge("services/orders/orders.repository.ts", "services/orders/orders.intake.ts"),
+        edge("services/orders/orders.service.ts", "services/orders/orders.intake.ts"),
+      ]),
+    ).toEqual([
+      "services/orders/orders.idempotency.ts → services/orders/orders.repository.ts → services/orders/orders.intake.ts → services/orders/orders.idempotency.ts",
+    ]);
+  });
+
+  it("when the circle is made of type-only imports, then it is a cycle all the same", () => {
+    const sources = {
+      "services/orders/orders.repository.ts": 'import type { ContactSnapshot } from "./orders.representation";',
+      "services/orders/orders.representation.ts": 'import type { OrderRow } from "./orders.repository";',
+    };
+    expect(fileCycles(edgesOf(sources))).toEqual([
+      "services/orders/orders.repository.ts → services/orders/orders.representation.ts → services/orders/orders.repository.ts",
+    ]);
+  });
+
+  it("when two circles share a file, then each is reported; a file importing itself is one too", () => {
+    expect(
+      fileCycles([
+        edge("shared/a.ts", "shared/b.ts"),
+        edge("shared/b.ts", "shared/a.ts"),
+        edge("shared/a.ts", "shared/c.ts"),
+        edge("shared/c.ts", "shared/a.ts"),
+        edge("shared/d.ts", "shared/d.ts"),
+      ]).sort(),
+    ).toEqual([
+      "shared/a.ts → shared/b.ts → shared/a.ts",
+      "shared/a.ts → shared/c.ts → shared/a.ts",
+      "shared/d.ts → shared/d.ts",
+    ]);
+  });
+
+  it("when imports only point one way, even through a shared file, then there is no cycle", () => {
+    expect(
+      fileCycles([
+        edge("runtime/start.ts", "runtime/broker.ts"),
+        edge("runtime/broker.ts", "moleculer.config.ts"),
+        edge("runtime/start.ts", "moleculer.config.ts"),
+        edge("moleculer.config.ts", "shared/config/config.ts"),
+      ]),
+    ).toEqual([]);
+  });
+
+  it("when a service's source imports the broker options, then the layering rules report it", () => {
+    const sources = {
+      "services/orders/orders.service.ts": 'import type { brokerOptions } from "../../moleculer.config";',
+      "moleculer.config.ts": 'import { config } from "./shared/config/config";',
+      "shared/config/config.ts": "",
+    };
+    expect(violations(edgesOf(sources))).toEqual({
+      [ruleNamed("services/ and gateway/ import nothing from moleculer.config.ts")]: [
+        "services/orders/orders.service.ts → moleculer.config.ts",
+      ],
+    });
+  });
+});
+
 describe("the source tree", () => {
   it("when its imports are checked against the layering rules, then none is broken", () => {
     expect(violations(edges)).toEqual({});
@@ -145,6 +230,10 @@ describe("the source tree", () => {
 
   it("when its imports are drawn between top-level folders, then there is no cycle", () => {
     expect(folderCycles(edges)).toEqual([]);
+  });
+
+  it("when its imports are drawn between files, type-only ones included, then there is no cycle", () => {
+    expect(fileCycles(edges)).toEqual([]);
   });
 });
 

@@ -129,7 +129,7 @@ function parameterProblems(p: Parameter, raw: string): string[] {
 function actionParams(req: Request): Record<string, unknown> {
   const body =
     req.body !== null && typeof req.body === "object" && !Array.isArray(req.body)
-      ? (structuredClone(req.body) as object)
+      ? structuredClone<object>(req.body)
       : {};
   return { ...body, ...req.query, ...req.path };
 }

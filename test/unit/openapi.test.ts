@@ -11,7 +11,7 @@ import {
 } from "../../gateway/openapi/document";
 import { OUTCOMES } from "../../gateway/openapi/outcomes";
 import { ROUTES, type Route } from "../../gateway/routes";
-import { EVENTS } from "../../shared/messaging/events";
+import { EVENTS, SUBSCRIPTION_EVENT_NAMES } from "../../shared/messaging/events";
 import { SERVICE_DESCRIPTIONS } from "../../runtime/services";
 import { DocumentSchemas, dereference, pointer } from "../helpers/openapi-schemas";
 import { validateOpenApiDocument } from "../helpers/openapi-validator";
@@ -27,6 +27,18 @@ function operationOf(route: Route): Operation | undefined {
 }
 
 const routeName = (r: Route) => `${r.method} ${r.path} (${r.action})`;
+
+/** What these tests read of an operation and a response (the builder types the document loosely). */
+type DocumentedResponse = {
+  description: string;
+  headers: Record<string, unknown>;
+  content: Record<string, { schema: unknown }>;
+};
+type DocumentedOperation = {
+  requestBody: { required?: boolean; content: Record<string, { schema: unknown }> };
+  parameters: { name?: string; $ref?: string }[];
+  responses: Record<string, DocumentedResponse>;
+};
 
 describe("the OpenAPI document", () => {
   it("when validated with @seriousme/openapi-schema-validator, then it is a valid OpenAPI 3.1 document", async () => {
@@ -76,7 +88,7 @@ describe("the OpenAPI document", () => {
   });
 
   it("when an /api/v1 operation is documented, then it may answer 503 with Retry-After, and one with a body 415 with Accept-Post", () => {
-    const responses = document.components.responses as Record<string, Record<string, any>>;
+    const responses = document.components.responses as Record<string, DocumentedResponse>;
     expect(responses.Unavailable.headers["Retry-After"]).toEqual({ $ref: "#/components/headers/RetryAfter" });
     expect(responses.UnsupportedEncoding.headers["Accept-Post"]).toEqual({ $ref: "#/components/headers/AcceptPost" });
     for (const route of ROUTES) {
@@ -110,7 +122,7 @@ describe("the OpenAPI document", () => {
   });
 
   it("when POST /orders is documented, then its body is required, it takes an Idempotency-Key and answers 201 with Location and Idempotent-Replayed", () => {
-    const op = document.paths["/api/v1/orders"].post as Record<string, any>;
+    const op = document.paths["/api/v1/orders"].post as DocumentedOperation;
     expect(op.requestBody.required).toBe(true);
     expect(op.parameters).toContainEqual({ $ref: "#/components/parameters/IdempotencyKey" });
     expect(op.responses["201"].headers.Location).toEqual({ $ref: "#/components/headers/Location" });
@@ -118,7 +130,7 @@ describe("the OpenAPI document", () => {
       $ref: "#/components/headers/IdempotentReplayed",
     });
     expect(
-      (document.paths["/api/v1/orders/{id}/validate"].post as Record<string, any>).responses["200"].headers,
+      (document.paths["/api/v1/orders/{id}/validate"].post as DocumentedOperation).responses["200"].headers,
     ).not.toHaveProperty("Idempotent-Replayed");
     expect(Object.keys(op.responses)).toEqual(
       expect.arrayContaining(["201", "400", "401", "403", "409", "413", "422", "429"]),
@@ -126,13 +138,13 @@ describe("the OpenAPI document", () => {
   });
 
   it("when a list is documented, then it answers an array and may carry a Link header", () => {
-    const op = document.paths["/api/v1/packaging_references"].get as Record<string, any>;
+    const op = document.paths["/api/v1/packaging_references"].get as DocumentedOperation;
     expect(op.responses["200"].content["application/json"].schema).toEqual({
       type: "array",
       items: { $ref: "#/components/schemas/PackagingReference" },
     });
     expect(op.responses["200"].headers.Link).toBeDefined();
-    expect(op.parameters.map((p: { name?: string }) => p.name)).toEqual(expect.arrayContaining(["limit", "cursor"]));
+    expect(op.parameters.map((p) => p.name)).toEqual(expect.arrayContaining(["limit", "cursor"]));
   });
 
   it("when every schema of the document is compiled by Ajv (draft 2020-12, strict), then none is refused and every $ref resolves", () => {
@@ -144,7 +156,7 @@ describe("the OpenAPI document", () => {
       for (const [method, op] of Object.entries(methods)) {
         for (const status of Object.keys(op.responses as object)) {
           const { node, pointer: at } = dereference(document, pointer("paths", path, method, "responses", status));
-          for (const type of Object.keys((node.content ?? {}) as object)) {
+          for (const type of Object.keys(node.content ?? {})) {
             expect(() => schemas.validate(`${at}${pointer("content", type, "schema")}`, null)).not.toThrow();
           }
         }
@@ -153,11 +165,11 @@ describe("the OpenAPI document", () => {
   });
 
   it("when the webhooks are documented, then each event has its request with the delivery headers", () => {
-    const webhooks = document.webhooks as Record<string, { post: Record<string, any> }>;
-    expect(Object.keys(webhooks).sort()).toEqual([...EVENTS].sort());
+    const webhooks = document.webhooks as Record<string, { post: DocumentedOperation }>;
+    expect(Object.keys(webhooks).sort()).toEqual([...EVENTS, ...SUBSCRIPTION_EVENT_NAMES].sort());
     const validated = webhooks.sales_order_validated.post;
     expect(validated.requestBody.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Order" });
-    expect(validated.parameters.map((p: { name: string }) => p.name)).toEqual([
+    expect(validated.parameters.map((p) => p.name)).toEqual([
       "X-WEBHOOK-EVENT",
       "X-WEBHOOK-KEY",
       "X-WEBHOOK-PREVIOUS-KEY",
@@ -172,10 +184,13 @@ describe("the OpenAPI document", () => {
   });
 
   it("when an error is documented, then it is a problem document with X-Request-ID, and 401 says WWW-Authenticate, 429 Retry-After", () => {
-    const responses = document.components.responses as Record<string, Record<string, any>>;
-    for (const response of Object.values(responses)) {
+    const responses = document.components.responses as Record<string, DocumentedResponse>;
+    // Besides the errors: OPTIONS' 204 (MethodsAllowed), and each error's bodiless twin for HEAD (<name>Head).
+    const errors = Object.entries(responses).filter(([name]) => name !== "MethodsAllowed" && !name.endsWith("Head"));
+    for (const [name, response] of errors) {
       expect(response.content["application/problem+json"].schema).toEqual({ $ref: "#/components/schemas/Problem" });
       expect(response.headers["X-Request-ID"]).toBeDefined();
+      if (responses[`${name}Head`]) expect(responses[`${name}Head`]).toEqual({ ...response, content: undefined });
     }
     expect(responses.Unauthenticated.headers["WWW-Authenticate"]).toBeDefined();
     expect(responses.RateLimited.headers["Retry-After"]).toBeDefined();

@@ -1,6 +1,6 @@
 import { contactModeOf, itemModesOf, scopesNeeded } from "../../services/orders/orders.identify";
 import { codeDay, orderCode } from "../../services/orders/orders.code";
-import { requestHash } from "../../services/orders/orders.idempotency";
+import { requestHash } from "../../shared/http/idempotency";
 
 const pathsOf = (fn: () => unknown): string[] => {
   try {

@@ -6,7 +6,7 @@ import {
   type PackagingReference,
   type ReferencesAnswer,
 } from "../../services/orders/orders.references-cache";
-import type { PackagingSnapshot } from "../../services/orders/orders.representation";
+import type { PackagingSnapshot } from "../../services/orders/orders.snapshots";
 
 const contactRef = (
   id: number,

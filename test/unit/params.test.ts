@@ -6,39 +6,11 @@ import fc from "fast-check";
 import Validator from "fastest-validator";
 import { decodeCursor, encodeCursor, pageParams, toSizeBoundedPage } from "../../shared/http/paging";
 import { BIGINT_ID_MAX, INT_ID_MAX, bodyId, optional, parseId, pathId } from "../../shared/http/params";
+import { canonical, notAnId } from "../helpers/id-spellings";
 
 const validator = new Validator({ useNewCustomCheckerFunction: true });
 const compile = (schema: object) =>
   validator.compile({ $$strict: true, ...schema }) as (value: object) => true | { field: string }[];
-
-const canonical = (max: number) => fc.integer({ min: 1, max }).map(String);
-/** Texts that are not the canonical decimal spelling of an id in 1 … INT_ID_MAX. */
-const notAnId = fc.oneof(
-  fc.constantFrom(
-    "0x10",
-    " 1",
-    "1 ",
-    "1e3",
-    "+1",
-    "01",
-    "-1",
-    "1.0",
-    "",
-    "１",
-    "0",
-    "2147483648",
-    "Infinity",
-    "NaN",
-    "1_000",
-  ),
-  fc
-    .integer({ min: 1, max: INT_ID_MAX })
-    .chain((n) =>
-      fc.constantFrom(`0${n}`, `+${n}`, `${n}.0`, `${n} `, ` ${n}`, `-${n}`, `0x${n.toString(16)}`, `${n}e0`),
-    ),
-  fc.integer({ min: INT_ID_MAX + 1, max: Number.MAX_SAFE_INTEGER }).map(String),
-  fc.string().filter((s) => !/^[1-9][0-9]*$/.test(s)),
-);
 
 describe("ids", () => {
   it("when a text is the canonical decimal of an id in range, then it parses to that id", () => {

@@ -134,7 +134,7 @@ describe("remote calls to a replica that never answers", () => {
         delay: 50,
         maxDelay: 100,
         factor: 2,
-        check: mayRetry as (err: Error) => boolean,
+        check: mayRetry,
       },
       registry: { strategy: "RoundRobin" },
       middlewares: [remoteCallsMiddleware()],
@@ -181,8 +181,8 @@ describe("remote calls to a replica that never answers", () => {
       Array.from({ length: 2 }, () => caller.call("crm.createContact", {}, { timeout: 1_500 })),
     );
     expect(received.frozen + received.live).toBe(2);
-    const failed = outcomes.filter((o) => o.status === "rejected") as PromiseRejectedResult[];
-    expect(failed.map((o) => o.reason)).toEqual([expect.any(Errors.RequestTimeoutError)]);
+    const failed = outcomes.filter((o): o is PromiseRejectedResult => o.status === "rejected");
+    expect(failed.map((o): unknown => o.reason)).toEqual([expect.any(Errors.RequestTimeoutError)]);
   });
 
   it("when every replica is frozen, then a read ends with a time-out error by its time-out, not after one per attempt", async () => {
@@ -223,7 +223,7 @@ describe("a local action whose remote call failed", () => {
       delay: 50,
       maxDelay: 100,
       factor: 2,
-      check: mayRetry as (err: Error) => boolean,
+      check: mayRetry,
     },
     // The first wraps innermost: it counts each attempt sent to the transporter.
     middlewares: [

@@ -1,5 +1,5 @@
 import { Writable } from "node:stream";
-import { ServiceBroker, type Context } from "moleculer";
+import { ServiceBroker, type Context, type Service } from "moleculer";
 import {
   currentRequestId,
   requestContextMiddleware,
@@ -39,7 +39,7 @@ describe("request context", () => {
   broker.createService({
     name: "inner",
     actions: {
-      async work() {
+      async work(this: Service) {
         await new Promise((resolve) => setTimeout(resolve, 5));
         this.logger.info("inner work done");
         return currentRequestId();

@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import { InMemorySpanExporter } from "@opentelemetry/sdk-trace";
 import { trace } from "@opentelemetry/api";
-import { ServiceBroker, type Context } from "moleculer";
+import { ServiceBroker, type Context, type Service } from "moleculer";
 import { requestContextMiddleware, requestLogFields } from "../../shared/observability/request-context";
 import {
   currentTraceparent,
@@ -85,7 +85,7 @@ describe("the tracing middleware, spans recorded", () => {
   broker.createService({
     name: "inner",
     actions: {
-      async work() {
+      async work(this: Service) {
         await new Promise((resolve) => setTimeout(resolve, 5));
         this.logger.info("inner work done");
         return currentTraceparent();

@@ -8,7 +8,7 @@ function twoGateways(points: number) {
   let a: UsageSharing | null = null;
   let b: UsageSharing | null = null;
   a = new UsageSharing((report) => void inbox.push([b!, report]));
-  b = new UsageSharing((report) => void inbox.push([a!, report]));
+  b = new UsageSharing((report) => void inbox.push([a, report]));
   const limiters = [a.limiter("requests", points, 60), b.limiter("requests", points, 60)];
   return {
     limiters,
@@ -16,8 +16,8 @@ function twoGateways(points: number) {
       for (const [to, report] of inbox.splice(0)) await to.apply(report);
     },
     stop() {
-      a!.stop();
-      b!.stop();
+      a.stop();
+      b.stop();
     },
   };
 }

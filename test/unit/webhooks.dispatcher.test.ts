@@ -7,8 +7,8 @@
 import type { Knex } from "knex";
 import type { Service } from "moleculer";
 import { Dispatcher } from "../../services/webhooks/webhooks.dispatcher";
-import type { EndpointHealth } from "../../services/webhooks/webhooks.health";
-import type { ClaimedDelivery } from "../../services/webhooks/webhooks.repository";
+import type { SubscriptionHealth } from "../../services/webhooks/webhooks.subscription-health";
+import type { ClaimedDelivery } from "../../services/webhooks/webhooks.deliveries.repository";
 import type { AttemptOutcome } from "../../services/webhooks/webhooks.sender";
 
 const HANGING = "http://hanging.example:8080";
@@ -70,8 +70,8 @@ describe("webhooks dispatcher: fresh deliveries stored due", () => {
     // One claim at start (it fails: no database), then none unless woken.
     intervalMs: 60_000,
     timeoutMs: 10_000,
-    retryScheduleSeconds: [5],
-    health: { verdictOf: () => ({ kind: "healthy" }), afterAttempts: async () => [] } as unknown as EndpointHealth,
+    retry: { scheduleSeconds: [5], retryAfterMaxMs: 60_000 },
+    health: { afterAttempts: async () => [] } as unknown as SubscriptionHealth,
   });
 
   beforeAll(() => {

@@ -4,6 +4,7 @@ import * as externalIdClaims from "./20261124000200_external_id_claims";
 import * as outboxClaims from "./20261125000000_outbox_claims";
 import * as outboxRetention from "./20261202000000_outbox_retention";
 import * as outboxTraceparent from "./20261205000000_outbox_traceparent";
+import * as orderLookups from "./20261210000000_order_lookups";
 
 export const migrations: Migration[] = [
   { name: "20261121000400_create_orders", ...createOrders },
@@ -11,4 +12,5 @@ export const migrations: Migration[] = [
   { name: "20261125000000_outbox_claims", ...outboxClaims },
   { name: "20261202000000_outbox_retention", ...outboxRetention },
   { name: "20261205000000_outbox_traceparent", ...outboxTraceparent },
+  { name: "20261210000000_order_lookups", ...orderLookups },
 ];

@@ -1,7 +1,7 @@
 import type { Knex } from "knex";
 
 /**
- * The fair claim (webhooks.repository.ts `claimDue`) reads each subscription's oldest due
+ * The fair claim (webhooks.deliveries.repository.ts `claimDue`) reads each subscription's oldest due
  * deliveries, at most its endpoint's free slots: one index range scan per subscription. It
  * replaces the index on `next_attempt_at` alone, which nothing reads any more and which every
  * attempt would still have to update.

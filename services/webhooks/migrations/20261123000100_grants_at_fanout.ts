@@ -2,7 +2,7 @@ import type { Knex } from "knex";
 
 /**
  * Who hears an event is decided at fan-out from the client's current grants
- * (webhooks.events.ts), no longer copied into the subscription when it is made: `all_clients`
+ * (webhooks.audience.ts), no longer copied into the subscription when it is made: `all_clients`
  * goes, since a copy outlives a lost `orders:manage`. Deliveries a client may no longer
  * receive become `cancelled`: kept in the log, never sent.
  */

@@ -8,6 +8,10 @@ import * as rotationOverlapSignaturesRecoveries from "./20261201000000_rotation_
 import * as endpointHealth from "./20261202000100_endpoint_health";
 import * as retention from "./20261202000200_retention";
 import * as traceparent from "./20261205000000_traceparent";
+import * as deliverySearch from "./20261210000010_delivery_search";
+import * as attemptAnswers from "./20261210000011_attempt_answers";
+import * as idempotentActions from "./20261210000012_idempotent_actions";
+import * as editableSubscriptions from "./20261210000020_editable_subscriptions";
 
 export const migrations: Migration[] = [
   { name: "20261121000500_create_webhooks", ...createWebhooks },
@@ -19,4 +23,8 @@ export const migrations: Migration[] = [
   { name: "20261202000100_endpoint_health", ...endpointHealth },
   { name: "20261202000200_retention", ...retention },
   { name: "20261205000000_traceparent", ...traceparent },
+  { name: "20261210000010_delivery_search", ...deliverySearch },
+  { name: "20261210000011_attempt_answers", ...attemptAnswers },
+  { name: "20261210000012_idempotent_actions", ...idempotentActions },
+  { name: "20261210000020_editable_subscriptions", ...editableSubscriptions },
 ];

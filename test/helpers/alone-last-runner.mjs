@@ -10,8 +10,8 @@
  * 2 s, and they use more PostgreSQL connections than the server could spare for the others.
  * Such a file says why beside the tag (test/README.md lists them).
  */
-const { readFileSync } = require("node:fs");
-const TestRunner = require("jest-runner").default;
+import { readFileSync } from "node:fs";
+import TestRunner from "jest-runner";
 
 /** The file's opening comment (its docblock) names the tag. */
 const OPENING_COMMENT = /^\s*\/\*\*[\s\S]*?\*\//;
@@ -21,7 +21,7 @@ function runsAlone(path) {
   return opening !== null && /@run-alone\b/.test(opening[0]);
 }
 
-class AloneLastRunner extends TestRunner {
+export default class AloneLastRunner extends TestRunner {
   async runTests(tests, watcher, options) {
     const alone = tests.filter((test) => runsAlone(test.path));
     const together = tests.filter((test) => !alone.includes(test));
@@ -31,5 +31,3 @@ class AloneLastRunner extends TestRunner {
       await super.runTests(alone, watcher, { ...options, serial: true });
   }
 }
-
-module.exports = AloneLastRunner;

@@ -1,5 +1,5 @@
 /**
- * The events a client can subscribe to, and who receives which (docs/webhooks.md):
+ * The events a client can subscribe to, and who receives which (its audience; docs/webhooks.md):
  * a subscription receives the events about entities its client owns; a client holding
  * `orders:manage` (the instance's back office) receives the order events of every client.
  * Decided from the client's grants as they are NOW — at fan-out, when queued deliveries are

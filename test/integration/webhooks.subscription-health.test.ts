@@ -194,7 +194,7 @@ describe("webhook endpoint health", () => {
     }
   });
 
-  it("when every attempt fails for WEBHOOK_DISABLE_AFTER, then the subscription is disabled, its queued deliveries fail, and /metrics counts it", async () => {
+  it("when every attempt fails for WEBHOOK_DISABLE_AFTER, then the subscription is disabled, its queued deliveries are cancelled (issue 21: kept in the log, recoverable), and /metrics counts it", async () => {
     const owner = newPartner();
     receiver.answerWith((r) => (r.path === "/down" ? 500 : 200));
     const down = await subscribe(owner, "sales_order_created", `${receiver.url}/down`);
@@ -219,7 +219,7 @@ describe("webhook endpoint health", () => {
       }),
     ]);
     const deliveries = await deliveriesOf(owner, down.id);
-    expect(deliveries.map((d) => d.status)).toEqual(["failed", "failed"]);
+    expect(deliveries.map((d) => d.status)).toEqual(["cancelled", "cancelled"]);
 
     const stats = await call<Record<string, unknown>>("webhooks.stats", { id: down.id }, owner);
     expect(stats).toMatchObject({

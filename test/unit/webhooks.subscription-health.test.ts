@@ -1,53 +1,15 @@
 import type { Knex } from "knex";
 import {
-  EndpointHealth,
+  SubscriptionHealth,
   SUCCESS_NOTED_FOR_MS,
   summarize,
-  verdictOf,
   type NotedAttempt,
-  type Verdict,
-} from "../../services/webhooks/webhooks.health";
-import { retryAfterMs } from "../../services/webhooks/webhooks.schedule";
-import { nextState } from "../../services/webhooks/webhooks.dispatcher";
+} from "../../services/webhooks/webhooks.subscription-health";
+import type { Verdict } from "../../services/webhooks/webhooks.retry-policy";
 
 const HOUR_MS = 3_600_000;
-const rejected = (statusCode: number, retryAfter?: string) => ({
-  kind: "rejected" as const,
-  statusCode,
-  durationMs: 5,
-  ...(retryAfter ? { retryAfter } : {}),
-});
 
 describe("endpoint health verdicts", () => {
-  it("when Retry-After is seconds or an HTTP date, then the wait is read and capped; anything else is no wait", () => {
-    const now = Date.parse("2026-05-01T00:00:00Z");
-    expect(retryAfterMs("120", HOUR_MS, now)).toBe(120_000);
-    expect(retryAfterMs("Fri, 01 May 2026 00:00:30 GMT", HOUR_MS, now)).toBe(30_000);
-    expect(retryAfterMs("86400", HOUR_MS, now)).toBe(HOUR_MS);
-    expect(retryAfterMs("Thu, 30 Apr 2026 00:00:00 GMT", HOUR_MS, now)).toBe(0);
-    for (const bad of [undefined, "", "soon", "-5", "1.5"]) expect(retryAfterMs(bad, HOUR_MS, now)).toBeNull();
-  });
-
-  it("when the receiver answers, then 410 is gone, 429/503 with Retry-After are throttled, the rest failing, 2xx healthy", () => {
-    expect(verdictOf({ kind: "delivered", statusCode: 204, durationMs: 1 }, HOUR_MS)).toEqual({ kind: "healthy" });
-    expect(verdictOf(rejected(410), HOUR_MS)).toEqual({ kind: "gone" });
-    expect(verdictOf(rejected(429, "7"), HOUR_MS)).toEqual({ kind: "throttled", waitMs: 7_000 });
-    expect(verdictOf(rejected(503, "7"), HOUR_MS)).toEqual({ kind: "throttled", waitMs: 7_000 });
-    expect(verdictOf(rejected(429), HOUR_MS)).toEqual({ kind: "failing" });
-    expect(verdictOf(rejected(500, "7"), HOUR_MS)).toEqual({ kind: "failing" });
-    expect(verdictOf({ kind: "timeout", error: "slow", durationMs: 1 }, HOUR_MS)).toEqual({ kind: "failing" });
-  });
-
-  it("when throttled, then the delivery waits as asked without spending a retry, even past its last scheduled retry; gone fails it", () => {
-    expect(nextState(rejected(429, "7"), 3, [1, 1], { kind: "throttled", waitMs: 7_000 })).toEqual({
-      status: "pending",
-      retryInMs: 7_000,
-      spendsRetry: false,
-    });
-    expect(nextState(rejected(410), 1, [1, 1], { kind: "gone" })).toEqual({ status: "failed", retryInMs: null });
-    expect(nextState(rejected(500), 3, [1, 1], { kind: "failing" })).toEqual({ status: "failed", retryInMs: null });
-  });
-
   it("when a batch of attempts is summarised, then each subscription gets its latest success, its latest failure, and since when it fails", () => {
     const at = (second: number) => new Date(Date.UTC(2026, 4, 1, 0, 0, second));
     const noted = (
@@ -101,15 +63,18 @@ describe("noting health figures under load", () => {
   function recordingDb() {
     const noted: number[][] = [];
     const db = {
-      raw: async (_sql: string, bindings: unknown[]) => {
+      raw: async (sql: string, bindings: unknown[]) => {
+        // What a success note reads first (webhooks.operational-events.ts): none of them was failing.
+        if (!sql.includes("jsonb_to_recordset")) return { rows: [] };
         const input = JSON.parse(bindings[0] as string) as { id: number }[];
         noted.push(input.map((i) => i.id));
         return { rows: input.map((i) => ({ id: i.id, status: "active", failing_too_long: false })) };
       },
+      transaction: <T>(work: (trx: unknown) => Promise<T>) => work(db),
     };
     return {
       noted,
-      health: new EndpointHealth({ db: db as unknown as Knex, retryAfterMaxMs: HOUR_MS, disableAfterMs: HOUR_MS }),
+      health: new SubscriptionHealth({ db: db as unknown as Knex, disableAfterMs: HOUR_MS, recoveredAfterMs: 5_000 }),
     };
   }
   const attempt = (subscriptionId: number, verdict: Verdict): NotedAttempt => ({

@@ -1,11 +1,11 @@
-import { EndpointSlots } from "../../services/webhooks/webhooks.endpoint-slots";
+import { OriginSlots } from "../../services/webhooks/webhooks.origin-slots";
 
 const HANGING = "https://hangs.example";
 const HEALTHY = "https://answers.example";
 
-describe("EndpointSlots", () => {
+describe("OriginSlots", () => {
   it("when an endpoint has its cap in flight, then it has no free slot and is listed as limited; others stay unlisted", () => {
-    const slots = new EndpointSlots(3);
+    const slots = new OriginSlots(3);
     for (let i = 0; i < 3; i++) slots.take(HANGING);
     slots.take(HEALTHY);
     expect(slots.free(HANGING)).toBe(0);
@@ -17,7 +17,7 @@ describe("EndpointSlots", () => {
   });
 
   it("when an attempt times out, then the endpoint gets one slot until an attempt to it is answered, with any status", () => {
-    const slots = new EndpointSlots(3);
+    const slots = new OriginSlots(3);
     for (let i = 0; i < 3; i++) slots.take(HANGING);
     slots.release(HANGING, "timeout");
     expect(slots.onProbation(HANGING)).toBe(true);
@@ -38,7 +38,7 @@ describe("EndpointSlots", () => {
   });
 
   it("when half of what an endpoint is allowed is free, then it is worth claiming for again", () => {
-    const slots = new EndpointSlots(4);
+    const slots = new OriginSlots(4);
     for (let i = 0; i < 4; i++) slots.take(HEALTHY);
     slots.release(HEALTHY, "delivered");
     expect(slots.halfFree(HEALTHY)).toBe(false);
@@ -48,7 +48,7 @@ describe("EndpointSlots", () => {
 
   it("when an endpoint on probation has not been tried for a day, then it is forgotten", () => {
     let now = 0;
-    const slots = new EndpointSlots(2, () => now);
+    const slots = new OriginSlots(2, () => now);
     slots.take(HANGING);
     slots.release(HANGING, "timeout");
     expect(slots.limits()).toEqual([{ endpoint: HANGING, free: 1 }]);

@@ -1,0 +1,105 @@
+/**
+ * SQL of the `attempts` table: each attempt of a delivery, recorded with the delivery's state
+ * after it, and read back for the subscription's owner.
+ */
+import type { Knex } from "knex";
+import type { Db } from "../../shared/database/db";
+import type { AttemptTrigger, ClaimedDelivery } from "./webhooks.deliveries.repository";
+import type { CapturedResponse } from "./webhooks.response-capture";
+import type { DeliveryUpdate } from "./webhooks.retry-policy";
+
+const S = "webhooks";
+
+export interface AttemptRow {
+  id: number;
+  delivery_id: number;
+  attempted_at: Date;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  trigger: AttemptTrigger;
+  response_headers: Record<string, string> | null;
+  response_body: string | null;
+  response_body_truncated: boolean;
+  paused_until: Date | null;
+}
+
+/** The attempts of these deliveries, oldest first, by delivery id. */
+export async function attemptsOf(db: Db, deliveryIds: number[]): Promise<Map<number, AttemptRow[]>> {
+  const byDelivery = new Map<number, AttemptRow[]>(deliveryIds.map((id) => [id, []]));
+  if (deliveryIds.length === 0) return byDelivery;
+  const rows = (await db
+    .withSchema(S)
+    .table("attempts")
+    .whereIn("delivery_id", deliveryIds)
+    .orderBy("id")) as AttemptRow[];
+  for (const row of rows) byDelivery.get(row.delivery_id)?.push(row);
+  return byDelivery;
+}
+
+export interface AttemptRecord {
+  attemptedAt: Date;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  trigger: AttemptTrigger;
+  /** What the endpoint answered, bounded; absent when it gave no answer. */
+  response?: CapturedResponse;
+  /** The answer was a honoured Retry-After: its endpoint is paused for the delivery's wait. */
+  paused?: boolean;
+}
+
+/** One finished attempt of a claimed delivery, and the delivery's state after it. */
+export interface RecordedAttempt {
+  claim: Pick<ClaimedDelivery, "id" | "claim_token" | "attempt_count">;
+  attempt: AttemptRecord;
+  next: DeliveryUpdate;
+}
+
+/**
+ * Records finished attempts, many in one statement (so atomic on its own, one transaction for
+ * the lot): each attempt row, and, while its claim still holds, its delivery's new state. An
+ * attempt is kept even when the delivery was redelivered meanwhile; it is dropped with the
+ * delivery when the subscription was deleted.
+ */
+export async function recordAttempts(db: Knex, recorded: readonly RecordedAttempt[]): Promise<void> {
+  if (recorded.length === 0) return;
+  const rows = recorded.map(({ claim, attempt, next }) => ({
+    id: claim.id,
+    claim_token: claim.claim_token,
+    status: next.status,
+    attempt_count: claim.attempt_count + (next.spendsRetry === false ? 0 : 1),
+    retry_in_ms: next.retryInMs,
+    attempted_at: attempt.attemptedAt.toISOString(),
+    status_code: attempt.statusCode,
+    error: attempt.error,
+    duration_ms: attempt.durationMs,
+    trigger: attempt.trigger,
+    response_headers: attempt.response?.headers ?? null,
+    response_body: attempt.response?.body ?? null,
+    response_body_truncated: attempt.response?.bodyTruncated ?? false,
+    paused: attempt.paused === true,
+  }));
+  await db.raw(
+    `WITH input AS (
+       SELECT * FROM jsonb_to_recordset(?::jsonb) AS i(id bigint, claim_token uuid, status text, attempt_count int, retry_in_ms bigint,
+                                                      attempted_at timestamptz, status_code int, error text, duration_ms int,
+                                                      trigger text, response_headers jsonb, response_body text,
+                                                      response_body_truncated boolean, paused boolean)
+     ), updated AS (
+       UPDATE ??.deliveries d
+          SET status = i.status, attempt_count = i.attempt_count, claim_token = NULL, updated_at = now(),
+              next_attempt_at = CASE WHEN i.retry_in_ms IS NULL THEN NULL ELSE now() + i.retry_in_ms * interval '1 millisecond' END,
+              next_trigger = CASE WHEN i.retry_in_ms IS NULL THEN NULL ELSE 'retry' END
+         FROM input i
+        WHERE d.id = i.id AND d.claim_token = i.claim_token
+     )
+     INSERT INTO ??.attempts (delivery_id, attempted_at, status_code, error, duration_ms,
+                              trigger, response_headers, response_body, response_body_truncated, paused_until)
+     SELECT i.id, i.attempted_at, i.status_code, i.error, i.duration_ms,
+            i.trigger, i.response_headers, i.response_body, i.response_body_truncated,
+            CASE WHEN i.paused THEN now() + i.retry_in_ms * interval '1 millisecond' END
+       FROM input i WHERE EXISTS (SELECT 1 FROM ??.deliveries d WHERE d.id = i.id)`,
+    [JSON.stringify(rows), S, S, S],
+  );
+}

@@ -1,0 +1,34 @@
+/**
+ * How a fresh event's deliveries reach this process's dispatcher without a claim statement, one
+ * way: the fan-out (webhooks.fanout.ts) asks for slots (`reserve`), stores the deliveries of the
+ * reserved subscriptions already claimed (webhooks.deliveries.repository.ts
+ * `insertEventDeliveries`), hands them over (`settle`), and names the endpoints of those it
+ * stored due instead (`queued`). The dispatcher (webhooks.dispatcher.ts) implements it and never
+ * calls the fan-out; the worker (webhooks.worker.ts) gives the fan-out its dispatcher as this.
+ */
+import type { ClaimedDelivery } from "./webhooks.deliveries.repository";
+
+/** A subscription a fresh event is for, and its endpoint (its URL's origin). */
+export interface HandOffTarget {
+  id: number;
+  endpoint: string;
+}
+
+/**
+ * Slots held for the deliveries a fan-out is about to store claimed; `settle` sends those that
+ * were stored so, and gives the other slots back. Settle it exactly once, with [] when the
+ * insert failed.
+ */
+export interface Reservation {
+  subscriptionIds: number[];
+  settle(claimed: readonly ClaimedDelivery[]): void;
+}
+
+export interface DirectHandOff {
+  /** How long a delivery stored claimed is held (the dispatcher's lease). */
+  readonly leaseMs: number;
+  /** A slot for each of these subscriptions the dispatcher can send to at once; maybe none. */
+  reserve(targets: readonly HandOffTarget[]): Reservation;
+  /** Deliveries to these endpoints were stored due, for any dispatcher's claim. */
+  queued(endpoints: readonly string[]): void;
+}

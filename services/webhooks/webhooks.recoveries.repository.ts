@@ -1,0 +1,208 @@
+/**
+ * SQL of the `recoveries` table: a request to queue a window of deliveries again, claimed by
+ * one replica at a time and worked through in short batches (webhooks.recovery.ts).
+ */
+import type { Knex } from "knex";
+import type { Db } from "../../shared/database/db";
+
+const S = "webhooks";
+
+export type RecoveryStatus = "queued" | "running" | "done";
+
+export interface RecoveryRow {
+  id: number;
+  subscription_id: number;
+  since: Date;
+  requested_until: Date | null;
+  until: Date;
+  all_deliveries: boolean;
+  status: RecoveryStatus;
+  claim_token: string | null;
+  after_delivery_id: number;
+  examined: number;
+  queued: number;
+  created_at: Date;
+  finished_at: Date | null;
+}
+
+export interface RecoveryRequest {
+  since: Date;
+  until: Date | null;
+  all: boolean;
+}
+
+/**
+ * The recovery this request gets: one of the last `sameWithinMs` with the same window and flags
+ * (finished or not: a double click does not send again what just went), else a new one, else
+ * the subscription's unfinished one (at most one: recoveries_one_active), which the caller
+ * compares with what it asked. The caller holds the subscription exclusively
+ * (webhooks.active-subscription.ts), so two requests never both find nothing and both insert.
+ */
+export async function createRecovery(
+  db: Db,
+  subscriptionId: number,
+  r: RecoveryRequest,
+  sameWithinMs: number,
+): Promise<{ row: RecoveryRow; created: boolean }> {
+  for (;;) {
+    const recent = await db
+      .withSchema(S)
+      .table("recoveries")
+      .where({ subscription_id: subscriptionId, since: r.since, all_deliveries: r.all })
+      .whereRaw("requested_until IS NOT DISTINCT FROM ?::timestamptz", [r.until])
+      .andWhereRaw("created_at > now() - ?::bigint * interval '1 millisecond'", [sameWithinMs])
+      .orderBy("id", "desc")
+      .first<RecoveryRow | undefined>();
+    if (recent) return { row: normalRecovery(recent), created: false };
+    const inserted = await db.raw<{ rows: RecoveryRow[] }>(
+      `INSERT INTO ??.recoveries (subscription_id, since, requested_until, until, all_deliveries)
+       VALUES (?, ?, ?::timestamptz, coalesce(?::timestamptz, now()), ?)
+       ON CONFLICT (subscription_id) WHERE status <> 'done' DO NOTHING
+       RETURNING *`,
+      [S, subscriptionId, r.since, r.until, r.until, r.all],
+    );
+    const [row] = inserted.rows;
+    if (row) return { row: normalRecovery(row), created: true };
+    const active = await db
+      .withSchema(S)
+      .table("recoveries")
+      .where({ subscription_id: subscriptionId })
+      .whereNot("status", "done")
+      .first<RecoveryRow | undefined>();
+    // It finished between the two statements: ask again.
+    if (active) return { row: normalRecovery(active), created: false };
+  }
+}
+
+export async function findRecovery(db: Db, subscriptionId: number, id: number): Promise<RecoveryRow | undefined> {
+  const row = (await db.withSchema(S).table("recoveries").where({ id, subscription_id: subscriptionId }).first()) as
+    RecoveryRow | undefined;
+  return row && normalRecovery(row);
+}
+
+/** bigint columns come back as text from node-postgres. */
+function normalRecovery(row: RecoveryRow): RecoveryRow {
+  return { ...row, id: Number(row.id), after_delivery_id: Number(row.after_delivery_id) };
+}
+
+/**
+ * Claims the oldest unfinished recovery nobody holds (never claimed, or its holder's lease
+ * ended), for `leaseMs`: one replica works on it at a time.
+ */
+export async function claimRecovery(db: Knex, leaseMs: number): Promise<RecoveryRow | undefined> {
+  const result = await db.raw<{ rows: RecoveryRow[] }>(
+    `UPDATE ??.recoveries r
+        SET status = 'running', claim_token = gen_random_uuid(), claimed_until = now() + ? * interval '1 millisecond'
+      WHERE r.id = (SELECT id FROM ??.recoveries
+                     WHERE status <> 'done' AND (claimed_until IS NULL OR claimed_until < now())
+                     ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED)
+      RETURNING *`,
+    [S, leaseMs, S],
+  );
+  const [row] = result.rows;
+  return row && normalRecovery(row);
+}
+
+/**
+ * Queues again the next `batch` deliveries of the recovery's window (those that did not succeed,
+ * or all of them with `all_deliveries`; pending ones are on their way already) and extends the
+ * lease, in one short transaction; marks the recovery done after the last. Returns how many were
+ * queued, or null when the claim was lost (another replica took it over).
+ */
+export async function recoverNextBatch(
+  db: Knex,
+  claim: RecoveryRow,
+  batch: number,
+  leaseMs: number,
+): Promise<{ queued: number; done: boolean } | null> {
+  return db.transaction(async (trx) => {
+    const held = await trx
+      .withSchema(S)
+      .table("recoveries")
+      .where({ id: claim.id, claim_token: claim.claim_token })
+      .forUpdate()
+      .first<RecoveryRow | undefined>();
+    if (!held) return null;
+    // Held against a disabling (webhooks.active-subscription.ts): a disabled subscription's
+    // recovery stops here, since nothing would send what it queues.
+    const subscription = await trx
+      .withSchema(S)
+      .table("subscriptions")
+      .where({ id: held.subscription_id })
+      .forShare()
+      .first<{ status: string } | undefined>("status");
+    if (subscription?.status !== "active") {
+      await finish(trx, held.id, { examined: 0, queued: 0 }, held.after_delivery_id);
+      return { queued: 0, done: true };
+    }
+    const ids = (
+      await trx
+        .withSchema(S)
+        .table("deliveries")
+        .where("subscription_id", held.subscription_id)
+        .andWhere("id", ">", held.after_delivery_id)
+        .andWhere("created_at", ">=", held.since)
+        .andWhere("created_at", "<", held.until)
+        .orderBy("id")
+        .limit(batch)
+        .select<{ id: number | string }[]>("id")
+    ).map((r) => Number(r.id));
+    const again = trx.withSchema(S).table("deliveries").whereIn("id", ids).whereNot("status", "pending");
+    if (!held.all_deliveries) again.whereNot("status", "succeeded");
+    const queued =
+      ids.length === 0
+        ? 0
+        : (
+            await again
+              .update({
+                status: "pending",
+                attempt_count: 0,
+                next_attempt_at: trx.fn.now(),
+                claim_token: null,
+                next_trigger: "recovery",
+                updated_at: trx.fn.now(),
+              })
+              .returning("id")
+          ).length;
+    const done = ids.length < batch;
+    const after = ids.length > 0 ? ids[ids.length - 1] : held.after_delivery_id;
+    if (done) await finish(trx, held.id, { examined: ids.length, queued }, after);
+    else
+      await trx
+        .withSchema(S)
+        .table("recoveries")
+        .where({ id: held.id })
+        .update({
+          ...progress(trx, { examined: ids.length, queued }, after),
+          claimed_until: trx.raw("now() + ? * interval '1 millisecond'", [leaseMs]),
+        });
+    return { queued, done };
+  });
+}
+
+interface BatchCounts {
+  examined: number;
+  queued: number;
+}
+
+function progress(trx: Knex.Transaction, counts: BatchCounts, afterDeliveryId: number) {
+  return {
+    after_delivery_id: afterDeliveryId,
+    examined: trx.raw("examined + ?", [counts.examined]),
+    queued: trx.raw("queued + ?", [counts.queued]),
+  };
+}
+
+async function finish(trx: Knex.Transaction, id: number, counts: BatchCounts, afterDeliveryId: number): Promise<void> {
+  await trx
+    .withSchema(S)
+    .table("recoveries")
+    .where({ id })
+    .update({
+      ...progress(trx, counts, afterDeliveryId),
+      status: "done",
+      finished_at: trx.fn.now(),
+      claim_token: null,
+      claimed_until: null,
+    });
+}
