@@ -371,7 +371,9 @@ describe("methods, paths and request ids", () => {
     expect(a.status).toBe(204);
     expect(a.text).toBe("");
     expect(a.headers.get("allow")).toBe("GET, HEAD, POST, OPTIONS");
-    expect((await send("OPTIONS", "/api/v1/webhooks/12")).headers.get("allow")).toBe("GET, HEAD, DELETE, OPTIONS");
+    expect((await send("OPTIONS", "/api/v1/webhooks/12")).headers.get("allow")).toBe(
+      "GET, HEAD, PATCH, DELETE, OPTIONS",
+    );
   });
 
   it("when a known path is asked with another method, then it is 405 with Allow", async () => {
