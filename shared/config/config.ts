@@ -24,6 +24,8 @@ export interface Config {
   transporter: string | null;
   /** JETSTREAM_REPLICAS: "auto" fits the NATS cluster (shared/messaging/jetstream-streams.ts). */
   jetstreamReplicas: "auto" | number;
+  /** JETSTREAM_API_TIMEOUT_MS */
+  jetstreamApiTimeoutMs: number;
   databaseUrl: string;
   databasePoolMax: number;
   migrateOnStart: boolean;
@@ -208,6 +210,7 @@ export function loadConfig(
     services: services as ServiceName[],
     transporter,
     jetstreamReplicas: raw.JETSTREAM_REPLICAS === "auto" ? "auto" : Number(raw.JETSTREAM_REPLICAS),
+    jetstreamApiTimeoutMs: raw.JETSTREAM_API_TIMEOUT_MS as number,
     databaseUrl,
     databasePoolMax: raw.DATABASE_POOL_MAX as number,
     migrateOnStart: raw.MIGRATE_ON_START as boolean,

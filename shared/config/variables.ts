@@ -61,6 +61,13 @@ export const VARIABLES = {
       "Replicas of each JetStream stream (and its consumers): auto is 3 on a NATS cluster (fewer when the cluster has fewer JetStream servers) and 1 on a single server; 1 to 5 asks for exactly that many. A stream that exists with another count is updated at start.",
     rule: { pattern: /^(auto|[1-5])$/ },
   },
+  JETSTREAM_API_TIMEOUT_MS: {
+    type: "integer",
+    default: "5000",
+    description:
+      "How long a JetStream request (a stream or a consumer made or read, at start and at each subscription) waits for NATS's answer; a start whose request is not answered fails. A replicated stream answers once its nodes agree: raise it for a NATS cluster on busy machines.",
+    rule: { min: 500 },
+  },
   DATABASE_URL: {
     type: "string",
     default: "pglite://./.data/pglite",

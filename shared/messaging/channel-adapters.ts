@@ -16,6 +16,8 @@ interface JetStreamOptions {
   channels: readonly string[];
   /** JETSTREAM_REPLICAS of each stream (shared/messaging/jetstream-streams.ts); "auto" when not given. */
   replicas?: ReplicaSetting;
+  /** JETSTREAM_API_TIMEOUT_MS: how long a JetStream request waits for its answer. */
+  apiTimeoutMs: number;
   /** How long a stream keeps a message. */
   maxAgeNs: number;
   maxRetries: number;
@@ -34,6 +36,7 @@ export class JetStreamAdapter extends Adapters.NATS {
   private readonly knownChannels: readonly string[];
   private readonly replicas: ReplicaSetting;
   private readonly maxAgeNs: number;
+  private readonly apiTimeoutMs: number;
   /** Streams made to match the settings at connect (jetstream-streams.ts), by name. */
   private ensuredStreams = new Map<string, StreamInfo>();
 
@@ -42,10 +45,15 @@ export class JetStreamAdapter extends Adapters.NATS {
     this.knownChannels = opts.channels;
     this.replicas = opts.replicas ?? "auto";
     this.maxAgeNs = opts.maxAgeNs;
+    this.apiTimeoutMs = opts.apiTimeoutMs;
   }
 
   override async connect(): Promise<void> {
     await super.connect();
+    // The library takes both with nats.js's own 5 s per request: a replicated stream answers once
+    // its nodes agree, which on a busy machine took longer and failed a start.
+    this.manager = await this.connection.jetstreamManager({ timeout: this.apiTimeoutMs });
+    this.client = this.connection.jetstream({ timeout: this.apiTimeoutMs });
     const specs = this.knownChannels.map((channel) => {
       const subject = this.addPrefixTopic(channel);
       // Same stream name as the library derives when a consumer subscribes.

@@ -42,6 +42,7 @@ export function channelsMiddleware(cfg: Config): Middleware {
     ? new JetStreamAdapter({
         channels: ALL_CHANNELS,
         replicas: cfg.jetstreamReplicas,
+        apiTimeoutMs: cfg.jetstreamApiTimeoutMs,
         maxAgeNs: STREAM_MAX_AGE_NS,
         maxRetries: NEVER_GIVE_UP,
         nats: {

@@ -8,7 +8,7 @@ import { loadConfig } from "../../shared/config/config";
 import { type ServiceName } from "../../shared/config/variables";
 import { createBroker, stopBroker } from "../../runtime/broker";
 import { createTestDatabase, type TestDatabase } from "./database";
-import { READINESS_CHECK_TIMEOUT_MS } from "./deadlines";
+import { JETSTREAM_API_TIMEOUT_MS, READINESS_CHECK_TIMEOUT_MS } from "./deadlines";
 import { TEST_NAMESPACE, TEST_SECRETS_ENCRYPTION_KEYS } from "./processes";
 
 export interface TestBroker {
@@ -41,6 +41,7 @@ export async function startTestBroker(opts: TestBrokerOptions): Promise<TestBrok
     NAMESPACE: TEST_NAMESPACE,
     SECRETS_ENCRYPTION_KEYS: TEST_SECRETS_ENCRYPTION_KEYS,
     READINESS_CHECK_TIMEOUT_MS: String(READINESS_CHECK_TIMEOUT_MS),
+    JETSTREAM_API_TIMEOUT_MS: String(JETSTREAM_API_TIMEOUT_MS),
     ...opts.env,
   });
   // TEST_BROKER_LOGS=1 shows the brokers' own log lines (silent by default) when a test needs explaining.

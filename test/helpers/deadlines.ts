@@ -29,3 +29,10 @@ export const READINESS_CHECK_TIMEOUT_MS = 10_000;
  * pays for the length.
  */
 export const EVENTUALLY_MS = 30_000;
+
+/**
+ * JETSTREAM_API_TIMEOUT_MS of every test broker and process (the product's default is nats.js's
+ * 5 s): a replicated stream answers once its NATS nodes agree, and on a loaded machine a start
+ * of the three-node cluster drill failed when one answer took longer.
+ */
+export const JETSTREAM_API_TIMEOUT_MS = 30_000;

@@ -20,7 +20,7 @@ import net from "node:net";
 import path from "node:path";
 import type { ServiceName } from "../../shared/config/variables";
 import { newEncryptionKeyEntry } from "../../shared/security/secret-box";
-import { READINESS_CHECK_TIMEOUT_MS } from "./deadlines";
+import { JETSTREAM_API_TIMEOUT_MS, READINESS_CHECK_TIMEOUT_MS } from "./deadlines";
 import { namespacePrefix } from "./test-run";
 
 // Compiled (dist/test/helpers, as the failover bench runs it) sits one folder deeper.
@@ -190,6 +190,7 @@ export class ServiceProcess {
       // A test cluster runs up to 15 processes on a server that takes 100 connections in all.
       DATABASE_POOL_MAX: "5",
       READINESS_CHECK_TIMEOUT_MS: String(READINESS_CHECK_TIMEOUT_MS),
+      JETSTREAM_API_TIMEOUT_MS: String(JETSTREAM_API_TIMEOUT_MS),
       ...o.env,
     };
   }
