@@ -206,3 +206,21 @@ async function finish(trx: Knex.Transaction, id: number, counts: BatchCounts, af
       claimed_until: null,
     });
 }
+
+/**
+ * Deletes up to `limit` recoveries finished more than `olderThanMs` ago (retention: their
+ * deliveries, which they only queued again, follow their own). Unfinished ones always stay.
+ */
+export async function pruneFinishedRecoveries(db: Db, olderThanMs: number, limit: number): Promise<number> {
+  const { rows } = await db.raw<{ rows: { n: number }[] }>(
+    `WITH gone AS (
+       DELETE FROM ??.recoveries WHERE id IN (
+         SELECT id FROM ??.recoveries
+          WHERE status = 'done' AND finished_at < now() - ?::bigint * interval '1 millisecond'
+          ORDER BY finished_at LIMIT ?)
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM gone`,
+    [S, S, olderThanMs, limit],
+  );
+  return rows[0]?.n ?? 0;
+}

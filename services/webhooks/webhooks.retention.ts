@@ -1,7 +1,7 @@
 /**
  * Retention (docs/webhooks.md, "Retention"): deliveries settled (succeeded, failed, refused,
  * cancelled) for WEBHOOK_RETENTION are pruned with their attempts, then the events no delivery
- * needs any more; Idempotency-Keys once their day is over. Pending deliveries are never pruned: a failed one counts from its last attempt
+ * needs any more, and recoveries finished for as long; Idempotency-Keys once their day is over. Pending deliveries are never pruned: a failed one counts from its last attempt
  * or redelivery, so its owner has the whole period to look into it or recover it.
  *
  * Once per RETENTION_INTERVAL across every webhooks replica (shared/database/periodic-job.ts), in
@@ -15,6 +15,7 @@ import { PeriodicJob, pruneInBatches } from "../../shared/database/periodic-job"
 import type { Db } from "../../shared/database/db";
 import { IDEMPOTENCY_KEY_KEEP_MS } from "./webhooks.idempotency";
 import { pruneIdempotencyKeys } from "./webhooks.idempotency-keys.repository";
+import { pruneFinishedRecoveries } from "./webhooks.recoveries.repository";
 
 const S = "webhooks";
 
@@ -28,7 +29,7 @@ export interface RetentionOptions {
 }
 
 /** Rows pruned per table. */
-export type Pruned = Record<"deliveries" | "attempts" | "events", number>;
+export type Pruned = Record<"deliveries" | "attempts" | "events" | "recoveries", number>;
 
 /** One pass over everything due; resolves to the rows removed. */
 export async function pruneWebhooks(
@@ -46,7 +47,10 @@ export async function pruneWebhooks(
   const events = keepGoing()
     ? await pruneInBatches((limit) => pruneUnusedEvents(db, retentionMs, limit), keepGoing)
     : 0;
-  return { deliveries, attempts, events };
+  const recoveries = keepGoing()
+    ? await pruneInBatches((limit) => pruneFinishedRecoveries(db, retentionMs, limit), keepGoing)
+    : 0;
+  return { deliveries, attempts, events, recoveries };
 }
 
 export function webhooksRetentionJob(opts: RetentionOptions): PeriodicJob {
@@ -65,9 +69,9 @@ export function webhooksRetentionJob(opts: RetentionOptions): PeriodicJob {
         ? await pruneInBatches((limit) => pruneIdempotencyKeys(opts.db, IDEMPOTENCY_KEY_KEEP_MS, limit), keepGoing)
         : 0;
       countPrunedRows("webhooks.idempotency_keys", keys);
-      if (pruned.deliveries + pruned.events > 0) {
+      if (pruned.deliveries + pruned.events + pruned.recoveries > 0) {
         opts.logger.info(
-          `Webhooks retention: pruned ${pruned.deliveries} deliveries, ${pruned.attempts} attempts and ${pruned.events} events.`,
+          `Webhooks retention: pruned ${pruned.deliveries} deliveries, ${pruned.attempts} attempts, ${pruned.events} events and ${pruned.recoveries} recoveries.`,
         );
       }
     },

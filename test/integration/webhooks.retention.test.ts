@@ -107,7 +107,7 @@ describe("webhook and outbox retention", () => {
 
     const pruned = await pruneWebhooks(db, RETENTION_MS);
 
-    expect(pruned).toEqual({ deliveries: 2, attempts: 2, events: 1 });
+    expect(pruned).toEqual({ deliveries: 2, attempts: 2, events: 1, recoveries: 0 });
     const left = await W()
       .table("deliveries")
       .orderBy("id")
@@ -118,7 +118,30 @@ describe("webhook and outbox retention", () => {
     expect(await count("attempts")).toBe(attemptsBefore - 2);
     // The first event lost both its deliveries; the others are still needed.
     expect(await count("events")).toBe(2);
-    expect(await pruneWebhooks(db, RETENTION_MS)).toEqual({ deliveries: 0, attempts: 0, events: 0 });
+    expect(await pruneWebhooks(db, RETENTION_MS)).toEqual({ deliveries: 0, attempts: 0, events: 0, recoveries: 0 });
+  });
+
+  it("when recoveries finished longer ago than the retention, then they go; recent and unfinished ones stay", async () => {
+    const [subscriptionId] = await W().table("subscriptions").orderBy("id").limit(1).pluck<number[]>("id");
+    const recovery = (status: string, finishedDaysAgo: number | null) => ({
+      subscription_id: subscriptionId,
+      since: db.raw("now() - interval '40 days'"),
+      until: db.raw("now() - interval '35 days'"),
+      all_deliveries: false,
+      status,
+      finished_at: finishedDaysAgo === null ? null : db.raw(`now() - interval '${finishedDaysAgo} days'`),
+    });
+    const ids = await W()
+      .table("recoveries")
+      .insert([recovery("done", 31), recovery("done", 29), recovery("queued", null)])
+      .returning<{ id: string | number }[]>("id");
+
+    const pruned = await pruneWebhooks(db, RETENTION_MS);
+
+    expect(pruned.recoveries).toBe(1);
+    const left = await W().table("recoveries").orderBy("id").pluck<(string | number)[]>("id");
+    expect(left.map(String)).toEqual(ids.slice(1).map((r) => String(r.id)));
+    await W().table("recoveries").delete();
   });
 
   it("when sent outbox rows are older than the retention, then they go in batches of 1,000 and unsent rows stay", async () => {
