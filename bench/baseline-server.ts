@@ -124,6 +124,7 @@ async function placeOrder(pool: pg.Pool, clientId: number, body: OrderBody, requ
     code: orderCode(day, codeNumber),
     client_id: clientId,
     status: "pending",
+    version: 1,
     external_id: body.externalId ?? null,
     external_reference: body.externalReference ?? null,
     contact,

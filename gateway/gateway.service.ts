@@ -15,6 +15,7 @@ import { isPage } from "../shared/http/paging";
 import { onShutdown } from "../shared/shutdown";
 import { bodyRequired, hasBody, jsonBodyParser, requiresBody, WITH_BODY } from "./body-parser";
 import { answerClientErrors } from "./client-errors";
+import { answeredNotModified, readPreconditions } from "./conditional-headers";
 import { answerMethodSemantics } from "./http-methods";
 import { HttpObserver } from "./http-observer";
 import { actionLookup } from "./openapi/actions";
@@ -174,6 +175,7 @@ export function gatewaySchema(
           bodyParsers: false,
           use: [admitBeforeBody, jsonBodyParser],
           onBeforeCall(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req) {
+            readPreconditions(req, ctx.meta);
             const key = req.headers["idempotency-key"];
             if (key === undefined) return;
             if (typeof key !== "string" || !IDEMPOTENCY_KEY.test(key)) {
@@ -191,6 +193,7 @@ export function gatewaySchema(
             if (ctx.meta.$location && cfg.publicBaseUrl) ctx.meta.$location = cfg.publicBaseUrl + ctx.meta.$location;
             // moleculer-web sends $location only with 201 and redirects; a 202 or 200 that names where to follow up needs it too.
             if (ctx.meta.$location) res.setHeader("Location", ctx.meta.$location);
+            if (answeredNotModified(req, ctx.meta)) return null;
             if (!isPage(data)) return data;
             if (data.nextCursor)
               res.setHeader("Link", nextLink(cfg.publicBaseUrl, req.originalUrl ?? req.url ?? "/", data.nextCursor));

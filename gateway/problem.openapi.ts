@@ -6,7 +6,7 @@ export const Problem = {
   type: "object",
   description:
     "An RFC 9457 problem document (`application/problem+json`). Extension members carry details of " +
-    "some errors (`requiredScope` of a 403, `entity` and `id` of a 404, the existing order of a 409 ...).",
+    "some errors (`requiredScope` of a 403, `entity` and `id` of a 404, the existing order of a 409, `currentVersion` of a 412 ...).",
   required: ["type", "title", "status", "detail"],
   properties: {
     type: { type: "string", format: "uri-reference", description: "Stable identifier of the kind of problem." },

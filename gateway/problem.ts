@@ -59,6 +59,11 @@ const KINDS: Record<string, Kind> = {
     slug: "subscription-disabled",
     title: "The subscription is disabled: enable it first",
   },
+  [ErrorType.preconditionFailed]: {
+    status: 412,
+    slug: "precondition-failed",
+    title: "The version named by the request is not the current one",
+  },
   [ErrorType.unauthenticated]: { status: 401, slug: "unauthenticated", title: "Authentication required" },
   NO_TOKEN: { status: 401, slug: "unauthenticated", title: "Authentication required" },
   INVALID_TOKEN: { status: 401, slug: "unauthenticated", title: "Authentication required" },

@@ -17,6 +17,7 @@ export const ErrorType = {
   idempotencyMismatch: "IDEMPOTENCY_KEY_REUSED",
   idempotencyInFlight: "IDEMPOTENCY_KEY_IN_FLIGHT",
   subscriptionDisabled: "SUBSCRIPTION_DISABLED",
+  preconditionFailed: "PRECONDITION_FAILED",
   rateLimited: "RATE_LIMITED",
   malformedRequest: "MALFORMED_REQUEST",
   payloadTooLarge: "PAYLOAD_TOO_LARGE",
@@ -125,6 +126,24 @@ export class IdempotencyKeyInFlightError extends DomainError {
 export class SubscriptionDisabledError extends DomainError {
   constructor(message: string, data: { subscriptionId: number; disabledReason: string | null }) {
     super(message, 409, ErrorType.subscriptionDisabled, data);
+  }
+}
+
+/**
+ * A change sent with `If-Match` (or `If-None-Match`) that no longer holds: the entity moved on
+ * since the client read it. `currentVersion` (null when there is none yet) lets it read again
+ * and decide (shared/http/conditional.ts).
+ */
+export class PreconditionFailedError extends DomainError {
+  constructor(entity: string, header: string, currentVersion: number | null) {
+    super(
+      currentVersion === null
+        ? `${header} does not hold: there is no such ${entity} yet.`
+        : `${header} does not hold: the ${entity} is at version ${currentVersion}; read it again before changing it.`,
+      412,
+      ErrorType.preconditionFailed,
+      { currentVersion },
+    );
   }
 }
 

@@ -100,7 +100,7 @@ export const ERROR_RESPONSES = {
   "400": {
     name: "MalformedJson",
     description:
-      "The request cannot be read: the body is not JSON, not UTF-8 or a corrupt compressed body, or a header is malformed (`errors` names it: `X-Request-Id`).",
+      "The request cannot be read: the body is not JSON, not UTF-8 or a corrupt compressed body, or a header is malformed (`errors` names it: `X-Request-Id`, `If-Match`, `If-None-Match`).",
   },
   "401": { name: "Unauthenticated", description: "No API key, or an unknown or revoked one." },
   "403": {

@@ -25,6 +25,7 @@ import { OPERATIONS_TAG, operationsPaths } from "./operations-paths";
 import { rateLimitHeaderComponents, rateLimitHeaders } from "./rate-limit-headers";
 import type { ServiceDescription } from "./service-description";
 import { webhookOperations } from "./webhooks";
+import { VERSION_HEADERS, VERSION_PARAMETERS, versionedParts, versionResponseComponents } from "./versions";
 
 export const OPENAPI_PATH = `${API_PREFIX}/openapi.json`;
 
@@ -124,10 +125,15 @@ export function requestParts(route: Route, params: JsonSchema): RequestParts {
   return { parameters, body: { schema, required: bodyRequired.length > 0 || Number(bodyRules.minProperties) > 0 } };
 }
 
-function successResponse(success: Success, idempotent: boolean): Record<string, unknown> {
+function successResponse(
+  success: Success,
+  idempotent: boolean,
+  versionHeaders: Record<string, unknown>,
+): Record<string, unknown> {
   const headers: Record<string, unknown> = {
     "X-Request-ID": ref("headers", "RequestId"),
     ...rateLimitHeaders("checked"),
+    ...(success.body ? versionHeaders : {}),
   };
   if (success.location) headers.Location = ref("headers", "Location");
   if (idempotent) headers["Idempotent-Replayed"] = ref("headers", "IdempotentReplayed");
@@ -160,14 +166,21 @@ function operation(route: Route, actionDefinition: ActionLookup): Operation {
   const outcome = OUTCOMES[route.action];
   const service = route.action.split(".")[0];
   const { parameters, body } = requestParts(route, convertParams(action?.params ?? {}));
+  const versions = versionedParts(outcome?.versioned);
   const headerParams = [
     ref("parameters", "RequestId"),
     ...(outcome?.idempotencyKey ? [ref("parameters", "IdempotencyKey")] : []),
+    ...versions.parameters,
   ];
 
   const responses: Record<string, unknown> = {};
   for (const success of outcome?.success ?? [])
-    responses[String(success.status)] = successResponse(success, outcome?.idempotencyKey === true);
+    responses[String(success.status)] = successResponse(
+      success,
+      outcome?.idempotencyKey === true,
+      versions.successHeaders,
+    );
+  Object.assign(responses, versions.responses);
   for (const status of errorStatuses(
     route,
     action,
@@ -213,7 +226,7 @@ export function buildOpenApiDocument(
     paths[path][route.method.toLowerCase()] = operation(route, actionDefinition);
   }
   Object.assign(paths, operationsPaths(OPENAPI_PATH, publicProbePaths(metricsOnPublicPort)));
-  const methods = withMethodOperations(paths, responseComponents());
+  const methods = withMethodOperations(paths, { ...responseComponents(), ...versionResponseComponents() });
 
   const usedTags = new Set(ROUTES.map((r) => r.action.split(".")[0]));
   return {
@@ -260,8 +273,8 @@ export function buildOpenApiDocument(
         },
       },
       schemas: componentSchemas(services),
-      headers: { ...HEADERS, ...rateLimitHeaderComponents() },
-      parameters: PARAMETERS,
+      headers: { ...HEADERS, ...VERSION_HEADERS, ...rateLimitHeaderComponents() },
+      parameters: { ...PARAMETERS, ...VERSION_PARAMETERS },
       responses: methods.responses,
     },
   };

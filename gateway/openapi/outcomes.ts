@@ -5,6 +5,8 @@
  * services/<name>/<name>.openapi.ts). The end-to-end contract test checks every answer against
  * this, so a wrong entry here fails a test.
  */
+import type { Versioned } from "./versions";
+
 export interface Success {
   status: 200 | 201 | 202 | 204;
   description: string;
@@ -26,6 +28,8 @@ export interface Outcome {
   forbidden?: string;
   /** The route honours an `Idempotency-Key` request header. */
   idempotencyKey?: boolean;
+  /** The route reads, changes or creates a versioned entity: ETag, and If-None-Match / If-Match (versions.ts). */
+  versioned?: Versioned;
 }
 
 const one = (body: string, description = `The ${body}.`): Success => ({ status: 200, body, description });
@@ -61,11 +65,20 @@ export const OUTCOMES: Record<string, Outcome> = {
     success: [created("Order")],
     conflict: "An order with this `externalId` already exists for this client (the problem names it).",
     idempotencyKey: true,
+    versioned: "create",
   },
   "orders.list": { success: [list("Order")] },
-  "orders.get": { success: [one("Order")] },
-  "orders.validate": { success: [one("Order", "The validated order.")], conflict: "The order is not pending." },
-  "orders.cancel": { success: [one("Order", "The cancelled order.")], conflict: "The order is already cancelled." },
+  "orders.get": { success: [one("Order")], versioned: "read" },
+  "orders.validate": {
+    success: [one("Order", "The validated order.")],
+    conflict: "The order is not pending.",
+    versioned: "change",
+  },
+  "orders.cancel": {
+    success: [one("Order", "The cancelled order.")],
+    conflict: "The order is already cancelled.",
+    versioned: "change",
+  },
 
   "crm.listContacts": { success: [list("Contact")] },
   "crm.createContact": {
@@ -93,8 +106,9 @@ export const OUTCOMES: Record<string, Outcome> = {
         "This partner already had a contact reference with this `externalReference`: it was updated.",
       ),
     ],
+    versioned: "change",
   },
-  "references.getContactReference": { success: [one("ContactReference")] },
+  "references.getContactReference": { success: [one("ContactReference")], versioned: "read" },
   "references.listPackagingReferences": { success: [list("PackagingReference")] },
   "references.createPackagingReference": {
     success: [created("PackagingReference")],

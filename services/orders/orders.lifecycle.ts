@@ -6,6 +6,7 @@
 import type { Knex } from "knex";
 import { hasScope, type Principal } from "../../shared/security/auth";
 import { ConflictError, NotFoundError } from "../../shared/errors";
+import { requirePreconditions, type Preconditions } from "../../shared/http/conditional";
 import type { EventName } from "../../shared/messaging/events";
 import { appendEvent } from "../../shared/messaging/outbox";
 import type { OrderStatus } from "./orders.params";
@@ -24,12 +25,24 @@ export function visibilityFor(client: Principal): repo.Visibility {
   return hasScope(client, "orders:manage") ? { all: true } : { all: false, clientId: client.clientId };
 }
 
-export async function moveOrder(db: Knex, client: Principal, id: number, move: Move): Promise<Order> {
+/**
+ * `preconditions`: the request's If-Match / If-None-Match, checked against the version read under
+ * the row lock, so of two changes that name the same version one is made and the other is 412.
+ * A failed precondition comes before a move that is not allowed (RFC 9110 §13.2.2).
+ */
+export async function moveOrder(
+  db: Knex,
+  client: Principal,
+  id: number,
+  move: Move,
+  preconditions?: Preconditions,
+): Promise<Order> {
   const { from, to, event, pastTense } = MOVES[move];
   const visibility = visibilityFor(client);
   return db.transaction(async (trx) => {
-    const current = await repo.findOrder(trx, id, visibility);
+    const current = await repo.lockOrder(trx, id, visibility);
     if (!current) throw new NotFoundError("order", id);
+    requirePreconditions(preconditions, "order", current.version);
     const row = await repo.transition(trx, id, from, to);
     if (!row) {
       throw new ConflictError(`Order ${current.code} is ${current.status}; it cannot be ${pastTense}.`, {

@@ -81,6 +81,7 @@ const orderExample = {
   id: 41,
   code: "ORD-20261121-41",
   status: "validated",
+  version: 2,
   externalId: "ERP-2026-0413",
   externalReference: "PO 77812",
   contact: {
@@ -133,6 +134,7 @@ export const Order = {
     "id",
     "code",
     "status",
+    "version",
     "externalId",
     "externalReference",
     "contact",
@@ -154,6 +156,12 @@ export const Order = {
       examples: ["ORD-20261121-1"],
     },
     status: { enum: [...ORDER_STATUSES], description: "pending → validated → cancelled, or pending → cancelled." },
+    version: {
+      type: "integer",
+      minimum: 1,
+      description:
+        '1 when the order is created, one more on each change (validate, cancel): the `ETag` of `GET /orders/{id}` (`"2"`), what `If-Match` names, and how a webhook body says which change it carries.',
+    },
     externalId: { type: ["string", "null"], description: "The client's own identifier of the order." },
     externalReference: { type: ["string", "null"], description: "The client's own order number." },
     contact: {

@@ -3,6 +3,7 @@
  */
 import type { Knex } from "knex";
 import type { Db } from "../../shared/database/db";
+import { nextVersion } from "../../shared/database/version-column";
 import type { AddressInput, OrderStatus } from "./orders.params";
 import type { ContactSnapshot, PackagingReferenceSnapshot, PackagingSnapshot } from "./orders.snapshots";
 
@@ -13,6 +14,8 @@ export interface OrderRow {
   code: string;
   client_id: number;
   status: OrderStatus;
+  /** 1 when created, one more on each change: the order's ETag (shared/http/conditional.ts). */
+  version: number;
   external_id: string | null;
   external_reference: string | null;
   contact: ContactSnapshot;
@@ -79,6 +82,7 @@ export function newOrderRow(o: NewOrder, r: Reservation): OrderRow {
     code: o.code,
     client_id: o.clientId,
     status: "pending",
+    version: 1,
     external_id: o.externalId,
     external_reference: o.externalReference,
     contact: o.contact,
@@ -139,6 +143,14 @@ export async function findOrder(db: Db, id: number, v: Visibility): Promise<Orde
   return visible(db, v).where({ id }).first();
 }
 
+/**
+ * The order, locked until the transaction `trx` ends: what a change checks (its status, its
+ * version against If-Match) cannot move before the change is written.
+ */
+export async function lockOrder(trx: Knex.Transaction, id: number, v: Visibility): Promise<OrderRow | undefined> {
+  return visible(trx, v).where({ id }).forUpdate().first();
+}
+
 export async function findOrderByExternalId(
   db: Db,
   clientId: number,
@@ -162,7 +174,7 @@ export async function itemsOf(db: Db, orderIds: number[]): Promise<Map<number, I
   return byOrder;
 }
 
-/** Moves an order from one of `from` to `to`; undefined when it was in no such state. */
+/** Moves an order from one of `from` to `to`, and to its next version; undefined when it was in no such state. */
 export async function transition(
   db: Db,
   id: number,
@@ -176,7 +188,7 @@ export async function transition(
     .table("orders")
     .where({ id })
     .whereIn("status", from)
-    .update({ status: to, updated_at: db.fn.now(), ...stamp })
+    .update({ status: to, version: nextVersion(db), updated_at: db.fn.now(), ...stamp })
     .returning<OrderRow[]>("*");
   return row;
 }

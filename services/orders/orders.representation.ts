@@ -21,6 +21,7 @@ export function presentOrder(row: OrderRow, items: ItemRow[]): Order {
     id: row.id,
     code: row.code,
     status: row.status,
+    version: row.version,
     externalId: row.external_id,
     externalReference: row.external_reference,
     contact: row.contact,

@@ -15,6 +15,7 @@ import { outboxRelayMixin } from "../../shared/messaging/outbox-relay.mixin";
 import { toPage } from "../../shared/http/paging";
 import { respondCreated } from "../../shared/http/responses";
 import { markReplayed } from "../../shared/http/idempotency";
+import { respondVersion } from "../../shared/http/conditional";
 import { placeOrder } from "./orders.intake";
 import { moveOrder, visibilityFor, type Move } from "./orders.lifecycle";
 import { ResolvedReferences } from "./orders.references-cache";
@@ -56,6 +57,7 @@ const ordersService: DbServiceSchema<
           ctx.params,
         );
         respondCreated(ctx, "orders", order.id);
+        respondVersion(ctx.meta, order.version);
         if (replayed) markReplayed(ctx.meta);
         return order;
       },
@@ -64,11 +66,12 @@ const ordersService: DbServiceSchema<
     get: {
       visibility: "published",
       scope: "orders:read",
-      summary: "One order (a partner sees only its own).",
+      summary: "One order (a partner sees only its own); `ETag` is its version, `If-None-Match` makes it 304.",
       params: orderIdParams,
       async handler(ctx: RequestContext<OrderIdParams>): Promise<Order> {
         const row = await repo.findOrder(this.db, ctx.params.id, visibilityFor(callerOf(ctx)));
         if (!row) throw new NotFoundError("order", ctx.params.id);
+        respondVersion(ctx.meta, row.version);
         return presentOrder(row, (await repo.itemsOf(this.db, [row.id])).get(row.id) ?? []);
       },
     },
@@ -98,7 +101,7 @@ const ordersService: DbServiceSchema<
     validate: {
       visibility: "published",
       scope: "orders:manage",
-      summary: "Validate a pending order; raises sales_order_validated.",
+      summary: "Validate a pending order (`If-Match`: only at that version); raises sales_order_validated.",
       params: orderIdParams,
       handler(ctx: RequestContext<OrderIdParams>) {
         return this.move(ctx, "validate");
@@ -108,7 +111,7 @@ const ordersService: DbServiceSchema<
     cancel: {
       visibility: "published",
       scope: "orders:manage",
-      summary: "Cancel a pending or validated order; raises sales_order_cancelled.",
+      summary: "Cancel a pending or validated order (`If-Match`: only at that version); raises sales_order_cancelled.",
       params: orderIdParams,
       handler(ctx: RequestContext<OrderIdParams>) {
         return this.move(ctx, "cancel");
@@ -131,8 +134,10 @@ const ordersService: DbServiceSchema<
   },
 
   methods: {
-    move(ctx: RequestContext<OrderIdParams>, move: Move) {
-      return moveOrder(this.db, callerOf(ctx), ctx.params.id, move);
+    async move(ctx: RequestContext<OrderIdParams>, move: Move) {
+      const order = await moveOrder(this.db, callerOf(ctx), ctx.params.id, move, ctx.meta.preconditions);
+      respondVersion(ctx.meta, order.version);
+      return order;
     },
   },
 };

@@ -9,6 +9,7 @@ const timestamp = { type: "string", format: "date-time" } as const;
 const contactReferenceExample = {
   id: 18,
   externalReference: "CUST-0042",
+  version: 1,
   contact: { id: 7, firstName: "Ada", lastName: "Lovelace", email: "ada@example.com" },
   customer: { id: 3, name: "Analytical Engines Ltd" },
   createdAt: "2026-11-21T09:58:00.000Z",
@@ -19,12 +20,18 @@ export const ContactReference = {
   type: "object",
   description: "A contact registered by a partner under its own reference, with the contact and its customer.",
   examples: [contactReferenceExample],
-  required: ["id", "externalReference", "contact", "customer", "createdAt", "updatedAt"],
+  required: ["id", "externalReference", "version", "contact", "customer", "createdAt", "updatedAt"],
   properties: {
     id: { type: "integer", description: "Usable as `contact.internalReferenceId` in an order." },
     externalReference: {
       type: "string",
       description: "The partner's own identifier of the contact; usable as `contact.externalReferenceId`.",
+    },
+    version: {
+      type: "integer",
+      minimum: 1,
+      description:
+        "1 when registered, one more each time `POST /contact_references` registers it again: the `ETag` of `GET /contact_references/{id}` and what `If-Match` names.",
     },
     contact: {
       type: "object",

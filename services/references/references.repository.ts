@@ -2,7 +2,9 @@
  * The only file of the references service that touches knex. Every query is scoped to one
  * partner (`client_id`): a partner's references are invisible to every other partner.
  */
+import type { Knex } from "knex";
 import type { Db } from "../../shared/database/db";
+import { nextVersion } from "../../shared/database/version-column";
 import { fetchPage, type PageQuery } from "../../shared/http/paging";
 
 const S = "references";
@@ -13,6 +15,8 @@ export interface ContactReferenceRow {
   client_id: number;
   external_reference: string;
   contact_id: number;
+  /** 1 when created, one more each time it is re-pointed: its ETag (shared/http/conditional.ts). */
+  version: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -108,17 +112,35 @@ export async function insertContactReference(
   return row;
 }
 
-/** Points the partner's existing reference at this contact. */
+const byKey = (db: Db, key: ContactReferenceKey) =>
+  db
+    .withSchema(S)
+    .table<ContactReferenceRow, ContactReferenceRow[]>("contact_references")
+    .where({ client_id: key.clientId, external_reference: key.externalReference });
+
+export async function findContactReferenceByKey(
+  db: Db,
+  key: ContactReferenceKey,
+): Promise<ContactReferenceRow | undefined> {
+  return byKey(db, key).first();
+}
+
+/** The partner's reference with this code, locked until `trx` ends: its version cannot move before the change. */
+export async function lockContactReference(
+  trx: Knex.Transaction,
+  key: ContactReferenceKey,
+): Promise<ContactReferenceRow | undefined> {
+  return byKey(trx, key).forUpdate().first();
+}
+
+/** Points the partner's existing reference at this contact, at its next version. */
 export async function repointContactReference(
   db: Db,
   key: ContactReferenceKey,
   contactId: number,
 ): Promise<ContactReferenceRow> {
-  const [row] = await db
-    .withSchema(S)
-    .table("contact_references")
-    .where({ client_id: key.clientId, external_reference: key.externalReference })
-    .update({ contact_id: contactId, updated_at: db.fn.now() })
+  const [row] = await byKey(db, key)
+    .update({ contact_id: contactId, version: nextVersion(db), updated_at: db.fn.now() })
     .returning<ContactReferenceRow[]>("*");
   if (!row) throw new Error(`contact reference ${JSON.stringify(key)} vanished between its insert and its update`);
   return row;

@@ -32,6 +32,7 @@ export function presentContactReference(row: ContactReferenceRow, contact: CrmCo
   return {
     id: row.id,
     externalReference: row.external_reference,
+    version: row.version,
     contact: { id: contact.id, firstName: contact.firstName, lastName: contact.lastName, email: contact.email },
     customer: { id: contact.customer.id, name: contact.customer.name },
     createdAt: row.created_at.toISOString(),

@@ -27,6 +27,7 @@ import { appendEvent } from "../../shared/messaging/outbox";
 import { outboxRelayMixin } from "../../shared/messaging/outbox-relay.mixin";
 import { toPage } from "../../shared/http/paging";
 import { respondCreated } from "../../shared/http/responses";
+import { requirePreconditions, respondVersion, type Preconditions } from "../../shared/http/conditional";
 import { candidateKeys, indexCandidates, pick } from "./references.lookup";
 import {
   createContactReferenceParams,
@@ -71,7 +72,12 @@ export interface UpsertedContactReference {
 interface ReferencesMethods {
   contactReferencesOf(ctx: Ctx, rows: repo.ContactReferenceRow[]): Promise<ContactReference[]>;
   packagingReferencesOf(ctx: Ctx, rows: repo.PackagingReferenceRow[]): Promise<PackagingReference[]>;
-  upsertContactReference(ctx: Ctx, clientId: number, input: ContactReferenceInput): Promise<UpsertedContactReference>;
+  upsertContactReference(
+    ctx: Ctx,
+    clientId: number,
+    input: ContactReferenceInput,
+    preconditions?: Preconditions,
+  ): Promise<UpsertedContactReference>;
   resolveContact(ctx: Ctx, clientId: number, lookup: ReferenceLookup): Promise<ContactReference | null>;
   resolvePackagings(ctx: Ctx, clientId: number, refs: ReferenceLookup[]): Promise<(PackagingReference | null)[]>;
 }
@@ -126,11 +132,12 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
     getContactReference: {
       visibility: "published",
       scope: "partner",
-      summary: "One contact reference of the calling partner.",
+      summary: "One contact reference of the calling partner; `ETag` is its version, `If-None-Match` makes it 304.",
       params: idParams,
       async handler(ctx: RequestContext<IdParams>) {
         const row = await repo.findContactReference(this.db, callerOf(ctx).clientId, ctx.params.id);
         if (!row) throw new NotFoundError("contact_reference", ctx.params.id);
+        respondVersion(ctx.meta, row.version);
         const [reference] = await this.contactReferencesOf(ctx, [row]);
         return reference;
       },
@@ -140,11 +147,17 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
       visibility: "published",
       scope: "partner",
       summary:
-        "Register a contact (and its customer) under the partner's own reference; the same reference again updates it.",
+        "Register a contact (and its customer) under the partner's own reference; the same reference again updates it (`If-Match`: only at that version, `If-None-Match: *`: only if new).",
       params: createContactReferenceParams,
       async handler(ctx: RequestContext<CreateContactReferenceParams>) {
-        const { reference, created } = await this.upsertContactReference(ctx, callerOf(ctx).clientId, ctx.params);
+        const { reference, created } = await this.upsertContactReference(
+          ctx,
+          callerOf(ctx).clientId,
+          ctx.params,
+          ctx.meta.preconditions,
+        );
         if (created) respondCreated(ctx, "contact_references", reference.id);
+        respondVersion(ctx.meta, reference.version);
         return reference;
       },
     },
@@ -320,14 +333,23 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
      * records with the same e-mail or name are never reached); then the partner's reference is
      * created, with its `contact_reference_created` event in the same transaction, or re-pointed.
      * Both steps are idempotent for one partner and body, so a retry after a failure between
-     * them ends in the same records, never in a second contact.
+     * them ends in the same records, never in a second contact. `preconditions` (If-Match,
+     * If-None-Match of POST /contact_references) are checked before crm is asked, so a refused
+     * request writes nothing, and again under the reference's row lock, so the check and the
+     * change are one step.
      */
     async upsertContactReference(
       ctx: Ctx,
       clientId: number,
       input: ContactReferenceInput,
+      preconditions?: Preconditions,
     ): Promise<UpsertedContactReference> {
       const { externalReference, firstName, lastName, email } = input.contact;
+      const key = { clientId, externalReference };
+      if (preconditions) {
+        const existing = await repo.findContactReferenceByKey(this.db, key);
+        requirePreconditions(preconditions, "contact reference", existing?.version ?? null);
+      }
       const contact = await ctx.call<
         CrmContact,
         { ownerClientId: number; firstName: string; lastName: string; email: string; customerName: string }
@@ -340,13 +362,16 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
       });
       // The freshest copy there is: later orders naming this contact see the new names at once.
       this.contacts.set(contact.id, contact);
-      const key = { clientId, externalReference };
       const upserted = await this.db.transaction(async (trx): Promise<UpsertedContactReference> => {
         const inserted = await repo.insertContactReference(trx, key, contact.id);
         if (!inserted) {
+          const current = await repo.lockContactReference(trx, key);
+          requirePreconditions(preconditions, "contact reference", current?.version ?? null);
           const updated = await repo.repointContactReference(trx, key, contact.id);
           return { reference: presentContactReference(updated, contact), created: false };
         }
+        // A failed precondition rolls the insert back with the rest.
+        requirePreconditions(preconditions, "contact reference", null);
         const reference = presentContactReference(inserted, contact);
         await appendEvent(trx, SCHEMA, {
           event: "contact_reference_created",

@@ -7,6 +7,7 @@
  */
 import type { Context, Middleware } from "moleculer";
 import { ForbiddenError, UnauthenticatedError } from "../errors";
+import type { Preconditions } from "../http/conditional";
 
 export const SCOPES = [
   "crm",
@@ -37,6 +38,11 @@ export interface RequestMeta {
   client?: Principal;
   requestId?: string;
   idempotencyKey?: string;
+  /**
+   * If-Match and If-None-Match, parsed by the gateway. They travel into nested calls too, so only
+   * the action the route names reads them (shared/http/conditional.ts).
+   */
+  preconditions?: Preconditions;
   $statusCode?: number;
   $location?: string;
   $responseHeaders?: Record<string, string>;

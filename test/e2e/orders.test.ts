@@ -135,6 +135,27 @@ describe("when a partner creates an order over HTTP", () => {
   });
 });
 
+describe("when an order is read and changed with its version, across processes (two orders processes)", () => {
+  it("then GET's ETag makes If-None-Match 304, and of a validate and a cancel sent at once with the same If-Match one is made and the other is 412", async () => {
+    const created = await partner.post<Order>("/api/v1/orders", partnerOrderBody(world));
+    const path = `/api/v1/orders/${created.body.id}`;
+    const read = await partner.get<Order>(path);
+    expect([read.headers.etag, read.body.version]).toEqual(['"1"', 1]);
+    const unchanged = await partner.get(path, { "If-None-Match": read.headers.etag });
+    expect([unchanged.status, unchanged.headers.etag, unchanged.body]).toEqual([304, '"1"', ""]);
+
+    const pair = await Promise.all(
+      ["validate", "cancel"].map((move) => backoffice.post<Order>(`${path}/${move}`, undefined, { "If-Match": '"1"' })),
+    );
+    expect(pair.map((a) => a.status).sort()).toEqual([200, 412]);
+    const made = pair.find((a) => a.status === 200)!;
+    const refused = pair.find((a) => a.status === 412)! as unknown as { body: { currentVersion: number } };
+    expect([made.headers.etag, refused.body.currentVersion]).toEqual(['"2"', 2]);
+    const after = await partner.get<Order>(path, { "If-None-Match": '"1"' });
+    expect([after.status, after.headers.etag, after.body.status]).toEqual([200, '"2"', made.body.status]);
+  });
+});
+
 describe("when a list holds 1,000 records", () => {
   it("then following the Link headers visits each exactly once, in order", async () => {
     const ids = await inBatches(

@@ -96,6 +96,7 @@ describe("the contract-checking client", () => {
     expect(contract.checkWebhook(headers, { id: 1 })).toEqual([
       "header webhook-signature is missing",
       "body (root) must have required property 'externalReference'",
+      "body (root) must have required property 'version'",
       "body (root) must have required property 'contact'",
       "body (root) must have required property 'customer'",
       "body (root) must have required property 'createdAt'",

@@ -185,8 +185,10 @@ describe("the OpenAPI document", () => {
 
   it("when an error is documented, then it is a problem document with X-Request-ID, and 401 says WWW-Authenticate, 429 Retry-After", () => {
     const responses = document.components.responses as Record<string, DocumentedResponse>;
-    // Besides the errors: OPTIONS' 204 (MethodsAllowed), and each error's bodiless twin for HEAD (<name>Head).
-    const errors = Object.entries(responses).filter(([name]) => name !== "MethodsAllowed" && !name.endsWith("Head"));
+    // Besides the errors: OPTIONS' 204 (MethodsAllowed), a read's 304 (NotModified), and each error's bodiless twin for HEAD (<name>Head).
+    const errors = Object.entries(responses).filter(
+      ([name]) => name !== "MethodsAllowed" && name !== "NotModified" && !name.endsWith("Head"),
+    );
     for (const [name, response] of errors) {
       expect(response.content["application/problem+json"].schema).toEqual({ $ref: "#/components/schemas/Problem" });
       expect(response.headers["X-Request-ID"]).toBeDefined();

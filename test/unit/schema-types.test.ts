@@ -78,6 +78,7 @@ describe("FromJsonSchema: the type of a representation's JSON Schema", () => {
     id: 1,
     code: "ORD-20261121-1",
     status: "pending",
+    version: 1,
     externalId: null,
     externalReference: null,
     contact: { id: 1, firstName: "Ada", lastName: "Lovelace", email: "ada@example.com", reference: null },
