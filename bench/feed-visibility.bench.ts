@@ -11,7 +11,9 @@
  *    own work), as fast as they can, and a reader paging as fast as it can;
  *  - writers + a long transaction: the same, with one more transaction somewhere in the cluster
  *    that has written something and stays open 500 ms, again and again (a slow job elsewhere).
- * Prints p50/p99/max commit-to-visible and events/s per phase, with the load average.
+ * Prints p50/p99/max commit-to-visible and events/s per phase, with the load average, and the
+ * longest transaction seen open in the server's other databases meanwhile: the horizon is the
+ * cluster's, so on a shared server they delay this feed too.
  */
 import os from "node:os";
 import { performance } from "node:perf_hooks";
@@ -36,6 +38,8 @@ interface PhaseResult {
   p99Ms: number;
   maxMs: number;
   pages: number;
+  /** The longest-open transaction with an id seen in OTHER databases of the server meanwhile (sampled). */
+  othersLongestMs: number;
 }
 
 function percentile(sorted: number[], p: number): number {
@@ -90,8 +94,24 @@ async function phase(db: Knex, name: string, longTransactions: boolean): Promise
       if (last) after = { tx: last.tx, id: last.id };
     }
   };
+  let othersLongestMs = 0;
+  const watchOthers = async () => {
+    while (running) {
+      const { rows } = await db.raw<{ rows: { ms: number | null }[] }>(
+        `SELECT extract(epoch FROM max(clock_timestamp() - xact_start)) * 1000 AS ms FROM pg_stat_activity
+          WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM current_database()`,
+      );
+      othersLongestMs = Math.max(othersLongestMs, Number(rows[0]?.ms ?? 0));
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
   const started = performance.now();
-  const work = [...Array.from({ length: WRITERS }, writer), ...(longTransactions ? [longTransaction()] : []), reader()];
+  const work = [
+    watchOthers(),
+    ...Array.from({ length: WRITERS }, writer),
+    ...(longTransactions ? [longTransaction()] : []),
+    reader(),
+  ];
   await new Promise((r) => setTimeout(r, PHASE_MS));
   running = false;
   await Promise.all(work);
@@ -106,6 +126,7 @@ async function phase(db: Knex, name: string, longTransactions: boolean): Promise
     p99Ms: round(percentile(delays, 99)),
     maxMs: round(delays.at(-1) ?? NaN),
     pages,
+    othersLongestMs: round(othersLongestMs),
   };
 }
 

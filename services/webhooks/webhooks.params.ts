@@ -127,7 +127,10 @@ const deliverySearchParams = {
   }),
   webhookId: optional({
     ...identifier(100),
-    jsonSchemaAlso: { description: "Only the delivery with this `webhook-id` (`msg_…`), as its receiver logged it." },
+    jsonSchemaAlso: {
+      description:
+        "Only the deliveries with this `webhook-id` (`msg_…`), as its receiver logged it: one event's, one per subscription that received it.",
+    },
   }),
   ...pageParams,
 } as const;
