@@ -113,10 +113,10 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
-/** `<url with cursor=next>; rel="next"`, keeping the caller's other query parameters. */
-function nextLink(publicBaseUrl: string, originalUrl: string, nextCursor: string): string {
+/** `<url with cursor=next>; rel="next"` (or the page's own cursor parameter), keeping the caller's other query parameters. */
+function nextLink(publicBaseUrl: string, originalUrl: string, nextCursor: string, cursorParam = "cursor"): string {
   const url = new URL(originalUrl, "http://placeholder");
-  url.searchParams.set("cursor", nextCursor);
+  url.searchParams.set(cursorParam, nextCursor);
   return `<${publicBaseUrl}${url.pathname}${url.search}>; rel="next"`;
 }
 
@@ -196,7 +196,10 @@ export function gatewaySchema(
             if (answeredNotModified(req, ctx.meta)) return null;
             if (!isPage(data)) return data;
             if (data.nextCursor)
-              res.setHeader("Link", nextLink(cfg.publicBaseUrl, req.originalUrl ?? req.url ?? "/", data.nextCursor));
+              res.setHeader(
+                "Link",
+                nextLink(cfg.publicBaseUrl, req.originalUrl ?? req.url ?? "/", data.nextCursor, data.cursorParam),
+              );
             return data.items;
           },
         },

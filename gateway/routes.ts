@@ -56,6 +56,8 @@ export const ROUTES: Route[] = [
   { method: "POST", path: "/webhooks/:id/test", action: "webhooks.sendTest" },
   { method: "POST", path: "/webhooks/:id/recover", action: "webhooks.recover" },
   { method: "GET", path: "/webhooks/:id/recoveries/:recoveryId", action: "webhooks.recovery" },
+  // The events feed: what the client's webhooks carry, pulled
+  { method: "GET", path: "/events", action: "webhooks.feed" },
   // API clients (admin)
   { method: "POST", path: "/clients", action: "clients.create" },
   { method: "GET", path: "/clients", action: "clients.list" },

@@ -223,6 +223,16 @@ export const OUTCOMES: Record<string, Outcome> = {
     idempotencyKey: true,
   },
   "webhooks.recovery": { success: [one("Recovery", "The recovery and how far it got.")] },
+  "webhooks.feed": {
+    success: [
+      {
+        ...list("FeedEvent"),
+        description:
+          'A page of the events this client may receive, oldest first (by the transaction that wrote them). The `Link` header (rel="next") is always there: the feed has no last page; an empty page means you have read everything there is for now. A page also stops before ~512 KiB of JSON (it always holds at least one event), so it may hold fewer than `limit` although more exist.',
+      },
+    ],
+    forbidden: "This client may not receive this `event` (`GET /api/v1/webhooks/available` lists those it may).",
+  },
 
   "clients.create": { success: [created("ClientWithKey")] },
   "clients.list": { success: [list("Client")] },

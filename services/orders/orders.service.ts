@@ -11,6 +11,7 @@ import {
   type ContactReferencesChangedPayload,
   type ContactsChangedPayload,
 } from "../../shared/messaging/events";
+import { outboxFeedMixin } from "../../shared/messaging/outbox-feed";
 import { outboxRelayMixin } from "../../shared/messaging/outbox-relay.mixin";
 import { toPage } from "../../shared/http/paging";
 import { respondCreated } from "../../shared/http/responses";
@@ -37,7 +38,7 @@ const ordersService: DbServiceSchema<
   { references: ResolvedReferences }
 > = {
   name: "orders",
-  mixins: [databaseMixin("orders", migrations), outboxRelayMixin("orders")],
+  mixins: [databaseMixin("orders", migrations), outboxRelayMixin("orders"), outboxFeedMixin("orders")],
 
   actions: {
     create: {

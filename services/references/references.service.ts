@@ -24,6 +24,7 @@ import {
   type ContactsChangedPayload,
 } from "../../shared/messaging/events";
 import { appendEvent } from "../../shared/messaging/outbox";
+import { outboxFeedMixin } from "../../shared/messaging/outbox-feed";
 import { outboxRelayMixin } from "../../shared/messaging/outbox-relay.mixin";
 import { toPage } from "../../shared/http/paging";
 import { respondCreated } from "../../shared/http/responses";
@@ -115,7 +116,7 @@ function withUpstream<R, U extends { id: number }, O>(
 
 const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
   name: "references",
-  mixins: [databaseMixin(SCHEMA, migrations), outboxRelayMixin(SCHEMA)],
+  mixins: [databaseMixin(SCHEMA, migrations), outboxRelayMixin(SCHEMA), outboxFeedMixin(SCHEMA)],
 
   actions: {
     listContactReferences: {

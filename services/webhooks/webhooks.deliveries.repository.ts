@@ -9,6 +9,7 @@ import type { Db } from "../../shared/database/db";
 import { EVENTS, type DeliveredEventName, type DomainEvent } from "../../shared/messaging/events";
 import { currentTraceparent } from "../../shared/observability/tracing";
 import type { DeliveryStatus } from "./webhooks.params";
+import { webhookIdOf } from "./webhooks.message-id";
 import { ENDPOINT_OF_URL, OVERLAPPING } from "./webhooks.subscriptions.repository";
 
 const S = "webhooks";
@@ -113,7 +114,7 @@ export async function insertEventDeliveries(
        ON CONFLICT (id) DO NOTHING
      ), inserted AS (
        INSERT INTO ??.deliveries (subscription_id, event_id, webhook_id, next_attempt_at, claim_token)
-       SELECT t.id, ?, 'msg_' || replace(gen_random_uuid()::text, '-', ''),
+       SELECT t.id, ?, ?,
               CASE WHEN t.direct THEN now() + ? * interval '1 millisecond' ELSE now() END,
               CASE WHEN t.direct THEN gen_random_uuid() END
          FROM targets t
@@ -140,6 +141,7 @@ export async function insertEventDeliveries(
       traceparent,
       S,
       e.id,
+      webhookIdOf(e),
       direct.leaseMs,
     ],
   );

@@ -292,3 +292,31 @@ export const SubscriptionStats = {
   },
   additionalProperties: false,
 } as const;
+
+export const FeedEvent = {
+  type: "object",
+  description:
+    "An event of the feed (`GET /api/v1/events`): what every webhook of it carries, whether or not you subscribed.",
+  required: ["webhookId", "event", "createdAt", "body"],
+  properties: {
+    webhookId: {
+      type: "string",
+      description: "The `webhook-id` header of every delivery of this event, to every subscription: deduplicate on it.",
+    },
+    event,
+    createdAt: { ...timestamp, description: "When the change that raised it was made." },
+    body: {
+      description:
+        "The webhook body: its JSON is byte for byte the body a delivery of this event sends (the event catalogue gives its schema).",
+    },
+  },
+  additionalProperties: false,
+  examples: [
+    {
+      webhookId: "msg_9b2f0c4e1d7a43e8a5c6b1f0d2e3a4b5",
+      event: "sales_order_validated",
+      createdAt: "2026-05-01T09:30:00.000Z",
+      body: { id: 42, code: "ORD-20260501-000042", status: "validated" },
+    },
+  ],
+} as const;

@@ -10,6 +10,7 @@ import {
 import { pageParams, type PageQuery } from "../../shared/http/paging";
 import { BIGINT_ID_MAX, identifier, optional, pathId } from "../../shared/http/params";
 import { API_PREFIX } from "../../shared/http/responses";
+import { decodeFeedCursor } from "./webhooks.feed-cursor";
 import { HEADER_NAME, HEADER_VALUE, MAX_CUSTOM_HEADERS, type HeaderChanges } from "./webhooks.custom-headers";
 import { SIGNATURE_SCHEMES, type SignatureScheme } from "./webhooks.signing";
 
@@ -126,7 +127,10 @@ const deliverySearchParams = {
   }),
   webhookId: optional({
     ...identifier(100),
-    jsonSchemaAlso: { description: "Only the delivery with this `webhook-id` (`msg_…`), as its receiver logged it." },
+    jsonSchemaAlso: {
+      description:
+        "Only the deliveries with this `webhook-id` (`msg_…`), as its receiver logged it: one event's, one per subscription that received it.",
+    },
   }),
   ...pageParams,
 } as const;
@@ -239,4 +243,38 @@ export const recoveryParams = { $$strict: true, id, recoveryId: pathId("recovery
 export interface RecoveryParams {
   id: number;
   recoveryId: number;
+}
+
+/** GET /api/v1/events (webhooks.feed.ts). A forged `after` is a 422 naming it before any query runs. */
+export const feedParams = {
+  $$strict: true,
+  after: optional({
+    type: "string",
+    min: 1,
+    max: 100,
+    custom: (value: unknown, errors: { type: string; actual: unknown; message?: string }[]) => {
+      if (typeof value === "string" && decodeFeedCursor(value) === null)
+        errors.push({ type: "cursor", actual: value, message: "This cursor is not one the API returned." });
+      return value;
+    },
+    jsonSchemaAlso: {
+      pattern: "^[A-Za-z0-9_-]+$",
+      description:
+        'Opaque: the `after` of a `Link: rel="next"` URL, as given. Left out: from the oldest event kept (WEBHOOK_RETENTION).',
+    },
+  }),
+  event: optional({
+    type: "enum",
+    values: [...EVENTS],
+    messages: {
+      enumValue: `Unknown event: GET ${API_PREFIX}/webhooks/available lists the events you may receive.`,
+    },
+    jsonSchemaAlso: { description: "Only events of this name." },
+  }),
+  limit: pageParams.limit,
+} as const;
+export interface FeedParams {
+  after?: string;
+  event?: EventName;
+  limit?: number;
 }

@@ -5,12 +5,13 @@
  *
  * The schema only: its actions live by concept in webhooks.subscription-actions.ts,
  * webhooks.subscription-edit-actions.ts, webhooks.event-type-actions.ts,
- * webhooks.delivery-actions.ts and webhooks.recovery-actions.ts.
+ * webhooks.delivery-actions.ts, webhooks.recovery-actions.ts and webhooks.feed-actions.ts.
  */
 import type { ChannelSchema, Context } from "moleculer";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database/database.mixin";
 import { ALL_CHANNELS, NEVER_GIVE_UP } from "../../shared/messaging/channels";
 import { BROADCASTS, type ClientsChangedPayload } from "../../shared/messaging/events";
+import { outboxFeedMixin } from "../../shared/messaging/outbox-feed";
 import { outboxRelayMixin } from "../../shared/messaging/outbox-relay.mixin";
 import { withRequestId } from "../../shared/observability/request-context";
 import { resumeTrace, SpanKind } from "../../shared/observability/tracing";
@@ -19,6 +20,7 @@ import { onShutdown } from "../../shared/shutdown";
 import { deliveryActions } from "./webhooks.delivery-actions";
 import { recheckClient } from "./webhooks.entitlement";
 import { eventTypeActions } from "./webhooks.event-type-actions";
+import { feedActions } from "./webhooks.feed-actions";
 import { asDomainEvent, fanOut } from "./webhooks.fanout";
 import { ClientGrants } from "./webhooks.grants";
 import { recoveryActions } from "./webhooks.recovery-actions";
@@ -55,7 +57,7 @@ const webhooksService: DbServiceSchema<Methods, WebhooksState> = {
   name: "webhooks",
   // Its own outbox carries the operational events: webhook_endpoint_disabled (webhooks.subscription-health.ts),
   // webhook_delivery_exhausted and webhook_endpoint_recovered (webhooks.operational-events.ts).
-  mixins: [databaseMixin("webhooks", migrations), outboxRelayMixin("webhooks")],
+  mixins: [databaseMixin("webhooks", migrations), outboxRelayMixin("webhooks"), outboxFeedMixin("webhooks")],
 
   channels: channelConsumers(),
 
@@ -77,6 +79,7 @@ const webhooksService: DbServiceSchema<Methods, WebhooksState> = {
     ...eventTypeActions,
     ...deliveryActions,
     ...recoveryActions,
+    ...feedActions,
   },
 
   methods: {

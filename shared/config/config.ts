@@ -242,7 +242,8 @@ export function loadConfig(
       disableAfterMs: durationMs(String(raw.WEBHOOK_DISABLE_AFTER)),
       retentionMs: durationMs(String(raw.WEBHOOK_RETENTION)),
     },
-    outboxRetentionMs: durationMs(String(raw.OUTBOX_RETENTION)),
+    // The events feed reads the outbox: it keeps events at least as long as deliveries are kept.
+    outboxRetentionMs: Math.max(durationMs(String(raw.OUTBOX_RETENTION)), durationMs(String(raw.WEBHOOK_RETENTION))),
     retentionIntervalMs: durationMs(String(raw.RETENTION_INTERVAL)),
     tracing: {
       otlpEndpoint: String(raw.OTEL_EXPORTER_OTLP_ENDPOINT) || null,

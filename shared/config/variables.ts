@@ -253,9 +253,9 @@ export const VARIABLES = {
   },
   OUTBOX_RETENTION: {
     type: "string",
-    default: "7d",
+    default: "30d",
     description:
-      "Outbox rows are pruned once published this long ago (each service prunes its own outbox); a duration such as 7d.",
+      "Outbox rows are pruned once published this long ago, and never before WEBHOOK_RETENTION: the events feed (GET /api/v1/events) reads them (each service prunes its own outbox); a duration such as 30d.",
     rule: { pattern: DURATION_PATTERN },
   },
   RETENTION_INTERVAL: {

@@ -44,6 +44,8 @@ export interface Page<T> {
   $page: true;
   items: T[];
   nextCursor: string | null;
+  /** The query parameter the next page's URL carries the cursor in: `cursor` unless said (the events feed's `after`). */
+  cursorParam?: string;
 }
 
 export function isPage(value: unknown): value is Page<unknown> {
@@ -107,6 +109,13 @@ export function toSizeBoundedPage<T>(
   idOf: (item: T) => number,
   maxBytes: number,
 ): Page<T> {
+  const kept = withinBytes(items, maxBytes);
+  if (kept.length === items.length) return toPage(items, nextCursor);
+  return toPage(kept, encodeCursor(idOf(kept[kept.length - 1])));
+}
+
+/** The first items, in order, whose JSON array stays under `maxBytes` (the first always). */
+export function withinBytes<T>(items: T[], maxBytes: number): T[] {
   let bytes = 1; // "[", then each item with its "," or the closing "]": exactly JSON.stringify(kept items)
   let kept = 0;
   for (const item of items) {
@@ -114,6 +123,5 @@ export function toSizeBoundedPage<T>(
     if (kept > 0 && bytes > maxBytes) break;
     kept++;
   }
-  if (kept === items.length) return toPage(items, nextCursor);
-  return toPage(items.slice(0, kept), encodeCursor(idOf(items[kept - 1])));
+  return kept === items.length ? items : items.slice(0, kept);
 }

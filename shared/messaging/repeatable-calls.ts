@@ -12,6 +12,7 @@
  * attempt, the whole request time-out for the call (shared/messaging/remote-calls.ts).
  */
 import type { Context } from "moleculer";
+import { FEED_ACTION, FEED_PRODUCERS } from "./outbox-feed";
 
 /** Actions that only read. A new read action is not retried until it is named here. */
 const READ_ACTIONS = new Set([
@@ -42,6 +43,9 @@ const READ_ACTIONS = new Set([
   "webhooks.get",
   "webhooks.deliveries",
   "webhooks.searchDeliveries",
+  "webhooks.feed",
+  // The events feed's read of each producer's outbox (shared/messaging/outbox-feed.ts).
+  ...FEED_PRODUCERS.map((p) => `${p}.${FEED_ACTION}`),
 ]);
 
 /**

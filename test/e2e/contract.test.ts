@@ -395,6 +395,25 @@ describe("the API keeps its OpenAPI contract", () => {
     const validated = receiver.received.find((w) => w.headers["x-webhook-event"] === "sales_order_validated");
     expect((validated?.body as Order).id).toBe(ids.validatedOrder);
 
+    // Issue 22: the events feed holds the same event, with its webhook-id; a forged cursor is 422 naming `after`.
+    const feedUrl = "/api/v1/events?event=sales_order_validated&limit=500";
+    let feed = await backoffice.get<{ webhookId: string }[]>(feedUrl);
+    for (
+      const deadline = Date.now() + 20_000;
+      !feed.body.some((e) => e.webhookId === validated?.headers["webhook-id"]);
+    ) {
+      if (Date.now() > deadline)
+        throw new Error(`The validated order is not in the events feed: ${JSON.stringify(feed.body)}`);
+      await new Promise((r) => setTimeout(r, 100));
+      feed = await backoffice.get<{ webhookId: string }[]>(feedUrl);
+    }
+    expect(feed.headers.link).toMatch(
+      /^<.*\/api\/v1\/events\?event=sales_order_validated&limit=500&after=[A-Za-z0-9_-]+>; rel="next"$/,
+    );
+    const forged = await backoffice.get<ProblemDocument>(`/api/v1/events?after=nope`);
+    expect(forged.status).toBe(422);
+    expect(forged.body.errors).toEqual([expect.objectContaining({ path: "after" })]);
+
     const deliveries = await backoffice.get<Delivery[]>(`/api/v1/webhooks/${ids.subscription}/deliveries`);
     expect(deliveries.body.length).toBeGreaterThan(0);
     const redelivered = await backoffice.post<Delivery>(

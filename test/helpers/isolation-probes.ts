@@ -34,6 +34,8 @@ export const COLLECTIONS: Record<string, Visibility> = {
   webhooks: { owned: true },
   deliveries: { owned: true },
   recoveries: { owned: true },
+  // The events feed: a client's own events (every client's order events with orders:manage); no path id.
+  events: { owned: true, staffScope: "orders:manage" },
   contacts: { owned: false, someId: (w) => w.crm.admin.contactId },
   customers: { owned: false, someId: (w) => w.crm.admin.customerId },
   products: { owned: false, someId: (w) => w.productId },

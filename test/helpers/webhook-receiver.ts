@@ -17,13 +17,13 @@ export interface ReceivedWebhook {
 export type Answer =
   number | { status: number; afterMs: number; headers?: Record<string, string>; body?: string } | "hang";
 
-/** Decides the answer from the request and how many times this webhook-id was received before. */
+/** Decides the answer from the request and how many times this webhook-id was received before at this path (this delivery's earlier attempts). */
 export type Behaviour = (request: ReceivedWebhook, previousDeliveries: number) => Answer;
 
 export interface WebhookReceiver {
   url: string;
   received: ReceivedWebhook[];
-  /** webhook-ids that arrived while an earlier request with the same id was still unanswered. */
+  /** `<path> <webhook-id>` of the requests that arrived while an earlier one of the same delivery was still unanswered. */
   overlapping: string[];
   /** Replaces how the receiver answers from now on. */
   answerWith(behaviour: Behaviour): void;
@@ -55,7 +55,8 @@ export async function startReceiver(behaviour: Behaviour = alwaysOk, host = "127
         body: Buffer.concat(chunks).toString("utf8"),
         receivedAt: Date.now(),
       };
-      const id = request.headers["webhook-id"] ?? "";
+      // One delivery: an event (its webhook-id, the same for every subscription) to one subscription (its URL here).
+      const id = `${request.path} ${request.headers["webhook-id"] ?? ""}`;
       const before = seen.get(id) ?? 0;
       seen.set(id, before + 1);
       received.push(request);

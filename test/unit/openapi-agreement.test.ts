@@ -15,6 +15,7 @@ import type { Server } from "node:http";
 import fc from "fast-check";
 import type { ServiceBroker } from "moleculer";
 import { encodeCursor } from "../../shared/http/paging";
+import { encodeFeedCursor } from "../../services/webhooks/webhooks.feed-cursor";
 import { ADMIN, startTestBroker, type TestBroker } from "../helpers/broker";
 import { DocumentSchemas, type Document } from "../helpers/openapi-schemas";
 import { operationsOf, type Operation, type Parameter } from "../helpers/openapi-operations";
@@ -49,7 +50,11 @@ const CHECKED_BY_THE_ACTION: Record<string, string> = {
 };
 
 /** `cursor` is opaque: only what the API wrote in a Link header is one, which no schema can say. */
-const OPAQUE_PARAMETERS = new Set(["cursor"]);
+/** Opaque parameters, and how to make a valid one: the lists' `cursor`, the events feed's `after`. */
+const OPAQUE_PARAMETERS = new Map<string, (n: number) => string>([
+  ["cursor", encodeCursor],
+  ["after", (n) => encodeFeedCursor({ tx: String(n), producer: "orders", id: n })],
+]);
 
 let tb: TestBroker;
 let document: Document;
@@ -184,7 +189,7 @@ function validRequests(op: Operation): fc.Arbitrary<Request> {
     const ps = op.parameters.filter((p) => p.in === where);
     const value = (p: Parameter) =>
       OPAQUE_PARAMETERS.has(p.name)
-        ? fc.integer({ min: 1, max: 2 ** 31 - 1 }).map(encodeCursor)
+        ? fc.integer({ min: 1, max: 2 ** 31 - 1 }).map(OPAQUE_PARAMETERS.get(p.name)!)
         : valuesOf(document, p.schema).map(String);
     return fc.record(Object.fromEntries(ps.map((p) => [p.name, value(p)])), {
       requiredKeys: ps.filter((p) => p.required).map((p) => p.name),

@@ -12,6 +12,8 @@ import * as deliverySearch from "./20261210000010_delivery_search";
 import * as attemptAnswers from "./20261210000011_attempt_answers";
 import * as idempotentActions from "./20261210000012_idempotent_actions";
 import * as editableSubscriptions from "./20261210000020_editable_subscriptions";
+import * as outboxPositions from "./20261215010000_outbox_positions";
+import * as oneWebhookIdPerEvent from "./20261215010001_one_webhook_id_per_event";
 
 export const migrations: Migration[] = [
   { name: "20261121000500_create_webhooks", ...createWebhooks },
@@ -27,4 +29,6 @@ export const migrations: Migration[] = [
   { name: "20261210000011_attempt_answers", ...attemptAnswers },
   { name: "20261210000012_idempotent_actions", ...idempotentActions },
   { name: "20261210000020_editable_subscriptions", ...editableSubscriptions },
+  { name: "20261215010000_outbox_positions", ...outboxPositions },
+  { name: "20261215010001_one_webhook_id_per_event", ...oneWebhookIdPerEvent },
 ];
