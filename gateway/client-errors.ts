@@ -10,7 +10,7 @@
 import { STATUS_CODES, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { ErrorType } from "../shared/errors";
-import { toProblem } from "./problem";
+import { toProblem } from "../shared/http/problem";
 import { SERVER_LIMITS } from "./server-limits";
 
 interface RefusalCause {

@@ -13,6 +13,7 @@ export { API_PREFIX } from "../shared/http/responses";
 export const ROUTES: Route[] = [
   // Orders
   { method: "POST", path: "/orders", action: "orders.create" },
+  { method: "POST", path: "/orders/batch", action: "orders.createBatch" },
   { method: "GET", path: "/orders", action: "orders.list" },
   { method: "GET", path: "/orders/:id", action: "orders.get" },
   { method: "POST", path: "/orders/:id/validate", action: "orders.validate" },

@@ -108,6 +108,39 @@ export type AddressInput = CreateOrderParams["invoicingAddress"];
 export type ContactInput = CreateOrderParams["contact"];
 export type ItemInput = CreateOrderParams["items"][number];
 
+export const MAX_BATCH_ORDERS = 500;
+export const ERROR_POLICIES = ["reject_all", "reject_failed_rows"] as const;
+export type ErrorPolicy = (typeof ERROR_POLICIES)[number];
+
+/**
+ * POST /orders/batch. Each order is checked against createOrderParams on its own
+ * (orders.batch-intake.ts), so that a bad one is refused alone, its errors named by its own
+ * paths (`items[0].orderedQuantity`); here only that it is an object. The document points at
+ * POST /orders' body for what one holds.
+ */
+export const createOrdersBatchParams = {
+  $$strict: true,
+  orders: arrayOf(
+    {
+      type: "object",
+      jsonSchemaAlso: {
+        $ref: "#/paths/~1api~1v1~1orders/post/requestBody/content/application~1json/schema",
+        description: "An order, exactly as the body of POST /api/v1/orders.",
+      },
+    },
+    { min: 1, max: MAX_BATCH_ORDERS },
+  ),
+  errorPolicy: {
+    type: "enum",
+    values: [...ERROR_POLICIES],
+    jsonSchemaAlso: {
+      description:
+        "`reject_all`: nothing is taken unless every order is good; `reject_failed_rows`: the good orders are taken.",
+    },
+  },
+} as const;
+export type CreateOrdersBatchParams = ParamsOf<typeof createOrdersBatchParams>;
+
 export const orderIdParams = { $$strict: true, id: pathId("order") } as const;
 export type OrderIdParams = ParamsOf<typeof orderIdParams>;
 
