@@ -114,6 +114,14 @@ function claimsOf(db: Knex): ExternalIdClaims {
   return claims;
 }
 
+/** The 409 of a batch's row whose externalId an earlier row of the same batch has. */
+export function sameExternalIdAs(firstIndex: number, externalId: string): ConflictError {
+  return new ConflictError(
+    `Row ${firstIndex} of this batch has the same externalId ${JSON.stringify(externalId)}: an externalId names one order.`,
+    { externalId, duplicateOfIndex: firstIndex },
+  );
+}
+
 /** The 409 of an externalId that another request of the client holds right now. */
 function beingTaken(externalId: string): ConflictError {
   return new ConflictError(

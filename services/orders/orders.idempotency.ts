@@ -7,7 +7,7 @@
 import type { Knex } from "knex";
 import type { Db } from "../../shared/database/db";
 import { IdempotencyKeyReusedError } from "../../shared/errors";
-import * as repo from "./orders.repository";
+import * as repo from "./orders.idempotency-keys.repository";
 
 /** A request sent with an Idempotency-Key: the client's, its key, and the hash of its body. */
 export interface KeyedRequest {

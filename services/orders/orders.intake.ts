@@ -15,15 +15,15 @@
  * Idempotency-Key and body ends in the very records the winner's orders name.
  */
 import type { Knex } from "knex";
-import { hasScope, type Principal } from "../../shared/security/auth";
+import type { Principal } from "../../shared/security/auth";
 import { conflictOnUnique } from "../../shared/database/database-errors";
-import { ConflictError, ForbiddenError, RowNotTakenError } from "../../shared/errors";
+import { RowNotTakenError, type ConflictError } from "../../shared/errors";
 import type { Db } from "../../shared/database/db";
 import { eventsAppended, outboxRow } from "../../shared/messaging/outbox";
 import { requestHash } from "../../shared/http/idempotency";
 import { codeDay, orderCode } from "./orders.code";
-import { duplicateOrders, EXTERNAL_ID_UNIQUE, holdingExternalIds } from "./orders.external-id";
-import { contactModeOf, itemModesOf, scopesNeeded, type ContactMode, type ItemMode } from "./orders.identify";
+import { duplicateOrders, EXTERNAL_ID_UNIQUE, holdingExternalIds, sameExternalIdAs } from "./orders.external-id";
+import { checkScopes, contactModeOf, itemModesOf } from "./orders.identify";
 import { placeOnce, replayOf, type KeyedRequest } from "./orders.idempotency";
 import type { CreateOrderParams, ErrorPolicy } from "./orders.params";
 import type { ResolvedReferences } from "./orders.references-cache";
@@ -144,13 +144,6 @@ function identify(client: Principal, rows: (CreateOrderParams | Error)[], refuse
     }
   });
   return candidates;
-}
-
-function sameExternalIdAs(firstIndex: number, externalId: string): ConflictError {
-  return new ConflictError(
-    `Row ${firstIndex} of this batch has the same externalId ${JSON.stringify(externalId)}: an externalId names one order.`,
-    { externalId, duplicateOfIndex: firstIndex },
-  );
 }
 
 /** The client's orders that have a candidate's externalId already (one query), then those another request holds. */
@@ -297,15 +290,4 @@ function outcomesOf(count: number, refused: Map<number, Error>, taken: [number, 
     const order = orders.get(i);
     return order ? { order } : { error: refused.get(i)! };
   });
-}
-
-function checkScopes(client: Principal, contact: ContactMode, items: ItemMode[]): void {
-  for (const [scope, path] of scopesNeeded(contact, items)) {
-    if (!hasScope(client, scope)) {
-      throw new ForbiddenError(`\`${path}\` needs the \`${scope}\` scope, which this API key lacks.`, {
-        requiredScope: scope,
-        path,
-      });
-    }
-  }
 }

@@ -115,17 +115,18 @@ export type ErrorPolicy = (typeof ERROR_POLICIES)[number];
 /**
  * POST /orders/batch. Each order is checked against createOrderParams on its own
  * (orders.batch-intake.ts), so that a bad one is refused alone, its errors named by its own
- * paths (`items[0].orderedQuantity`); here only that it is an object. The document points at
- * POST /orders' body for what one holds.
+ * paths (`items[0].orderedQuantity`); here only that it is an object.
  */
 export const createOrdersBatchParams = {
   $$strict: true,
   orders: arrayOf(
     {
       type: "object",
+      // Not the order's schema: a row that breaks it is answered in its result (422), not by
+      // refusing the request, and the document says what the server refuses.
       jsonSchemaAlso: {
-        $ref: "#/paths/~1api~1v1~1orders/post/requestBody/content/application~1json/schema",
-        description: "An order, exactly as the body of POST /api/v1/orders.",
+        description:
+          "An order, as the body of `POST /api/v1/orders` (its request schema). Each is checked on its own: one that breaks a rule is answered 422 in its result.",
       },
     },
     { min: 1, max: MAX_BATCH_ORDERS },

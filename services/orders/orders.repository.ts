@@ -1,5 +1,6 @@
 /**
- * The only file of the orders service that touches knex.
+ * SQL of the orders, their items, the day's code counters and the externalId locks (the lookups
+ * are in orders.lookups.repository.ts, the Idempotency-Keys in orders.idempotency-keys.repository.ts).
  */
 import type { Knex } from "knex";
 import type { Db } from "../../shared/database/db";
@@ -105,11 +106,42 @@ export interface OrderWrite {
 }
 
 /**
+ * Items one statement carries at most: PostgreSQL takes at most 65,535 bound values in one
+ * statement (six an item), and knex builds the statement's text recursively.
+ */
+const ITEMS_PER_STATEMENT = 5000;
+
+/** The orders in groups of whole orders, each with at most ITEMS_PER_STATEMENT items (or one order). */
+function statementGroups(orders: OrderWrite[]): OrderWrite[][] {
+  const groups: OrderWrite[][] = [[]];
+  let items = 0;
+  for (const order of orders) {
+    if (items + order.items.length > ITEMS_PER_STATEMENT && groups[groups.length - 1].length > 0) {
+      groups.push([]);
+      items = 0;
+    }
+    groups[groups.length - 1].push(order);
+    items += order.items.length;
+  }
+  return groups;
+}
+
+/**
  * The orders, their items and their outbox rows in one statement (a writable CTE per table):
  * atomic on its own, so one round trip instead of BEGIN, three inserts per order and COMMIT.
- * A duplicate externalId fails the whole statement on the unique index.
+ * Orders with more items than a statement carries are written by several, in one transaction.
+ * A duplicate externalId fails the whole write on the unique index.
  */
 export async function insertOrders(db: Db, orders: OrderWrite[]): Promise<void> {
+  const groups = statementGroups(orders);
+  if (groups.length === 1) return insertStatement(db, groups[0]);
+  const all = async (trx: Db) => {
+    for (const group of groups) await insertStatement(trx, group);
+  };
+  return db.isTransaction ? all(db) : db.transaction(all);
+}
+
+async function insertStatement(db: Db, orders: OrderWrite[]): Promise<void> {
   const rows = orders.map(({ row }) => {
     const order: Record<string, unknown> = { ...row };
     for (const column of JSON_COLUMNS) order[column] = JSON.stringify(row[column]);
@@ -198,58 +230,6 @@ export async function transition(
     .update({ status: to, updated_at: db.fn.now(), ...stamp })
     .returning<OrderRow[]>("*");
   return row;
-}
-
-export interface IdempotencyRecord {
-  request_hash: string;
-  order_id: number | null;
-  response: unknown;
-}
-
-export async function findIdempotencyKey(
-  db: Db,
-  clientId: number,
-  key: string,
-): Promise<IdempotencyRecord | undefined> {
-  return db
-    .withSchema(S)
-    .table("idempotency_keys")
-    .where({ client_id: clientId, key })
-    .first("request_hash", "order_id", "response");
-}
-
-/**
- * Claims a key inside the order's transaction. A concurrent request holding the same key waits
- * here until the first commits; false then means the key was taken and must be replayed.
- */
-export async function claimIdempotencyKey(
-  db: Db,
-  clientId: number,
-  key: string,
-  requestHash: string,
-): Promise<boolean> {
-  const rows = await db
-    .withSchema(S)
-    .table("idempotency_keys")
-    .insert({ client_id: clientId, key, request_hash: requestHash })
-    .onConflict(["client_id", "key"])
-    .ignore()
-    .returning("client_id");
-  return rows.length === 1;
-}
-
-export async function completeIdempotencyKey(
-  db: Db,
-  clientId: number,
-  key: string,
-  orderId: number | null,
-  response: unknown,
-): Promise<void> {
-  await db
-    .withSchema(S)
-    .table("idempotency_keys")
-    .where({ client_id: clientId, key })
-    .update({ order_id: orderId, response: JSON.stringify(response) });
 }
 
 /** A database connection taken out of the pool, for locks that last as long as its session (the driver's own). */
