@@ -117,7 +117,10 @@ export async function takeOrders<T>(
       : [],
   );
   return holdingExternalIds(intake.db, intake.client.clientId, inlineIds, async (busy) => {
-    await refuseDuplicates(intake, candidates, refused, busy);
+    // A batch looks for earlier orders first, so that one duplicate does not fail the statement
+    // of all the others, and an inline contact is registered only for an order known to be new.
+    // A lone order with nothing to write elsewhere leaves it to the unique index: a query fewer.
+    if (candidates.length > 1 || inlineIds.length > 0) await refuseDuplicates(intake, candidates, refused, busy);
     return takeGood(intake, rows.length, candidates, refused, policy, keeping);
   });
 }
