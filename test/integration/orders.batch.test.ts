@@ -107,6 +107,30 @@ describe("when a partner sends a batch with errorPolicy reject_failed_rows", () 
   });
 });
 
+describe("when a batch names many records", () => {
+  it("then references, crm and catalogue are each asked once for all its rows", async () => {
+    const call = jest.spyOn(t.broker, "call");
+    try {
+      // Unknown records are never kept by orders' cache, so each must be asked for.
+      const partnerRows = [1, 2, 3].map((i) =>
+        fresh({ items: [{ externalReferenceId: `NONE-${Date.now()}-${i}`, orderedQuantity: 1 }] }),
+      );
+      const backofficeRows = [1, 2, 3].map((i) =>
+        backofficeOrder(f, {
+          contact: { id: 2_000_000_000 + i },
+          items: [{ packaging: 2_000_000_000 + i, orderedQuantity: 1 }],
+        }),
+      );
+      await batch(partnerRows, "reject_failed_rows");
+      await batch(backofficeRows, "reject_failed_rows", f.backoffice);
+      const asked = call.mock.calls.map(([action]) => String(action)).filter((a) => !a.startsWith("orders."));
+      expect(asked.sort()).toEqual(["catalogue.packagingsByIds", "crm.contactsByIds", "references.resolveOrders"]);
+    } finally {
+      call.mockRestore();
+    }
+  });
+});
+
 describe("when a batch with errorPolicy reject_all has one refused row", () => {
   it("then nothing is written anywhere (no order, event, nor inline contact) and the good rows say they were not taken", async () => {
     const before = await rowCounts(db);
