@@ -84,7 +84,7 @@ type Gateway = Service<ApiSettingsSchema> & GatewayMethods & GatewayState;
  * Route middleware, before the body parser: a request that carries a body is admitted first and
  * its route's scope checked, so a caller without a valid key (or throttled, or over its rate) or
  * without the scope is refused (401, 429, 403) before the gateway reads and parses up to 1 MiB
- * for it, and a 403 never hides behind a 400, 413 or 415 about a body it may not send
+ * (16 MiB on a batch, gateway/routes.ts) for it, and a 403 never hides behind a 400, 413 or 415 about a body it may not send
  * (docs/api.md). moleculer-web authenticates only after the route's middlewares have run and its
  * params are built from the body, hence here.
  */
