@@ -5,7 +5,7 @@
  * partner's orders read the same way.
  */
 import autocannon from "autocannon";
-import { orderPayloadTemplate } from "./order-payload";
+import { batchPayloadTemplate, orderPayloadTemplate } from "./order-payload";
 import type { SeededPartner } from "./seed";
 
 export interface LoadSettings {
@@ -68,6 +68,27 @@ export function postOrders(
     idReplacement: true,
     connections,
     duration: seconds,
+  });
+}
+
+/** POST /api/v1/orders/batch with `size` orders a request (the bench's order, each its own externalId). */
+export function postBatches(
+  baseUrl: string,
+  partner: SeededPartner,
+  connections: number,
+  seconds: number,
+  size: number,
+): Promise<LoadFigures> {
+  return drive({
+    url: `${baseUrl}/api/v1/orders/batch`,
+    method: "POST",
+    headers: { Authorization: `Bearer ${partner.apiKey}`, "Content-Type": "application/json" },
+    body: batchPayloadTemplate(partner.references, size),
+    idReplacement: true,
+    connections,
+    duration: seconds,
+    // A batch answers in seconds on a busy machine: autocannon's 10 s would count a slow one as an error.
+    timeout: 60,
   });
 }
 

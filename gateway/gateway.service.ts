@@ -13,7 +13,7 @@ import { ErrorType, InvalidInputError } from "../shared/errors";
 import { BROADCASTS, type ClientsChangedPayload, type UsageReport } from "../shared/messaging/events";
 import { isPage } from "../shared/http/paging";
 import { onShutdown } from "../shared/shutdown";
-import { bodyRequired, hasBody, jsonBodyParser, requiresBody, WITH_BODY } from "./body-parser";
+import { BODY_LIMIT_BYTES, bodyRequired, hasBody, jsonBodyParser, requiresBody, WITH_BODY } from "./body-parser";
 import { answerClientErrors } from "./client-errors";
 import { answeredNotModified, readPreconditions } from "./conditional-headers";
 import { answerMethodSemantics } from "./http-methods";
@@ -24,13 +24,13 @@ import type { ServiceDescription } from "./openapi/service-description";
 import { portalRoutes } from "./portal-routes";
 import { PrincipalCache } from "./principal-cache";
 import { probeRoutes } from "./probe-route";
-import { toProblem } from "./problem";
+import { toProblem } from "../shared/http/problem";
 import { ActiveKeys } from "./active-keys";
 import { Admission } from "./admission";
 import { applyServerLimits } from "./server-limits";
 import { UsageSharing } from "./usage-sharing";
 import { requestIdOf, traceRequest } from "./request-id";
-import { API_PREFIX, aliases } from "./routes";
+import { API_PREFIX, aliases, bodyLimits } from "./routes";
 
 type Req = IncomingMessage & {
   $action?: { scope?: Scope; name?: string; params?: unknown };
@@ -58,11 +58,13 @@ function caseSensitive<R extends object>(routes: R[]): R[] {
 
 type AdmitRequest = (req: Req, res: ServerResponse) => Promise<Principal>;
 type ScopeOfRoute = (req: Req) => Scope | undefined;
+type BodyLimitOf = (req: Req) => number;
 
 /** The gateway's own methods, and the three of moleculer-web's it calls (its typings declare none). */
 interface GatewayMethods {
   admitRequest: AdmitRequest;
   scopeOfRoute: ScopeOfRoute;
+  bodyLimitOf: BodyLimitOf;
   sendError(req: Req, res: ServerResponse, err: unknown): void;
   resolveAlias(url: string | undefined, method: string | undefined): { alias: { action?: unknown } } | false;
 }
@@ -83,7 +85,7 @@ type Gateway = Service<ApiSettingsSchema> & GatewayMethods & GatewayState;
  * Route middleware, before the body parser: a request that carries a body is admitted first and
  * its route's scope checked, so a caller without a valid key (or throttled, or over its rate) or
  * without the scope is refused (401, 429, 403) before the gateway reads and parses up to 1 MiB
- * for it, and a 403 never hides behind a 400, 413 or 415 about a body it may not send
+ * (16 MiB on a batch, gateway/routes.ts) for it, and a 403 never hides behind a 400, 413 or 415 about a body it may not send
  * (docs/api.md). moleculer-web authenticates only after the route's middlewares have run and its
  * params are built from the body, hence here.
  */
@@ -143,6 +145,7 @@ export function gatewaySchema(
   cfg: GatewaySettings,
 ): ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayState> {
   const actionDefinition = actionLookup(services);
+  const routeBodyLimits = bodyLimits();
   return {
     name: "gateway",
     mixins: [ApiGateway],
@@ -255,6 +258,13 @@ export function gatewaySchema(
         const route = ApiGateway.methods as { httpHandler: (...args: unknown[]) => Promise<unknown> };
         // In a span under the caller's traceparent (gateway/request-id.ts), followed by every call it makes.
         return traceRequest(req, res, () => route.httpHandler.call(this, req, res, next));
+      },
+
+      /** The largest body the request's route reads (gateway/routes.ts), found as the scope is. */
+      bodyLimitOf(req: Req): number {
+        const found = this.resolveAlias(req.parsedUrl, req.method);
+        const action = found && typeof found.alias.action === "string" ? found.alias.action : "";
+        return routeBodyLimits.get(action) ?? BODY_LIMIT_BYTES;
       },
 
       /** The scope of the action the request's route names (as the service declares it), before it is routed. */

@@ -12,6 +12,7 @@
  * Problems are collected up to MAX_REPORTED_PROBLEMS; past that they are only counted.
  */
 import { InvalidInputError, MalformedRequestError, type FieldError } from "../shared/errors";
+import { MAX_REPORTED_PROBLEMS } from "../shared/http/problem";
 
 export const JSON_LIMITS = {
   /** Objects and arrays inside one another; the deepest valid order is 4. */
@@ -21,9 +22,6 @@ export const JSON_LIMITS = {
   /** Keys of one object. */
   maxObjectKeys: 1_000,
 } as const;
-
-/** How many problems one answer lists; the rest are counted (`errorCount`). */
-export const MAX_REPORTED_PROBLEMS = 50;
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 

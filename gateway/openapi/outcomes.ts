@@ -67,6 +67,15 @@ export const OUTCOMES: Record<string, Outcome> = {
     idempotencyKey: true,
     versioned: "create",
   },
+  "orders.createBatch": {
+    success: [
+      one(
+        "OrderBatchResults",
+        "One result per order, in the order sent; each says what `POST /api/v1/orders` would have answered that order.",
+      ),
+    ],
+    idempotencyKey: true,
+  },
   "orders.list": { success: [list("Order")] },
   "orders.get": { success: [one("Order")], versioned: "read" },
   "orders.validate": {

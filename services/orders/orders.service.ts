@@ -1,5 +1,5 @@
 /**
- * orders: intake (POST /orders), reading, and the validate / cancel lifecycle. Each change
+ * orders: intake (POST /orders, POST /orders/batch), reading, and the validate / cancel lifecycle. Each change
  * writes its webhook event to the outbox in the same transaction.
  */
 import type { Context } from "moleculer";
@@ -17,14 +17,17 @@ import { toPage } from "../../shared/http/paging";
 import { respondCreated } from "../../shared/http/responses";
 import { markReplayed } from "../../shared/http/idempotency";
 import { respondVersion } from "../../shared/http/conditional";
-import { placeOrder } from "./orders.intake";
+import { placeOrder, type Intake } from "./orders.intake";
+import { takeBatch, type BatchAnswer } from "./orders.batch-intake";
 import { moveOrder, visibilityFor, type Move } from "./orders.lifecycle";
 import { ResolvedReferences } from "./orders.references-cache";
 import {
   createOrderParams,
+  createOrdersBatchParams,
   listOrdersParams,
   orderIdParams,
   type CreateOrderParams,
+  type CreateOrdersBatchParams,
   type ListOrdersParams,
   type OrderIdParams,
 } from "./orders.params";
@@ -34,7 +37,10 @@ import { presentOrder, type Order } from "./orders.representation";
 import { migrations } from "./migrations";
 
 const ordersService: DbServiceSchema<
-  { move(ctx: RequestContext<OrderIdParams>, move: Move): Promise<Order> },
+  {
+    move(ctx: RequestContext<OrderIdParams>, move: Move): Promise<Order>;
+    intakeOf(ctx: RequestContext<unknown>): Intake;
+  },
   { references: ResolvedReferences }
 > = {
   name: "orders",
@@ -47,20 +53,24 @@ const ordersService: DbServiceSchema<
       summary: "Create a sales order (201 with the order; Idempotency-Key replays).",
       params: createOrderParams,
       async handler(ctx: RequestContext<CreateOrderParams>): Promise<Order> {
-        const { order, replayed } = await placeOrder(
-          {
-            db: this.db,
-            call: (action, params) => ctx.call(action, params),
-            references: this.references,
-            client: callerOf(ctx),
-            idempotencyKey: ctx.meta.idempotencyKey,
-          },
-          ctx.params,
-        );
+        const { order, replayed } = await placeOrder(this.intakeOf(ctx), ctx.params);
         respondCreated(ctx, "orders", order.id);
         respondVersion(ctx.meta, order.version);
         if (replayed) markReplayed(ctx.meta);
         return order;
+      },
+    },
+
+    createBatch: {
+      visibility: "published",
+      scope: "orders:write",
+      summary:
+        "Create up to 500 sales orders in one request: one result per order, in order (Idempotency-Key replays the batch).",
+      params: createOrdersBatchParams,
+      async handler(ctx: RequestContext<CreateOrdersBatchParams>): Promise<BatchAnswer> {
+        const { answer, replayed } = await takeBatch(this.intakeOf(ctx), ctx.params.orders, ctx.params.errorPolicy);
+        if (replayed) markReplayed(ctx.meta);
+        return answer;
       },
     },
 
@@ -135,6 +145,17 @@ const ordersService: DbServiceSchema<
   },
 
   methods: {
+    /** What the intake needs of this service and of the request: the caller, its key, and calls in its context. */
+    intakeOf(ctx: RequestContext<unknown>): Intake {
+      return {
+        db: this.db,
+        call: (action, params) => ctx.call(action, params),
+        references: this.references,
+        client: callerOf(ctx),
+        idempotencyKey: ctx.meta.idempotencyKey,
+      };
+    },
+
     async move(ctx: RequestContext<OrderIdParams>, move: Move) {
       const order = await moveOrder(this.db, callerOf(ctx), ctx.params.id, move, ctx.meta.preconditions);
       respondVersion(ctx.meta, order.version);

@@ -6,7 +6,7 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import type { ProblemDocument } from "../../gateway/problem";
+import type { ProblemDocument } from "../../shared/http/problem";
 import type { Packaging, Product } from "../../services/catalogue/catalogue.representation";
 import type { Contact, Customer } from "../../services/crm/crm.representation";
 import type { Order } from "../../services/orders/orders.representation";
@@ -368,6 +368,21 @@ describe("the API keeps its OpenAPI contract", () => {
     ids.validatedOrder = created.body.id;
     expect((await backoffice.post<ProblemDocument>(`/api/v1/orders/${created.body.id}/validate`)).status).toBe(409);
     expect((await backoffice.post<Order>(`/api/v1/orders/${created.body.id}/cancel`)).body.status).toBe("cancelled");
+  });
+
+  it("when a back office sends a batch, one order good and one refused, then the answer keeps the contract", async () => {
+    const good = {
+      contact: { id: ids.contact },
+      invoicingAddress: ADDRESS,
+      deliveryAddress: ADDRESS,
+      items: [{ packaging: ids.packaging, orderedQuantity: 1 }],
+    };
+    const { status, body } = await backoffice.post<{ results: { status: number }[] }>("/api/v1/orders/batch", {
+      orders: [good, { ...good, items: [] }],
+      errorPolicy: "reject_failed_rows",
+    });
+    expect(status).toBe(200);
+    expect(body.results.map((r) => r.status)).toEqual([201, 422]);
   });
 
   it("when events happen, then every webhook request keeps the contract, and deliveries can be listed and redelivered", async () => {

@@ -13,7 +13,7 @@ import {
   versionTag,
   type Preconditions,
 } from "../../shared/http/conditional";
-import { toProblem } from "../../gateway/problem";
+import { toProblem } from "../../shared/http/problem";
 
 const parse = (value: string) => parseEntityTags(value, "If-Match");
 

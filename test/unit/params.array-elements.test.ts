@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
 import Validator from "fastest-validator";
-import { fieldErrorsFromValidator } from "../../gateway/problem";
+import { fieldErrorsFromValidator } from "../../shared/http/problem";
 import { hasPrototypeKey } from "../helpers/prototype-keys";
 
 type Rule = Record<string, unknown>;
@@ -96,7 +96,7 @@ it("when the params files are walked, then the arrays of objects of orders, cata
       "orders.params.ts createOrderParams items",
       "catalogue.params.ts createProductParams taxes",
       "references.params.ts resolvePackagingsParams refs",
-      "references.params.ts resolveOrderParams refs",
+      "references.params.ts resolveOrdersParams refs",
     ]),
   );
 });
