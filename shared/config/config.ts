@@ -65,6 +65,8 @@ export interface Config {
     disableAfterMs: number;
     /** WEBHOOK_RETENTION */
     retentionMs: number;
+    /** WEBHOOK_ORDERING_HOLD */
+    orderingHoldMs: number;
   };
   /** OUTBOX_RETENTION */
   outboxRetentionMs: number;
@@ -241,6 +243,7 @@ export function loadConfig(
       retryAfterMaxMs: durationMs(String(raw.WEBHOOK_RETRY_AFTER_MAX)),
       disableAfterMs: durationMs(String(raw.WEBHOOK_DISABLE_AFTER)),
       retentionMs: durationMs(String(raw.WEBHOOK_RETENTION)),
+      orderingHoldMs: durationMs(String(raw.WEBHOOK_ORDERING_HOLD)),
     },
     outboxRetentionMs: durationMs(String(raw.OUTBOX_RETENTION)),
     retentionIntervalMs: durationMs(String(raw.RETENTION_INTERVAL)),

@@ -12,6 +12,7 @@ import * as deliverySearch from "./20261210000010_delivery_search";
 import * as attemptAnswers from "./20261210000011_attempt_answers";
 import * as idempotentActions from "./20261210000012_idempotent_actions";
 import * as editableSubscriptions from "./20261210000020_editable_subscriptions";
+import * as perEntityOrdering from "./20261215020000_per_entity_ordering";
 
 export const migrations: Migration[] = [
   { name: "20261121000500_create_webhooks", ...createWebhooks },
@@ -27,4 +28,5 @@ export const migrations: Migration[] = [
   { name: "20261210000011_attempt_answers", ...attemptAnswers },
   { name: "20261210000012_idempotent_actions", ...idempotentActions },
   { name: "20261210000020_editable_subscriptions", ...editableSubscriptions },
+  { name: "20261215020000_per_entity_ordering", ...perEntityOrdering },
 ];

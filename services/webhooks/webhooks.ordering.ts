@@ -1,0 +1,63 @@
+/**
+ * Per-entity order (docs/webhooks.md, "Order"): what puts a delivery in line and what holds it
+ * there, as SQL the claim (webhooks.deliveries.repository.ts `claimDue`) and the fan-out's
+ * direct hand-off (`insertEventDeliveries`) both ask. It is a property of the claim, not a lock
+ * held while sending: a delivery in line is not claimed while an earlier one of its line is
+ * unsettled (pending: due, retrying, or being sent), so nothing is ever waited for in memory.
+ *
+ * - **The line** of a delivery: the deliveries about the same entity to the `per_entity`
+ *   subscriptions of the same client and URL. A subscription carries one event, so a receiver of
+ *   `sales_order_validated` and `sales_order_cancelled` has two subscriptions on one URL; the
+ *   line orders an order's validation before its cancellation across them.
+ * - **Earlier** means a smaller sequence: the number of the event's id (`<schema>-<outbox id>`).
+ *   A producer writes an entity's event in the transaction that changes the entity, after the
+ *   change locked its row (orders.lifecycle.ts: the UPDATE of the order, then the outbox insert;
+ *   orders.repository.ts: the order and its first event in one statement), so of one entity's
+ *   events the later commit takes the larger outbox id: per entity, the sequence is commit order.
+ * - **Settled**: anything but `pending` — succeeded, failed (its retries exhausted, or 410),
+ *   refused, cancelled (a disabled subscription's queue, a lost grant): it releases the next.
+ * - A redelivered or recovered delivery leaves its line (its sequence is cleared): sent again on
+ *   request, it neither waits for nor holds up the others.
+ * - Events reach the fan-out on one channel per event name, from several processes, so an
+ *   entity's later event may be stored first. A `per_entity` delivery is first due
+ *   WEBHOOK_ORDERING_HOLD after its event happened (never stored claimed before), so an earlier
+ *   event stored meanwhile goes first; one stored later than that (the broker was down, a crashed
+ *   process's message offered again) is sent when it comes, after the later ones.
+ */
+import type { DomainEvent } from "../../shared/messaging/events";
+
+export const ORDERINGS = ["none", "per_entity"] as const;
+export type Ordering = (typeof ORDERINGS)[number];
+
+/** Where a delivery stands in its line: the entity's key and the event's sequence; null for none (a test event). */
+export interface LinePlace {
+  entityKey: string;
+  sequence: string;
+}
+
+/** The event's place in its entity's line, or null when its id carries no sequence. */
+export function linePlaceOf(e: Pick<DomainEvent, "id" | "entity" | "entityId">): LinePlace | null {
+  const sequence = /-(\d{1,18})$/.exec(e.id)?.[1];
+  return sequence === undefined ? null : { entityKey: `${e.entity}:${e.entityId}`, sequence };
+}
+
+/** SQL expressions naming a delivery's place and its subscription's client and URL. */
+export interface LineRefs {
+  entityKey: string;
+  sequence: string;
+  clientId: string;
+  url: string;
+}
+
+/**
+ * True when an earlier delivery of the same line is unsettled: one probe of deliveries_in_line
+ * per `per_entity` subscription of the client on that URL (a handful), whatever the backlog.
+ */
+export function earlierUnsettled(r: LineRefs): string {
+  return `EXISTS (
+    SELECT 1 FROM webhooks.subscriptions line
+      JOIN webhooks.deliveries earlier ON earlier.subscription_id = line.id
+     WHERE line.client_id = ${r.clientId} AND line.url = ${r.url} AND line.ordering = 'per_entity'
+       AND earlier.entity_key = ${r.entityKey} AND earlier.sequence < ${r.sequence}
+       AND earlier.status = 'pending' AND earlier.sequence IS NOT NULL)`;
+}
