@@ -12,14 +12,11 @@
  */
 import type { Principal } from "../../shared/security/auth";
 import type { EventName } from "../../shared/messaging/events";
-import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
-import { createTestDatabase, type TestDatabase } from "../helpers/database";
+import { principal } from "../helpers/broker";
 import { ANSWER_WITHIN_MS, EVENTUALLY_MS } from "../helpers/deadlines";
-import { addEventSource, type EventSource } from "../helpers/event-source";
-import { NatsServer } from "../helpers/nats-server";
 import { requires } from "../helpers/prerequisites";
-import { disposeAll, ServiceProcess } from "../helpers/processes";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";
+import { startWebhooksWorld, type WebhooksWorld } from "../helpers/webhooks-world";
 
 jest.setTimeout(180_000);
 
@@ -46,51 +43,24 @@ const WEBHOOKS_ENV = {
 const describeWithServers = requires(["postgres", "nats-server"]).describe;
 
 describeWithServers("webhooks: per-entity order under random failures (two webhooks processes)", () => {
-  let nats: NatsServer;
-  let database: TestDatabase;
-  let t: TestBroker;
-  let source: EventSource;
+  let world: WebhooksWorld;
   let receiver: WebhookReceiver;
-  const processes: ServiceProcess[] = [];
   const client: Principal = { ...principal("partner", ["partner", "webhooks"]), webhookEvents: [...CHANGES] };
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    if (database.kind === "pglite")
-      throw new Error("These tests need PostgreSQL shared by several processes: set TEST_DATABASE_URL.");
-    nats = await NatsServer.start();
-    t = await startTestBroker({
-      services: [],
-      database,
-      env: { TRANSPORTER: nats.url, NODE_ID: "e2e-order-source", OUTBOX_RELAY_INTERVAL_MS: "100" },
-    });
-    source = await addEventSource(t.broker, "e2e_order_source");
-    for (const name of ["webhooks-a", "webhooks-b"]) {
-      const p = await ServiceProcess.create({
-        name,
-        services: ["webhooks"],
-        transporter: nats.url,
-        databaseUrl: database.url,
-        env: WEBHOOKS_ENV,
-      });
-      processes.push(p);
-      await p.start();
-    }
+    world = await startWebhooksWorld("order-source");
+    await world.startWebhooks(["webhooks-a", "webhooks-b"], WEBHOOKS_ENV);
     receiver = await startReceiver();
   });
 
   afterAll(async () => {
-    await disposeAll(processes);
-    await t?.stop();
+    await world?.dispose();
     await receiver?.close();
-    await nats?.dispose();
-    await database?.drop();
   });
 
   it("when every order changes five times and 30 % of attempts fail, then each order's versions arrive (first successful receipt of each) strictly increasing, none missing", async () => {
-    await t.broker.waitForServices(["webhooks"], 30_000);
     for (const event of new Set(CHANGES)) {
-      await t.broker.call(
+      await world.t.broker.call(
         "webhooks.subscribe",
         { event, url: `${receiver.url}/orders`, ordering: "per_entity" },
         { meta: { client } },
@@ -117,7 +87,7 @@ describeWithServers("webhooks: per-entity order under random failures (two webho
     // Each change in its own transaction once the one before it committed, as orders.lifecycle.ts
     // writes them; all orders change at once, so their lines run side by side.
     for (const [i, event] of CHANGES.entries()) {
-      await source.emit(
+      await world.source.emit(
         Array.from({ length: ORDERS }, (_, k) => ({
           event,
           ownerClientId: client.clientId,
