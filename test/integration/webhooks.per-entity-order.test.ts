@@ -12,6 +12,7 @@ import { openDatabase } from "../../shared/database/db";
 import type { DomainEvent, EventName } from "../../shared/messaging/events";
 import * as repo from "../../services/webhooks/webhooks.deliveries.repository";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
+import { until } from "../helpers/relay-harness";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";
 
 const LEASE_MS = 60_000;
@@ -196,6 +197,20 @@ describe("webhooks: per-entity order of deliveries", () => {
       await settle(pending, "succeeded");
       // ...which, still being sent, does not hold it up.
       expect(await claimOf(newer)).toEqual([newer]);
+    });
+
+    it("when an old delivery is recovered, then it leaves its line as a redelivered one does", async () => {
+      const since = new Date(Date.now() - 1_000).toISOString();
+      const old = await store(eventOf("sales_order_validated", newOrder()), line.sales_order_validated);
+      await settle(old, "failed");
+      await t.call("webhooks.recover", { id: line.sales_order_validated, since }, partner);
+      const outOfLine = () =>
+        W()
+          .table("deliveries")
+          .where({ id: old.id })
+          .first<{ status: string; sequence: string | null }>("status", "sequence");
+      await until(async () => (await outOfLine()).status !== "failed", "the recovery queued it again");
+      expect(await outOfLine()).toEqual({ status: expect.stringMatching(/^(pending|succeeded)$/), sequence: null });
     });
 
     it("when a subscription of the line is disabled, then nothing of it is claimed, and its cancelled deliveries release the line's next", async () => {
