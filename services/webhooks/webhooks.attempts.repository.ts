@@ -6,6 +6,7 @@ import type { Knex } from "knex";
 import type { Db } from "../../shared/database/db";
 import type { AttemptTrigger, ClaimedDelivery } from "./webhooks.deliveries.repository";
 import type { CapturedResponse } from "./webhooks.response-capture";
+import { deferBehindRetries } from "./webhooks.ordering";
 import type { DeliveryUpdate } from "./webhooks.retry-policy";
 
 const S = "webhooks";
@@ -93,6 +94,9 @@ export async function recordAttempts(db: Knex, recorded: readonly RecordedAttemp
               next_trigger = CASE WHEN i.retry_in_ms IS NULL THEN NULL ELSE 'retry' END
          FROM input i
         WHERE d.id = i.id AND d.claim_token = i.claim_token
+       RETURNING d.id, d.subscription_id, d.entity_key, d.sequence, d.status, d.next_attempt_at
+     ), deferred AS (
+       ${deferBehindRetries("updated")}
      )
      INSERT INTO ??.attempts (delivery_id, attempted_at, status_code, error, duration_ms,
                               trigger, response_headers, response_body, response_body_truncated, paused_until)

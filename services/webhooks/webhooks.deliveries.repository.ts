@@ -9,7 +9,7 @@ import type { Db } from "../../shared/database/db";
 import { EVENTS, type DeliveredEventName, type DomainEvent } from "../../shared/messaging/events";
 import { currentTraceparent } from "../../shared/observability/tracing";
 import type { DeliveryStatus } from "./webhooks.params";
-import { earlierUnsettled, linePlaceOf } from "./webhooks.ordering";
+import { earlierRetryAt, earlierUnsettled, linePlaceOf, undeferBehind } from "./webhooks.ordering";
 import { ENDPOINT_OF_URL, OVERLAPPING } from "./webhooks.subscriptions.repository";
 
 const S = "webhooks";
@@ -114,7 +114,8 @@ export async function insertEventDeliveries(
               ${OVERLAPPING("previous_key")}, ${OVERLAPPING("previous_secret")}, ${OVERLAPPING("previous_signing_key")},
               ${ENDPOINT_OF_URL} AS endpoint,
               -- In line (webhooks.ordering.ts): due once held, stored claimed only with nothing before it.
-              s.ordering = 'per_entity' AND place.sequence IS NOT NULL AS in_line, place.held_until,
+              s.ordering = 'per_entity' AND place.sequence IS NOT NULL AS in_line,
+              greatest(place.held_until, ${earlierRetryAt({ entityKey: "place.entity_key", sequence: "place.sequence", clientId: "s.client_id", url: "s.url" })}) AS held_until,
               s.id = ANY(?::int[]) AND NOT EXISTS (SELECT 1 FROM ??.endpoint_pauses p WHERE p.endpoint = ${ENDPOINT_OF_URL} AND p.until > now())
                 AND (s.ordering <> 'per_entity' OR place.sequence IS NULL
                      OR (place.held_until <= now() AND NOT ${earlierUnsettled({ entityKey: "place.entity_key", sequence: "place.sequence", clientId: "s.client_id", url: "s.url" })})) AS direct
@@ -314,7 +315,7 @@ export async function findDelivery(db: Db, subscriptionId: number, id: number): 
  * caller holds the subscription active (webhooks.active-subscription.ts).
  */
 export async function scheduleAgain(db: Db, subscriptionId: number, id: number): Promise<boolean> {
-  const updated = await db
+  const updated: LeftLine[] = await db
     .withSchema(S)
     .table("deliveries")
     .where({ id, subscription_id: subscriptionId })
@@ -329,8 +330,27 @@ export async function scheduleAgain(db: Db, subscriptionId: number, id: number):
       // Sent again on request, out of its line (webhooks.ordering.ts): it holds up no newer one.
       sequence: null,
       updated_at: db.fn.now(),
-    });
-  return updated > 0;
+    })
+    .returning(["subscription_id", "entity_key"]);
+  await undeferLines(db, updated);
+  return updated.length > 0;
+}
+
+/** A delivery that left its per-entity line, and which line. */
+interface LeftLine {
+  subscription_id: number;
+  entity_key: string | null;
+}
+
+/** The later deliveries of these lines, deferred to a retry of the ones that left, are due now (webhooks.ordering.ts). */
+async function undeferLines(db: Db, left: LeftLine[]): Promise<void> {
+  const lines = left.filter((d) => d.entity_key !== null);
+  if (lines.length === 0) return;
+  await db.raw(
+    `WITH u AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS u(subscription_id int, entity_key text))
+     ${undeferBehind("u")}`,
+    [JSON.stringify(lines)],
+  );
 }
 
 // ---- cancelling and failing what must not be sent ------------------------------------------
@@ -363,12 +383,15 @@ export async function cancelQueuedDeliveries(
       });
     })
     .select("d.id");
-  return db
+  const cancelled: LeftLine[] = await db
     .withSchema(S)
     .table("deliveries")
     .whereIn("id", unheard)
     .andWhere("status", "pending")
-    .update({ ...CANCELLED, updated_at: db.fn.now() });
+    .update({ ...CANCELLED, updated_at: db.fn.now() })
+    .returning(["subscription_id", "entity_key"]);
+  await undeferLines(db, cancelled);
+  return cancelled.length;
 }
 
 /** Cancels deliveries this dispatcher claimed and must not send; a claim that moved on is left alone. */
@@ -390,9 +413,12 @@ export async function cancelClaims(db: Db, claims: { id: number; claim_token: st
  * no longer decides them.
  */
 export async function cancelPendingDeliveries(db: Db, subscriptionId: number): Promise<number> {
-  return db
+  const cancelled: LeftLine[] = await db
     .withSchema(S)
     .table("deliveries")
     .where({ subscription_id: subscriptionId, status: "pending" })
-    .update({ ...CANCELLED, updated_at: db.fn.now() });
+    .update({ ...CANCELLED, updated_at: db.fn.now() })
+    .returning(["subscription_id", "entity_key"]);
+  await undeferLines(db, cancelled);
+  return cancelled.length;
 }

@@ -49,15 +49,63 @@ export interface LineRefs {
   url: string;
 }
 
+/** The earlier unsettled deliveries of a delivery's line, as `earlier`: FROM and WHERE. */
+function earlierInLine(r: LineRefs): string {
+  return `FROM webhooks.subscriptions line
+      JOIN webhooks.deliveries earlier ON earlier.subscription_id = line.id
+     WHERE line.client_id = ${r.clientId} AND line.url = ${r.url} AND line.ordering = 'per_entity'
+       AND earlier.entity_key = ${r.entityKey} AND earlier.sequence < ${r.sequence}
+       AND earlier.status = 'pending' AND earlier.sequence IS NOT NULL`;
+}
+
 /**
  * True when an earlier delivery of the same line is unsettled: one probe of deliveries_in_line
  * per `per_entity` subscription of the client on that URL (a handful), whatever the backlog.
  */
 export function earlierUnsettled(r: LineRefs): string {
-  return `EXISTS (
-    SELECT 1 FROM webhooks.subscriptions line
-      JOIN webhooks.deliveries earlier ON earlier.subscription_id = line.id
-     WHERE line.client_id = ${r.clientId} AND line.url = ${r.url} AND line.ordering = 'per_entity'
-       AND earlier.entity_key = ${r.entityKey} AND earlier.sequence < ${r.sequence}
-       AND earlier.status = 'pending' AND earlier.sequence IS NOT NULL)`;
+  return `EXISTS (SELECT 1 ${earlierInLine(r)})`;
+}
+
+/**
+ * When an earlier delivery of the line waits for a retry, the time of that retry (the latest of
+ * them), else null: a later delivery cannot go before it, so it is stored due then rather than
+ * read by every claim meanwhile. One that is being sent or due holds nothing back this way.
+ */
+export function earlierRetryAt(r: LineRefs): string {
+  return `(SELECT max(earlier.next_attempt_at) ${earlierInLine(r)}
+       AND earlier.claim_token IS NULL AND earlier.next_attempt_at > now())`;
+}
+
+/**
+ * A data-modifying CTE for the statement that records attempts: the deliveries in line behind
+ * one that `updated` (its RETURNING: id, subscription_id, entity_key, sequence, status,
+ * next_attempt_at) left waiting for a retry are due no sooner than that retry. Without it an
+ * endpoint that fails with many orders queued would have every claim read all their later
+ * deliveries, due and held back, again and again; with it each is read once per retry of the
+ * one before it. Only moves due times later, so a missed or raced one costs reading, never order.
+ */
+export function deferBehindRetries(updated: string): string {
+  return `UPDATE webhooks.deliveries later SET next_attempt_at = u.next_attempt_at
+      FROM ${updated} u
+      JOIN webhooks.subscriptions s ON s.id = u.subscription_id AND s.ordering = 'per_entity'
+      JOIN webhooks.subscriptions line ON line.client_id = s.client_id AND line.url = s.url AND line.ordering = 'per_entity'
+     WHERE u.status = 'pending' AND u.sequence IS NOT NULL AND u.next_attempt_at > now()
+       AND later.subscription_id = line.id AND later.entity_key = u.entity_key AND later.sequence > u.sequence
+       AND later.status = 'pending' AND later.sequence IS NOT NULL AND later.claim_token IS NULL
+       AND later.next_attempt_at < u.next_attempt_at`;
+}
+
+/**
+ * The other half of `deferBehindRetries`: the deliveries in `left` (subscription_id, entity_key)
+ * are no longer waiting for that retry (redelivered, cancelled), so the later ones of their
+ * lines that were deferred to it — never attempted, not claimed — are due now.
+ */
+export function undeferBehind(left: string): string {
+  return `UPDATE webhooks.deliveries later SET next_attempt_at = now()
+      FROM ${left} u
+      JOIN webhooks.subscriptions s ON s.id = u.subscription_id
+      JOIN webhooks.subscriptions line ON line.client_id = s.client_id AND line.url = s.url AND line.ordering = 'per_entity'
+     WHERE later.subscription_id = line.id AND later.entity_key = u.entity_key
+       AND later.status = 'pending' AND later.sequence IS NOT NULL AND later.claim_token IS NULL
+       AND later.attempt_count = 0 AND later.next_attempt_at > now()`;
 }

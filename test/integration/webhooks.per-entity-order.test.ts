@@ -10,6 +10,7 @@ import type { Knex } from "knex";
 import type { Principal } from "../../shared/security/auth";
 import { openDatabase } from "../../shared/database/db";
 import type { DomainEvent, EventName } from "../../shared/messaging/events";
+import { recordAttempts } from "../../services/webhooks/webhooks.attempts.repository";
 import * as repo from "../../services/webhooks/webhooks.deliveries.repository";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { until } from "../helpers/relay-harness";
@@ -76,6 +77,17 @@ describe("webhooks: per-entity order of deliveries", () => {
       .where({ id: d.id })
       .update({ claim_token: null, next_attempt_at: new Date(Date.now() + 600_000), attempt_count: 1 });
   const newOrder = () => ++orderId;
+  /** Claims it and records a failed attempt whose retry is 10 minutes away, as the dispatcher does. */
+  const failAndRetryLater = async (d: Stored) => {
+    const [claim] = (await repo.claimDue(db, 100, LEASE_MS, ALLOWANCE)).filter((c) => Number(c.id) === d.id);
+    await recordAttempts(db, [
+      {
+        claim,
+        attempt: { attemptedAt: new Date(), statusCode: 500, error: null, durationMs: 1, trigger: "scheduled" },
+        next: { status: "pending", retryInMs: 600_000 },
+      },
+    ]);
+  };
 
   beforeAll(async () => {
     t = await startTestBroker({ services: ["webhooks"], env: { WEBHOOK_DISPATCH_INTERVAL_MS: "3600000" } });
@@ -189,10 +201,10 @@ describe("webhooks: per-entity order of deliveries", () => {
       const old = await store(eventOf("sales_order_created", order), line.sales_order_created);
       await settle(old, "succeeded");
       const pending = await store(eventOf("sales_order_validated", order), line.sales_order_validated);
-      await retryLater(pending);
+      expect(await claimOf(pending)).toEqual([pending]);
       expect(await repo.scheduleAgain(db, line.sales_order_created, old.id)).toBe(true);
       const newer = await store(eventOf("sales_order_cancelled", order), line.sales_order_cancelled);
-      // `newer` waits for `pending`, in line before it, not for the redelivered one...
+      // `newer` waits for `pending` (being sent), in line before it, not for the redelivered one...
       expect(await claimOf(old, newer)).toEqual([old]);
       await settle(pending, "succeeded");
       // ...which, still being sent, does not hold it up.
@@ -211,6 +223,34 @@ describe("webhooks: per-entity order of deliveries", () => {
           .first<{ status: string; sequence: string | null }>("status", "sequence");
       await until(async () => (await outOfLine()).status !== "failed", "the recovery queued it again");
       expect(await outOfLine()).toEqual({ status: expect.stringMatching(/^(pending|succeeded)$/), sequence: null });
+    });
+
+    it("when an earlier delivery's failure schedules a retry, then the later ones of its line, stored before or after, are due no sooner than that retry", async () => {
+      const order = newOrder();
+      const head = await store(eventOf("sales_order_created", order), line.sales_order_created);
+      const before = await store(eventOf("sales_order_validated", order), line.sales_order_validated);
+      await failAndRetryLater(head);
+      const after = await store(eventOf("sales_order_cancelled", order), line.sales_order_cancelled);
+      const dueAt = async (d: Stored) =>
+        (await W().table("deliveries").where({ id: d.id }).first<{ next_attempt_at: Date }>("next_attempt_at"))
+          .next_attempt_at;
+      const retryAt = await dueAt(head);
+      expect(retryAt.getTime()).toBeGreaterThan(Date.now() + 500_000);
+      expect(await dueAt(before)).toEqual(retryAt);
+      expect(await dueAt(after)).toEqual(retryAt);
+      // Another order's line is not moved.
+      const other = await store(eventOf("sales_order_created", newOrder()), line.sales_order_created);
+      expect(await claimOf(head, before, after, other)).toEqual([other]);
+    });
+
+    it("when the earlier delivery waiting for its retry is redelivered, then the later ones deferred to that retry are due at once", async () => {
+      const order = newOrder();
+      const head = await store(eventOf("sales_order_created", order), line.sales_order_created);
+      const behind = await store(eventOf("sales_order_validated", order), line.sales_order_validated);
+      await failAndRetryLater(head);
+      expect(await claimOf(head, behind)).toEqual([]);
+      expect(await repo.scheduleAgain(db, line.sales_order_created, head.id)).toBe(true);
+      expect(await claimOf(head, behind)).toEqual([head, behind]);
     });
 
     it("when a subscription of the line is disabled, then nothing of it is claimed, and its cancelled deliveries release the line's next", async () => {
