@@ -9,7 +9,7 @@ import type { Db } from "../../shared/database/db";
 import { EVENTS, type DeliveredEventName, type DomainEvent } from "../../shared/messaging/events";
 import { currentTraceparent } from "../../shared/observability/tracing";
 import type { DeliveryStatus } from "./webhooks.params";
-import { earlierRetryAt, earlierUnsettled, linePlaceOf, undeferBehind } from "./webhooks.ordering";
+import { earlierRetryAt, earlierUnsettled, linePlaceOf, undeferLines, type LeftLine } from "./webhooks.ordering";
 import { ENDPOINT_OF_URL, OVERLAPPING } from "./webhooks.subscriptions.repository";
 
 const S = "webhooks";
@@ -334,23 +334,6 @@ export async function scheduleAgain(db: Db, subscriptionId: number, id: number):
     .returning(["subscription_id", "entity_key"]);
   await undeferLines(db, updated);
   return updated.length > 0;
-}
-
-/** A delivery that left its per-entity line, and which line. */
-interface LeftLine {
-  subscription_id: number;
-  entity_key: string | null;
-}
-
-/** The later deliveries of these lines, deferred to a retry of the ones that left, are due now (webhooks.ordering.ts). */
-async function undeferLines(db: Db, left: LeftLine[]): Promise<void> {
-  const lines = left.filter((d) => d.entity_key !== null);
-  if (lines.length === 0) return;
-  await db.raw(
-    `WITH u AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS u(subscription_id int, entity_key text))
-     ${undeferBehind("u")}`,
-    [JSON.stringify(lines)],
-  );
 }
 
 // ---- cancelling and failing what must not be sent ------------------------------------------

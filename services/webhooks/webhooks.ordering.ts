@@ -23,7 +23,12 @@
  *   WEBHOOK_ORDERING_HOLD after its event happened (never stored claimed before), so an earlier
  *   event stored meanwhile goes first; one stored later than that (the broker was down, a crashed
  *   process's message offered again) is sent when it comes, after the later ones.
+ * - A claim reads the due deliveries it skips, so those behind one waiting for a retry are not
+ *   left due: they are deferred to that retry (`deferBehindRetries`, `earlierRetryAt`) and due
+ *   again at once when it leaves early (`undeferBehind`). Deferring only ever costs time, never
+ *   order: the claim's check alone decides what may go.
  */
+import type { Db } from "../../shared/database/db";
 import type { DomainEvent } from "../../shared/messaging/events";
 
 export const ORDERINGS = ["none", "per_entity"] as const;
@@ -100,7 +105,7 @@ export function deferBehindRetries(updated: string): string {
  * are no longer waiting for that retry (redelivered, cancelled), so the later ones of their
  * lines that were deferred to it — never attempted, not claimed — are due now.
  */
-export function undeferBehind(left: string): string {
+function undeferBehind(left: string): string {
   return `UPDATE webhooks.deliveries later SET next_attempt_at = now()
       FROM ${left} u
       JOIN webhooks.subscriptions s ON s.id = u.subscription_id
@@ -108,4 +113,21 @@ export function undeferBehind(left: string): string {
      WHERE later.subscription_id = line.id AND later.entity_key = u.entity_key
        AND later.status = 'pending' AND later.sequence IS NOT NULL AND later.claim_token IS NULL
        AND later.attempt_count = 0 AND later.next_attempt_at > now()`;
+}
+
+/** A delivery that left its per-entity line (redelivered, cancelled), and which line. */
+export interface LeftLine {
+  subscription_id: number;
+  entity_key: string | null;
+}
+
+/** The later deliveries of these lines, deferred to a retry of the ones that left, are due now. */
+export async function undeferLines(db: Db, left: LeftLine[]): Promise<void> {
+  const lines = left.filter((d) => d.entity_key !== null);
+  if (lines.length === 0) return;
+  await db.raw(
+    `WITH u AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS u(subscription_id int, entity_key text))
+     ${undeferBehind("u")}`,
+    [JSON.stringify(lines)],
+  );
 }
