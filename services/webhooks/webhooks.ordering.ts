@@ -82,22 +82,36 @@ export function earlierRetryAt(r: LineRefs): string {
 }
 
 /**
+ * The deliveries in line behind each row of `left` (subscription_id, entity_key, sequence —
+ * null: all of its entity's), not claimed and due before `dueBefore`, as (id, left's row `u`):
+ * from `left` outwards, one probe of deliveries_in_line per subscription of the line, so the
+ * planner never walks every unsettled delivery to join them.
+ */
+function behind(left: string, where: string, dueBefore: string): string {
+  return `SELECT b.id, u.next_attempt_at AS until
+      FROM ${left} u
+      JOIN webhooks.subscriptions s ON s.id = u.subscription_id
+      JOIN webhooks.subscriptions line ON line.client_id = s.client_id AND line.url = s.url AND line.ordering = 'per_entity'
+      CROSS JOIN LATERAL (
+        SELECT b.id FROM webhooks.deliveries b
+         WHERE b.subscription_id = line.id AND b.entity_key = u.entity_key AND (u.sequence IS NULL OR b.sequence > u.sequence)
+           AND b.status = 'pending' AND b.sequence IS NOT NULL AND b.claim_token IS NULL
+           AND b.next_attempt_at < ${dueBefore}) b
+     WHERE u.entity_key IS NOT NULL AND ${where}`;
+}
+
+/**
  * A data-modifying CTE for the statement that records attempts: the deliveries in line behind
- * one that `updated` (its RETURNING: id, subscription_id, entity_key, sequence, status,
+ * one that `updated` (its RETURNING: subscription_id, entity_key, sequence, status,
  * next_attempt_at) left waiting for a retry are due no sooner than that retry. Without it an
  * endpoint that fails with many orders queued would have every claim read all their later
  * deliveries, due and held back, again and again; with it each is read once per retry of the
  * one before it. Only moves due times later, so a missed or raced one costs reading, never order.
  */
 export function deferBehindRetries(updated: string): string {
-  return `UPDATE webhooks.deliveries later SET next_attempt_at = u.next_attempt_at
-      FROM ${updated} u
-      JOIN webhooks.subscriptions s ON s.id = u.subscription_id AND s.ordering = 'per_entity'
-      JOIN webhooks.subscriptions line ON line.client_id = s.client_id AND line.url = s.url AND line.ordering = 'per_entity'
-     WHERE u.status = 'pending' AND u.sequence IS NOT NULL AND u.next_attempt_at > now()
-       AND later.subscription_id = line.id AND later.entity_key = u.entity_key AND later.sequence > u.sequence
-       AND later.status = 'pending' AND later.sequence IS NOT NULL AND later.claim_token IS NULL
-       AND later.next_attempt_at < u.next_attempt_at`;
+  return `UPDATE webhooks.deliveries later SET next_attempt_at = w.until
+      FROM (${behind(updated, "u.status = 'pending' AND u.sequence IS NOT NULL AND u.next_attempt_at > now()", "u.next_attempt_at")}) w
+     WHERE later.id = w.id`;
 }
 
 /**
@@ -107,12 +121,8 @@ export function deferBehindRetries(updated: string): string {
  */
 function undeferBehind(left: string): string {
   return `UPDATE webhooks.deliveries later SET next_attempt_at = now()
-      FROM ${left} u
-      JOIN webhooks.subscriptions s ON s.id = u.subscription_id
-      JOIN webhooks.subscriptions line ON line.client_id = s.client_id AND line.url = s.url AND line.ordering = 'per_entity'
-     WHERE later.subscription_id = line.id AND later.entity_key = u.entity_key
-       AND later.status = 'pending' AND later.sequence IS NOT NULL AND later.claim_token IS NULL
-       AND later.attempt_count = 0 AND later.next_attempt_at > now()`;
+      FROM (${behind(left, "true", "'infinity'")}) w
+     WHERE later.id = w.id AND later.attempt_count = 0 AND later.next_attempt_at > now()`;
 }
 
 /** A delivery that left its per-entity line (redelivered, cancelled), and which line. */
@@ -126,7 +136,8 @@ export async function undeferLines(db: Db, left: LeftLine[]): Promise<void> {
   const lines = left.filter((d) => d.entity_key !== null);
   if (lines.length === 0) return;
   await db.raw(
-    `WITH u AS (SELECT * FROM jsonb_to_recordset(?::jsonb) AS u(subscription_id int, entity_key text))
+    `WITH u AS (SELECT *, null::bigint AS sequence, null::timestamptz AS next_attempt_at
+                  FROM jsonb_to_recordset(?::jsonb) AS u(subscription_id int, entity_key text))
      ${undeferBehind("u")}`,
     [JSON.stringify(lines)],
   );
