@@ -2,12 +2,13 @@
  * The webhooks benchmark's command line. The defaults are the issue's protocol: 10 subscriptions
  * (10 receiver origins), 2,000 validated orders in a burst (20,000 deliveries), then 1,000 at a
  * steady 200 per second, then 500 at 50 per second with every subscriber healthy and 500 more
- * with one of them hanging, two webhooks processes; smaller runs are for trying it out and write
+ * with one of them hanging, 400 orders changing five times each delivered without and then with
+ * per-entity order (webhooks-ordering.ts), two webhooks processes; smaller runs are for trying it out and write
  * nothing unless asked.
  *
  *   node dist/bench/webhooks.bench.js [--subscriptions 10] [--orders 2000] [--connections 50]
  *     [--steady-rate 200] [--steady-orders 1000] [--calm-rate 50] [--calm-orders 500]
- *     [--warmup-orders 200] [--webhooks-processes 2] [--preload 0]
+ *     [--warmup-orders 200] [--ordered-orders 400] [--webhooks-processes 2] [--preload 0]
  *     [--postgres URL] [--nats URL] [--no-write] [--cpu-prof]
  */
 import { parseArgs } from "node:util";
@@ -28,6 +29,8 @@ export interface WebhooksBenchOptions {
   preload: number;
   /** Validated (and delivered) before the burst, unmeasured: JIT, pools, connections. */
   warmupOrders: number;
+  /** Orders of EVENTS_PER_ORDER changes in each of the unordered and per_entity phases. */
+  orderedOrders: number;
   webhooksProcesses: number;
   postgresUrl: string;
   natsUrl: string;
@@ -48,6 +51,7 @@ export function parseWebhooksOptions(argv: string[]): WebhooksBenchOptions {
       "calm-orders": { type: "string", default: "500" },
       preload: { type: "string", default: "0" },
       "warmup-orders": { type: "string", default: "200" },
+      "ordered-orders": { type: "string", default: "400" },
       "webhooks-processes": { type: "string", default: "2" },
       postgres: { type: "string", default: `postgres://postgres@${LOOPBACK}:5432/postgres` },
       nats: { type: "string", default: `nats://${LOOPBACK}:4222` },
@@ -66,6 +70,7 @@ export function parseWebhooksOptions(argv: string[]): WebhooksBenchOptions {
     calmOrders: positiveInteger("calm-orders", values["calm-orders"], 1),
     preload: positiveInteger("preload", values.preload, 0),
     warmupOrders: positiveInteger("warmup-orders", values["warmup-orders"], 1),
+    orderedOrders: positiveInteger("ordered-orders", values["ordered-orders"], 1),
     webhooksProcesses: positiveInteger("webhooks-processes", values["webhooks-processes"], 1),
     postgresUrl: loopbackUrl("postgres", values.postgres, ["postgres:", "postgresql:"]),
     natsUrl: loopbackUrl("nats", values.nats, ["nats:"]),

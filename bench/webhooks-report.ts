@@ -19,7 +19,7 @@ import {
 } from "./report";
 import type { DeliveryFigures, Percentiles } from "./webhooks-figures";
 
-export type PhaseId = "burst" | "steady" | "calm" | "noisy" | "baseline";
+export type PhaseId = "burst" | "unordered" | "per_entity" | "steady" | "calm" | "noisy" | "baseline";
 
 export interface ValidationFigures {
   sent: number;
@@ -51,6 +51,8 @@ export interface PhaseResult {
   /** CPU time during the phase (from its first request to its last receipt), per delivery received. */
   cpu: CpuPerDelivery[];
   windowMs: number;
+  /** The ordering phases: (order, subscription) lines whose first receipts broke version order. */
+  linesOutOfOrder?: number;
   remarks: string[];
   error?: string;
 }
@@ -64,6 +66,8 @@ export interface WebhooksBenchResults {
   settings: {
     subscriptions: number;
     warmupOrders: number;
+    /** Orders of five changes in each ordering phase (0 in runs from before they existed). */
+    orderedOrders?: number;
     burstOrders: number;
     burstConnections: number;
     steadyRate: number;
@@ -97,6 +101,8 @@ export const WEBHOOK_GOAL = {
   maxP50Ms: 50,
   maxP99Ms: 250,
   maxNoisyP50Ratio: 1.5,
+  /** Issue 22: per_entity deliveries/s ≥ this × the unordered phase's. */
+  minOrderedRateRatio: 0.8,
 } as const;
 
 /** The processes that do the receiving and the driving, not the sending: left out of "sending side" totals. */
@@ -172,6 +178,19 @@ function steadyCheck(steadyPhase: PhaseResult | undefined, steadyRate: number): 
   };
 }
 
+function orderingCheck(unordered: PhaseResult | undefined, perEntity: PhaseResult | undefined): GoalCheck {
+  const [u, o] = [unordered?.deliveries, perEntity?.deliveries];
+  const measured = u && o && u.perSecond > 0;
+  const g = WEBHOOK_GOAL.minOrderedRateRatio;
+  return {
+    criterion: `per_entity (orders of 5 events): deliveries/s ≥ ${g} × the unordered phase's (same run), every line in version order`,
+    measured: measured
+      ? `${o.perSecond} vs ${g} × ${u.perSecond} = ${round(g * u.perSecond)} (ratio ${(o.perSecond / u.perSecond).toFixed(2)}); lines out of order: ${perEntity?.linesOutOfOrder ?? "?"} (unordered: ${unordered?.linesOutOfOrder ?? "?"}); missing ${o.missing}`
+      : "not measured",
+    met: measured ? o.perSecond >= g * u.perSecond && perEntity?.linesOutOfOrder === 0 && o.missing === 0 : null,
+  };
+}
+
 function noisyCheck(calm: DeliveryFigures | null, noisy: DeliveryFigures | null, calmRate: number): GoalCheck {
   const measured = calm?.latencyMs && noisy?.latencyMs;
   const g = WEBHOOK_GOAL.maxNoisyP50Ratio;
@@ -198,6 +217,7 @@ export function checkWebhookGoal(
     ...costChecks(phase("burst")),
     steadyCheck(phase("steady"), settings.steadyRate),
     noisyCheck(figures("calm"), figures("noisy"), settings.calmRate),
+    orderingCheck(phase("unordered"), phase("per_entity")),
     {
       criterion: "every expected delivery arrived (burst, steady, calm)",
       measured:

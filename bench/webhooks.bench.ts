@@ -5,6 +5,10 @@
  *
  *  burst     2,000 orders (created beforehand, not timed) validated as fast as 50 connections
  *            go, with 10 subscriptions: 20,000 deliveries; deliveries/s, event-to-receipt latency
+ *  unordered 400 orders changing 5 times (written to the orders outbox, webhooks-ordering.ts),
+ *            the subscriptions with `ordering: none`: 20,000 deliveries
+ *  per_entity the same with `ordering: per_entity`: deliveries/s against unordered's, and
+ *            every (order, subscription) line in version order
  *  steady    1,000 validations paced at 200/s: the latency at that load
  *  calm      500 validations paced at 50/s, every subscriber healthy: the reference latency
  *  noisy     500 more at 50/s while one subscriber's origin accepts requests and never answers:
@@ -53,6 +57,7 @@ import {
   type ValidationAnswer,
 } from "./webhooks-load";
 import { parseWebhooksOptions, type WebhooksBenchOptions } from "./webhooks-options";
+import { EVENTS_PER_ORDER, emitOrderChanges, linesOutOfOrder, setOrdering } from "./webhooks-ordering";
 import { preloadDeliveries } from "./webhooks-preload";
 import {
   checkWebhookGoal,
@@ -96,6 +101,15 @@ const PHASES: Record<PhaseId, { label: string; description: string }> = {
     label: "burst",
     description:
       "Orders validated as fast as the connections go; every validation makes one delivery per subscription.",
+  },
+  unordered: {
+    label: "unordered",
+    description: "Orders changing five times each (outbox rows written with SQL), every subscription `ordering: none`.",
+  },
+  per_entity: {
+    label: "per_entity",
+    description:
+      "The same with every subscription `ordering: per_entity`: one order's deliveries one at a time, in version order.",
   },
   steady: { label: "steady", description: "Validations paced at a steady rate (open loop): the latency at that load." },
   calm: {
@@ -234,8 +248,8 @@ async function measureService(
   });
   for (const p of deployment.processes) stage.names.set(p.pid, p.name);
   const rss = new PeakRss([...deployment.processes, stage.sink.process]);
-  const phases = (["burst", "steady", "calm", "noisy"] as const).map(newPhase);
-  const [burst, steady, calm, noisy] = phases;
+  const phases = (["burst", "unordered", "per_entity", "steady", "calm", "noisy"] as const).map(newPhase);
+  const [burst, unordered, perEntity, steady, calm, noisy] = phases;
   results.phases.push(...phases);
   try {
     const office = await createBackOffice(deployment.baseUrl, deployment.adminKey);
@@ -282,6 +296,8 @@ async function measureService(
       validateAll(deployment.baseUrl, office, burstIds, options.connections),
     );
 
+    await measureOrdering(stage, deployment, office, paths, unordered, perEntity);
+
     log(`steady: ${steadyIds.length} validations at ${options.steadyRate}/s`);
     await deliveryPhase(stage, deployment, paths, steady, () =>
       validatePaced(deployment.baseUrl, office, steadyIds, options.steadyRate),
@@ -314,6 +330,40 @@ async function measureService(
       console.error(`--- last lines of ${p.name} ---\n${p.output()}`);
     }
   }
+}
+
+/**
+ * The unordered and per_entity phases: orders of five changes each, delivered with `ordering:
+ * none` and then `per_entity`; the subscriptions are `none` again afterwards.
+ */
+async function measureOrdering(
+  stage: Stage,
+  deployment: DistributedDeployment,
+  office: ApiClient,
+  paths: string[],
+  ...phases: [PhaseResult, PhaseResult]
+): Promise<void> {
+  const orders = stage.options.orderedOrders;
+  if (!deployment.databaseName) throw new Error("the ordering phases write to the run's database: it has none");
+  const databaseName = deployment.databaseName;
+  for (const [i, phase] of phases.entries()) {
+    const ordering = phase.id === "per_entity" ? "per_entity" : "none";
+    await setOrdering(deployment.baseUrl, office, ordering);
+    log(`${phase.label}: ${orders} orders × ${EVENTS_PER_ORDER} changes, ordering ${ordering}`);
+    await deliveryPhase(stage, deployment, paths, phase, () =>
+      emitOrderChanges(
+        stage.run.options.postgresUrl,
+        databaseName,
+        deployment.partner.clientId,
+        phase.label,
+        i * orders + 1,
+        orders,
+      ),
+    );
+    phase.linesOutOfOrder = linesOutOfOrder(await stage.sink.records(), phase.label);
+    log(`${phase.label}: ${phase.linesOutOfOrder} (order, subscription) lines out of version order`);
+  }
+  await setOrdering(deployment.baseUrl, office, "none");
 }
 
 /** The same bodies to the same receiver paths, from `senders` bare processes with `inFlight` requests each. */
@@ -432,6 +482,7 @@ async function main(): Promise<void> {
     settings: {
       subscriptions: options.subscriptions,
       warmupOrders: options.warmupOrders,
+      orderedOrders: options.orderedOrders,
       burstOrders: options.burstOrders,
       burstConnections: options.connections,
       steadyRate: options.steadyRate,

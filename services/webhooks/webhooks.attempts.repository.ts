@@ -6,6 +6,7 @@ import type { Knex } from "knex";
 import type { Db } from "../../shared/database/db";
 import type { AttemptTrigger, ClaimedDelivery } from "./webhooks.deliveries.repository";
 import type { CapturedResponse } from "./webhooks.response-capture";
+import { deferBehindRetries } from "./webhooks.ordering";
 import type { DeliveryUpdate } from "./webhooks.retry-policy";
 
 const S = "webhooks";
@@ -51,7 +52,7 @@ export interface AttemptRecord {
 
 /** One finished attempt of a claimed delivery, and the delivery's state after it. */
 export interface RecordedAttempt {
-  claim: Pick<ClaimedDelivery, "id" | "claim_token" | "attempt_count">;
+  claim: Pick<ClaimedDelivery, "id" | "claim_token" | "attempt_count" | "in_line">;
   attempt: AttemptRecord;
   next: DeliveryUpdate;
 }
@@ -80,6 +81,8 @@ export async function recordAttempts(db: Knex, recorded: readonly RecordedAttemp
     response_body_truncated: attempt.response?.bodyTruncated ?? false,
     paused: attempt.paused === true,
   }));
+  // Only a delivery in a per-entity line whose retry is scheduled defers the rest of its line.
+  const deferring = recorded.some(({ claim, next }) => claim.in_line && next.retryInMs !== null);
   await db.raw(
     `WITH input AS (
        SELECT * FROM jsonb_to_recordset(?::jsonb) AS i(id bigint, claim_token uuid, status text, attempt_count int, retry_in_ms bigint,
@@ -93,7 +96,8 @@ export async function recordAttempts(db: Knex, recorded: readonly RecordedAttemp
               next_trigger = CASE WHEN i.retry_in_ms IS NULL THEN NULL ELSE 'retry' END
          FROM input i
         WHERE d.id = i.id AND d.claim_token = i.claim_token
-     )
+       RETURNING d.id, d.subscription_id, d.entity_key, d.sequence, d.status, d.next_attempt_at
+     )${deferring ? `, deferred AS (${deferBehindRetries("updated")})` : ""}
      INSERT INTO ??.attempts (delivery_id, attempted_at, status_code, error, duration_ms,
                               trigger, response_headers, response_body, response_body_truncated, paused_until)
      SELECT i.id, i.attempted_at, i.status_code, i.error, i.duration_ms,

@@ -10,6 +10,7 @@ import { EVENTS, type DeliveredEventName, type DomainEvent } from "../../shared/
 import { currentTraceparent } from "../../shared/observability/tracing";
 import type { DeliveryStatus } from "./webhooks.params";
 import { webhookIdOf } from "./webhooks.message-id";
+import { earlierRetryAt, earlierUnsettled, linePlaceOf, undeferLines, type LeftLine } from "./webhooks.ordering";
 import { ENDPOINT_OF_URL, OVERLAPPING } from "./webhooks.subscriptions.repository";
 
 const S = "webhooks";
@@ -62,6 +63,8 @@ export interface ClaimedDelivery {
   subscription_id: number;
   /** Why this attempt is made (the delivery's `next_trigger`; null there is `scheduled`). */
   trigger: AttemptTrigger;
+  /** In a per-entity line (webhooks.ordering.ts): settling it may release the next one. */
+  in_line?: boolean;
 }
 
 // ---- storing an event's deliveries ---------------------------------------------------------
@@ -96,35 +99,50 @@ export async function insertEventDeliveries(
   body: string,
   subscriptionIds: number[],
   direct: DirectClaims = { subscriptionIds: [], leaseMs: 0 },
+  orderingHoldMs = 0,
 ): Promise<StoredDeliveries> {
   if (subscriptionIds.length === 0) return { created: 0, claimed: [] };
   const traceparent = currentTraceparent() ?? null;
+  const place = linePlaceOf(e);
   const { rows } = await db.raw<{
     rows: (Omit<ClaimedDelivery, "claim_token" | "trigger"> & { claim_token: string | null })[];
   }>(
-    `WITH targets AS (
+    `WITH place AS (
+       SELECT ?::text AS entity_key, ?::bigint AS sequence,
+              least(?::timestamptz, now()) + ? * interval '1 millisecond' AS held_until
+     ), targets AS (
        SELECT s.id, s.url, s.key, s.secret, s.signing_key, s.headers, s.client_id,
               ${OVERLAPPING("previous_key")}, ${OVERLAPPING("previous_secret")}, ${OVERLAPPING("previous_signing_key")},
               ${ENDPOINT_OF_URL} AS endpoint,
-              s.id = ANY(?::int[]) AND NOT EXISTS (SELECT 1 FROM ??.endpoint_pauses p WHERE p.endpoint = ${ENDPOINT_OF_URL} AND p.until > now()) AS direct
-         FROM ??.subscriptions s WHERE s.id = ANY(?::int[]) AND s.status = 'active'
+              -- In line (webhooks.ordering.ts): due once held, stored claimed only with nothing before it.
+              s.ordering = 'per_entity' AND place.sequence IS NOT NULL AS in_line,
+              greatest(place.held_until, ${earlierRetryAt({ entityKey: "place.entity_key", sequence: "place.sequence", clientId: "s.client_id", url: "s.url" })}) AS held_until,
+              s.id = ANY(?::int[]) AND NOT EXISTS (SELECT 1 FROM ??.endpoint_pauses p WHERE p.endpoint = ${ENDPOINT_OF_URL} AND p.until > now())
+                AND (s.ordering <> 'per_entity' OR place.sequence IS NULL
+                     OR (place.held_until <= now() AND NOT ${earlierUnsettled({ entityKey: "place.entity_key", sequence: "place.sequence", clientId: "s.client_id", url: "s.url" })})) AS direct
+         FROM ??.subscriptions s CROSS JOIN place WHERE s.id = ANY(?::int[]) AND s.status = 'active'
      ), stored AS (
        INSERT INTO ??.events (id, event, owner_client_id, entity, entity_id, occurred_at, body, request_id, traceparent)
        SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM targets)
        ON CONFLICT (id) DO NOTHING
      ), inserted AS (
-       INSERT INTO ??.deliveries (subscription_id, event_id, webhook_id, next_attempt_at, claim_token)
+       INSERT INTO ??.deliveries (subscription_id, event_id, webhook_id, next_attempt_at, claim_token, entity_key, sequence)
        SELECT t.id, ?, ?,
-              CASE WHEN t.direct THEN now() + ? * interval '1 millisecond' ELSE now() END,
-              CASE WHEN t.direct THEN gen_random_uuid() END
-         FROM targets t
+              CASE WHEN t.direct THEN now() + ? * interval '1 millisecond' WHEN t.in_line THEN greatest(now(), t.held_until) ELSE now() END,
+              CASE WHEN t.direct THEN gen_random_uuid() END,
+              CASE WHEN t.in_line THEN place.entity_key END, CASE WHEN t.in_line THEN place.sequence END
+         FROM targets t CROSS JOIN place
        ON CONFLICT (event_id, subscription_id) DO NOTHING
-       RETURNING id, subscription_id, webhook_id, claim_token, attempt_count
+       RETURNING id, subscription_id, webhook_id, claim_token, attempt_count, sequence IS NOT NULL AS in_line
      )
-     SELECT i.id, i.subscription_id, i.webhook_id, i.claim_token, i.attempt_count, t.url, t.key, t.secret, t.signing_key, t.headers, t.client_id,
+     SELECT i.id, i.subscription_id, i.webhook_id, i.claim_token, i.attempt_count, i.in_line, t.url, t.key, t.secret, t.signing_key, t.headers, t.client_id,
             t.previous_key, t.previous_secret, t.previous_signing_key, t.endpoint
        FROM inserted i JOIN targets t ON t.id = i.subscription_id`,
     [
+      place?.entityKey ?? null,
+      place?.sequence ?? null,
+      e.occurredAt,
+      orderingHoldMs,
       [...direct.subscriptionIds],
       S,
       S,
@@ -231,7 +249,8 @@ export async function claimDue(
 ): Promise<ClaimedDelivery[]> {
   const result = await db.raw<{ rows: ClaimedDelivery[] }>(
     `WITH endpoints AS (
-       SELECT s.id AS subscription_id, ${ENDPOINT_OF_URL} AS endpoint, coalesce(l.free, ?) AS free
+       SELECT s.id AS subscription_id, ${ENDPOINT_OF_URL} AS endpoint, coalesce(l.free, ?) AS free,
+              s.client_id, s.url, s.ordering = 'per_entity' AS per_entity
          FROM ??.subscriptions s
          LEFT JOIN jsonb_to_recordset(?::jsonb) AS l(endpoint text, free int) ON l.endpoint = ${ENDPOINT_OF_URL}
         -- A disabled subscription receives nothing; a paused endpoint (Retry-After) waits.
@@ -242,8 +261,11 @@ export async function claimDue(
               row_number() OVER (PARTITION BY e.endpoint ORDER BY d.next_attempt_at, d.id) AS turn
          FROM endpoints e
          CROSS JOIN LATERAL (
-           SELECT id, next_attempt_at FROM ??.deliveries
+           SELECT id, next_attempt_at FROM ??.deliveries q
             WHERE subscription_id = e.subscription_id AND status = 'pending' AND next_attempt_at <= now()
+              -- In line (webhooks.ordering.ts): not while an earlier one of its line is unsettled.
+              AND (q.sequence IS NULL OR NOT e.per_entity
+                   OR NOT ${earlierUnsettled({ entityKey: "q.entity_key", sequence: "q.sequence", clientId: "e.client_id", url: "e.url" })})
             ORDER BY next_attempt_at
             LIMIT e.free
             -- Locked as read, and re-checked once locked (another dispatcher may have claimed it
@@ -259,9 +281,9 @@ export async function claimDue(
        UPDATE ??.deliveries d
           SET next_attempt_at = now() + ? * interval '1 millisecond', claim_token = gen_random_uuid(), updated_at = now()
          FROM fair WHERE d.id = fair.id
-       RETURNING d.id, d.claim_token, d.webhook_id, d.attempt_count, d.subscription_id, d.event_id, d.next_trigger
+       RETURNING d.id, d.claim_token, d.webhook_id, d.attempt_count, d.subscription_id, d.event_id, d.next_trigger, d.sequence IS NOT NULL AS in_line
      )
-     SELECT c.subscription_id, c.id, c.claim_token, c.webhook_id, c.attempt_count, coalesce(c.next_trigger, 'scheduled') AS trigger, e.event, e.body, e.request_id, e.traceparent, s.url, s.key, s.secret, s.signing_key, s.headers, s.client_id, e.owner_client_id,
+     SELECT c.subscription_id, c.id, c.claim_token, c.webhook_id, c.attempt_count, coalesce(c.next_trigger, 'scheduled') AS trigger, c.in_line, e.event, e.body, e.request_id, e.traceparent, s.url, s.key, s.secret, s.signing_key, s.headers, s.client_id, e.owner_client_id,
             ${OVERLAPPING("previous_key")}, ${OVERLAPPING("previous_secret")}, ${OVERLAPPING("previous_signing_key")},
             ${ENDPOINT_OF_URL} AS endpoint
        FROM claimed c
@@ -295,7 +317,7 @@ export async function findDelivery(db: Db, subscriptionId: number, id: number): 
  * caller holds the subscription active (webhooks.active-subscription.ts).
  */
 export async function scheduleAgain(db: Db, subscriptionId: number, id: number): Promise<boolean> {
-  const updated = await db
+  const updated: LeftLine[] = await db
     .withSchema(S)
     .table("deliveries")
     .where({ id, subscription_id: subscriptionId })
@@ -307,9 +329,13 @@ export async function scheduleAgain(db: Db, subscriptionId: number, id: number):
       ),
       claim_token: null,
       next_trigger: "redelivery",
+      // Sent again on request, out of its line (webhooks.ordering.ts): it holds up no newer one.
+      sequence: null,
       updated_at: db.fn.now(),
-    });
-  return updated > 0;
+    })
+    .returning(["subscription_id", "entity_key"]);
+  await undeferLines(db, updated);
+  return updated.length > 0;
 }
 
 // ---- cancelling and failing what must not be sent ------------------------------------------
@@ -342,12 +368,15 @@ export async function cancelQueuedDeliveries(
       });
     })
     .select("d.id");
-  return db
+  const cancelled: LeftLine[] = await db
     .withSchema(S)
     .table("deliveries")
     .whereIn("id", unheard)
     .andWhere("status", "pending")
-    .update({ ...CANCELLED, updated_at: db.fn.now() });
+    .update({ ...CANCELLED, updated_at: db.fn.now() })
+    .returning(["subscription_id", "entity_key"]);
+  await undeferLines(db, cancelled);
+  return cancelled.length;
 }
 
 /** Cancels deliveries this dispatcher claimed and must not send; a claim that moved on is left alone. */
@@ -369,9 +398,12 @@ export async function cancelClaims(db: Db, claims: { id: number; claim_token: st
  * no longer decides them.
  */
 export async function cancelPendingDeliveries(db: Db, subscriptionId: number): Promise<number> {
-  return db
+  const cancelled: LeftLine[] = await db
     .withSchema(S)
     .table("deliveries")
     .where({ subscription_id: subscriptionId, status: "pending" })
-    .update({ ...CANCELLED, updated_at: db.fn.now() });
+    .update({ ...CANCELLED, updated_at: db.fn.now() })
+    .returning(["subscription_id", "entity_key"]);
+  await undeferLines(db, cancelled);
+  return cancelled.length;
 }

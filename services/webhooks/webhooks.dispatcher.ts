@@ -275,6 +275,9 @@ export class Dispatcher implements DirectHandOff {
     // Retry-After pause or a disabling is in force before the endpoint's next attempt.
     const written = this.recorder.record({ delivery, attempt: record, next, verdict });
     if (verdict.kind !== "healthy") await written;
+    // Settled, it releases the next delivery of its line (webhooks.ordering.ts): look for it now
+    // rather than at the next round.
+    if (delivery.in_line && next.status !== "pending") void written.then(() => this.loop.wake());
     // One line per attempt, under the request id that raised the event (never the key or secret).
     this.opts.logger.info(
       {

@@ -59,6 +59,8 @@ export async function fanOut(
   grants: ClientGrants,
   event: DomainEvent,
   direct?: DirectHandOff,
+  /** WEBHOOK_ORDERING_HOLD: how long a `per_entity` delivery waits for earlier events (webhooks.ordering.ts). */
+  orderingHoldMs = 0,
 ): Promise<FanOutResult> {
   // Most events concern no subscriber: the read settles them with no write at all.
   const hearing = await entitled(grants, event, await candidateSubscriptions(db, event));
@@ -77,6 +79,7 @@ export async function fanOut(
         subscriptionIds: reservation?.subscriptionIds ?? [],
         leaseMs: direct?.leaseMs ?? 0,
       },
+      orderingHoldMs,
     );
   } finally {
     reservation?.settle(stored.claimed);

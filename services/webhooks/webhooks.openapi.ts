@@ -11,6 +11,7 @@ import {
   RESPONSE_HEADERS_MAX,
   RESPONSE_HEADERS_MAX_BYTES,
 } from "./webhooks.response-capture";
+import { ORDERINGS } from "./webhooks.ordering";
 import { SIGNATURE_SCHEMES } from "./webhooks.signing";
 
 const timestamp = { type: "string", format: "date-time" } as const;
@@ -66,6 +67,11 @@ const subscriptionProperties = {
     maximum: 1000,
     description: "Deliveries per second its endpoint accepts, across every webhooks process; null for no limit.",
   },
+  ordering: {
+    enum: [...ORDERINGS],
+    description:
+      '`per_entity`: the deliveries about one entity (an order) to this client\'s `per_entity` subscriptions on this URL are sent one at a time, in the order the changes were made; `none` (the default): no order. See docs/webhooks.md, "Order".',
+  },
 } as const;
 const subscriptionRequired = [
   "id",
@@ -82,6 +88,7 @@ const subscriptionRequired = [
   "description",
   "headerNames",
   "rateLimit",
+  "ordering",
 ] as const;
 
 /** A subscription its endpoint disabled, as `webhook_endpoint_disabled` carries it (the event catalogue's example). */
@@ -100,6 +107,7 @@ const disabledSubscriptionExample = {
   description: "ERP order import",
   headerNames: ["Authorization"],
   rateLimit: 50,
+  ordering: "per_entity",
 } as const;
 
 export const Subscription = {

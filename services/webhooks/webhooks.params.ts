@@ -12,6 +12,7 @@ import { BIGINT_ID_MAX, identifier, optional, pathId } from "../../shared/http/p
 import { API_PREFIX } from "../../shared/http/responses";
 import { decodeFeedCursor } from "./webhooks.feed-cursor";
 import { HEADER_NAME, HEADER_VALUE, MAX_CUSTOM_HEADERS, type HeaderChanges } from "./webhooks.custom-headers";
+import { ORDERINGS, type Ordering } from "./webhooks.ordering";
 import { SIGNATURE_SCHEMES, type SignatureScheme } from "./webhooks.signing";
 
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "refused", "cancelled"] as const;
@@ -27,6 +28,16 @@ function signatureRule(description: string) {
     jsonSchemaAlso: { description },
   });
 }
+
+const orderingRule = optional({
+  type: "enum",
+  values: [...ORDERINGS],
+  messages: { enumValue: `Must be one of ${ORDERINGS.join(", ")}.` },
+  jsonSchemaAlso: {
+    description:
+      "`per_entity`: the deliveries about one entity (an order) to this client's `per_entity` subscriptions on this URL are sent one at a time, in the order the changes were made; `none` (the default): no order.",
+  },
+});
 
 export const availableParams = { $$strict: true } as const;
 
@@ -56,11 +67,13 @@ export const subscribeParams = {
   signature: signatureRule(
     "How requests are signed: `hmac` (the default) or `ed25519`, which adds a `v1a` signature verified with the subscription's `publicKey`.",
   ),
+  ordering: orderingRule,
 } as const;
 export interface SubscribeParams {
   event: EventName;
   url: string;
   signature?: SignatureScheme;
+  ordering?: Ordering;
 }
 
 export const listParams = { $$strict: true, ...pageParams } as const;
@@ -208,6 +221,7 @@ export const updateParams = {
         "Deliveries per second this subscription's endpoint accepts, held across every webhooks process; `null` for no limit.",
     },
   },
+  ordering: orderingRule,
 } as const;
 export interface UpdateParams {
   id: number;
@@ -215,6 +229,7 @@ export interface UpdateParams {
   description?: string | null;
   headers?: HeaderChanges;
   rateLimit?: number | null;
+  ordering?: Ordering;
 }
 
 export const recoverParams = {

@@ -160,6 +160,8 @@ export async function recoverNextBatch(
                 next_attempt_at: trx.fn.now(),
                 claim_token: null,
                 next_trigger: "recovery",
+                // Out of its per-entity line (webhooks.ordering.ts): it holds up no newer delivery.
+                sequence: null,
                 updated_at: trx.fn.now(),
               })
               .returning("id")

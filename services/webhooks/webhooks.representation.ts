@@ -6,6 +6,7 @@ import type { AttemptTrigger } from "./webhooks.deliveries.repository";
 import type { DeliveryRow } from "./webhooks.deliveries.repository";
 import type { RecoveryRow, RecoveryStatus } from "./webhooks.recoveries.repository";
 import type { SubscriptionRow, SubscriptionStatus } from "./webhooks.subscriptions.repository";
+import type { Ordering } from "./webhooks.ordering";
 import type { SignatureScheme } from "./webhooks.signing";
 
 export interface WebhookEvent {
@@ -34,6 +35,8 @@ export interface Subscription {
   headerNames: string[];
   /** Deliveries per second its endpoint accepts; null for no limit. */
   rateLimit: number | null;
+  /** `per_entity`: one entity's deliveries go one at a time, in commit order (webhooks.ordering.ts). */
+  ordering: Ordering;
 }
 
 /** Only when subscribing for the first time and when rotating: the one chance to read them. */
@@ -94,6 +97,7 @@ export function presentSubscription(row: SubscriptionRow): Subscription {
     description: row.description,
     headerNames: row.header_names,
     rateLimit: row.rate_limit,
+    ordering: row.ordering,
   };
 }
 

@@ -95,7 +95,13 @@ const webhooksService: DbServiceSchema<Methods, WebhooksState> = {
       await withRequestId(event.requestId, () =>
         resumeTrace(event.traceparent, `fan-out ${event.event}`, { kind: SpanKind.CONSUMER }, async () => {
           try {
-            await fanOut(this.db, this.grants, event, this.worker?.handOff);
+            await fanOut(
+              this.db,
+              this.grants,
+              event,
+              this.worker?.handOff,
+              (this.settings as WebhooksSettings).webhooks.orderingHoldMs,
+            );
           } catch (err) {
             this.logger.warn(
               `Webhooks: could not record the deliveries of ${event.id}, it will be offered again: ${(err as Error).message}`,

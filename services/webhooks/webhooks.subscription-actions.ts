@@ -89,6 +89,7 @@ export const subscriptionActions: WebhooksActions = {
             key: generateKey(),
             secret: generateSecret(),
             signing: signingKeysFor(ctx.params.signature ?? "hmac"),
+            ordering: ctx.params.ordering ?? "none",
           },
           this.secrets,
         );
@@ -101,6 +102,12 @@ export const subscriptionActions: WebhooksActions = {
           throw new ConflictError(
             `Subscription ${existing.id} exists for this event and URL with another signature scheme: POST ${resourcePath(COLLECTION, existing.id)}/rotate with {"signature": "${ctx.params.signature}"} switches it.`,
             { id: existing.id, path: "signature" },
+          );
+        }
+        if (existing && ctx.params.ordering && existing.ordering !== ctx.params.ordering) {
+          throw new ConflictError(
+            `Subscription ${existing.id} exists for this event and URL with \`ordering\` ${existing.ordering}: PATCH ${resourcePath(COLLECTION, existing.id)} with {"ordering": "${ctx.params.ordering}"} changes it.`,
+            { id: existing.id, path: "ordering" },
           );
         }
         if (existing) return presentSubscription(existing);

@@ -1,6 +1,6 @@
 /**
  * The actions that change a subscription in place (docs/webhooks.md, "Changing a subscription"):
- * PATCH its URL, description, custom headers or rate limit — it keeps its id, key, secret and
+ * PATCH its URL, description, custom headers, rate limit or ordering — it keeps its id, key, secret and
  * whole delivery log — and disable it (the mirror of /enable, in webhooks.subscription-actions.ts).
  */
 import { conflictOnUnique } from "../../shared/database/database-errors";
@@ -21,17 +21,17 @@ import {
 } from "./webhooks.subscriptions.repository";
 import { checkTarget } from "./webhooks.url-policy";
 
-const CHANGEABLE = ["url", "description", "headers", "rateLimit"] as const;
+const CHANGEABLE = ["url", "description", "headers", "rateLimit", "ordering"] as const;
 
 export const subscriptionEditActions: WebhooksActions = {
   update: {
     visibility: "published",
     scope: "webhooks",
     summary:
-      "Change a subscription's URL, description, custom headers or rate limit; it keeps its id, key, secret and deliveries, and its pending deliveries go to the new URL from their next attempt.",
+      "Change a subscription's URL, description, custom headers, rate limit or ordering; it keeps its id, key, secret and deliveries, and its pending deliveries go to the new URL from their next attempt.",
     params: updateParams,
     async handler(ctx: RequestContext<UpdateParams>): Promise<Subscription> {
-      const { id, url, description, headers, rateLimit } = ctx.params;
+      const { id, url, description, headers, rateLimit, ordering } = ctx.params;
       if (CHANGEABLE.every((field) => ctx.params[field] === undefined))
         throw InvalidInputError.field("", `Give at least one of ${CHANGEABLE.map((f) => `\`${f}\``).join(", ")}.`);
       const clientId = callerOf(ctx).clientId;
@@ -55,6 +55,7 @@ export const subscriptionEditActions: WebhooksActions = {
               ? undefined
               : sealHeaders(applyHeaderChanges(openHeaders(current.headers, this.secrets), headers), this.secrets),
           rateLimit,
+          ordering,
         };
         if (typeof rateLimit === "number") await ensureThrottle(trx, id);
         return updateSubscription(trx, clientId, id, changes);

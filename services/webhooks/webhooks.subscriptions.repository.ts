@@ -7,6 +7,7 @@ import type { Db } from "../../shared/database/db";
 import type { DomainEvent, EventName } from "../../shared/messaging/events";
 import { fetchPage, type PageQuery } from "../../shared/http/paging";
 import type { SecretBox } from "../../shared/security/secret-box";
+import type { Ordering } from "./webhooks.ordering";
 
 const S = "webhooks";
 
@@ -42,6 +43,8 @@ export interface SubscriptionRow {
   header_names: string[];
   headers: string | null;
   rate_limit: number | null;
+  /** Per-entity order of its deliveries (webhooks.ordering.ts). */
+  ordering: Ordering;
 }
 
 export type SubscriptionStatus = "active" | "disabled";
@@ -52,7 +55,15 @@ export type SigningKeys = { privateKey: string; publicKey: string } | null;
 /** `box` seals the key, the secret and the private key (the service's, from its settings). */
 export async function insertSubscription(
   db: Db,
-  s: { clientId: number; event: EventName; url: string; key: string; secret: string; signing: SigningKeys },
+  s: {
+    clientId: number;
+    event: EventName;
+    url: string;
+    key: string;
+    secret: string;
+    signing: SigningKeys;
+    ordering: Ordering;
+  },
   box: SecretBox,
 ): Promise<SubscriptionRow | null> {
   const rows = (await db
@@ -66,6 +77,7 @@ export async function insertSubscription(
       secret: box.seal(s.secret),
       signing_key: s.signing && box.seal(s.signing.privateKey),
       public_key: s.signing?.publicKey ?? null,
+      ordering: s.ordering,
     })
     .onConflict(["client_id", "event", "url"])
     .ignore()
@@ -157,6 +169,7 @@ export interface SubscriptionChanges {
   description?: string | null;
   headers?: { names: string[]; sealed: string | null };
   rateLimit?: number | null;
+  ordering?: Ordering;
 }
 
 /** The subscription, locked until the transaction ends: its changes are read, merged and written without losing another's. */
@@ -187,6 +200,7 @@ export async function updateSubscription(
         ? { header_names: changes.headers.names, headers: changes.headers.sealed }
         : {}),
       ...(changes.rateLimit !== undefined ? { rate_limit: changes.rateLimit } : {}),
+      ...(changes.ordering !== undefined ? { ordering: changes.ordering } : {}),
     })
     .returning("*")) as SubscriptionRow[];
   return row;

@@ -65,6 +65,8 @@ export interface Config {
     disableAfterMs: number;
     /** WEBHOOK_RETENTION */
     retentionMs: number;
+    /** WEBHOOK_ORDERING_HOLD */
+    orderingHoldMs: number;
   };
   /** OUTBOX_RETENTION */
   outboxRetentionMs: number;
@@ -241,6 +243,7 @@ export function loadConfig(
       retryAfterMaxMs: durationMs(String(raw.WEBHOOK_RETRY_AFTER_MAX)),
       disableAfterMs: durationMs(String(raw.WEBHOOK_DISABLE_AFTER)),
       retentionMs: durationMs(String(raw.WEBHOOK_RETENTION)),
+      orderingHoldMs: durationMs(String(raw.WEBHOOK_ORDERING_HOLD)),
     },
     // The events feed reads the outbox: it keeps events at least as long as deliveries are kept.
     outboxRetentionMs: Math.max(durationMs(String(raw.OUTBOX_RETENTION)), durationMs(String(raw.WEBHOOK_RETENTION))),

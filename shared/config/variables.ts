@@ -244,6 +244,13 @@ export const VARIABLES = {
       "A subscription whose every attempt failed for this long is disabled (its owner is told by webhook_endpoint_disabled); a duration such as 12h, 5d.",
     rule: { pattern: DURATION_PATTERN },
   },
+  WEBHOOK_ORDERING_HOLD: {
+    type: "string",
+    default: "1s",
+    description:
+      "A delivery to a subscription with `ordering: per_entity` waits this long after its event happened before its first attempt, so that an earlier event of the same entity that reaches the webhooks service a little later still goes first; a duration such as 500ms, 1s, 0s.",
+    rule: { pattern: DURATION_PATTERN },
+  },
   WEBHOOK_RETENTION: {
     type: "string",
     default: "30d",

@@ -1,0 +1,144 @@
+/**
+ * Per-entity order (docs/webhooks.md, "Order"): what puts a delivery in line and what holds it
+ * there, as SQL the claim (webhooks.deliveries.repository.ts `claimDue`) and the fan-out's
+ * direct hand-off (`insertEventDeliveries`) both ask. It is a property of the claim, not a lock
+ * held while sending: a delivery in line is not claimed while an earlier one of its line is
+ * unsettled (pending: due, retrying, or being sent), so nothing is ever waited for in memory.
+ *
+ * - **The line** of a delivery: the deliveries about the same entity to the `per_entity`
+ *   subscriptions of the same client and URL. A subscription carries one event, so a receiver of
+ *   `sales_order_validated` and `sales_order_cancelled` has two subscriptions on one URL; the
+ *   line orders an order's validation before its cancellation across them.
+ * - **Earlier** means a smaller sequence: the number of the event's id (`<schema>-<outbox id>`).
+ *   A producer writes an entity's event in the transaction that changes the entity, after the
+ *   change locked its row (orders.lifecycle.ts: the UPDATE of the order, then the outbox insert;
+ *   orders.repository.ts: the order and its first event in one statement), so of one entity's
+ *   events the later commit takes the larger outbox id: per entity, the sequence is commit order.
+ * - **Settled**: anything but `pending` — succeeded, failed (its retries exhausted, or 410),
+ *   refused, cancelled (a disabled subscription's queue, a lost grant): it releases the next.
+ * - A redelivered or recovered delivery leaves its line (its sequence is cleared): sent again on
+ *   request, it neither waits for nor holds up the others.
+ * - Events reach the fan-out on one channel per event name, from several processes, so an
+ *   entity's later event may be stored first. A `per_entity` delivery is first due
+ *   WEBHOOK_ORDERING_HOLD after its event happened (never stored claimed before), so an earlier
+ *   event stored meanwhile goes first; one stored later than that (the broker was down, a crashed
+ *   process's message offered again) is sent when it comes, after the later ones.
+ * - A claim reads the due deliveries it skips, so those behind one waiting for a retry are not
+ *   left due: they are deferred to that retry (`deferBehindRetries`, `earlierRetryAt`) and due
+ *   again at once when it leaves early (`undeferBehind`). Deferring only ever costs time, never
+ *   order: the claim's check alone decides what may go.
+ */
+import type { Db } from "../../shared/database/db";
+import type { DomainEvent } from "../../shared/messaging/events";
+
+export const ORDERINGS = ["none", "per_entity"] as const;
+export type Ordering = (typeof ORDERINGS)[number];
+
+/** Where a delivery stands in its line: the entity's key and the event's sequence; null for none (a test event). */
+export interface LinePlace {
+  entityKey: string;
+  sequence: string;
+}
+
+/** The event's place in its entity's line, or null when its id carries no sequence. */
+export function linePlaceOf(e: Pick<DomainEvent, "id" | "entity" | "entityId">): LinePlace | null {
+  const sequence = /-(\d{1,18})$/.exec(e.id)?.[1];
+  return sequence === undefined ? null : { entityKey: `${e.entity}:${e.entityId}`, sequence };
+}
+
+/** SQL expressions naming a delivery's place and its subscription's client and URL. */
+export interface LineRefs {
+  entityKey: string;
+  sequence: string;
+  clientId: string;
+  url: string;
+}
+
+/** The earlier unsettled deliveries of a delivery's line, as `earlier`: FROM and WHERE. */
+function earlierInLine(r: LineRefs): string {
+  return `FROM webhooks.subscriptions line
+      JOIN webhooks.deliveries earlier ON earlier.subscription_id = line.id
+     WHERE line.client_id = ${r.clientId} AND line.url = ${r.url} AND line.ordering = 'per_entity'
+       AND earlier.entity_key = ${r.entityKey} AND earlier.sequence < ${r.sequence}
+       AND earlier.status = 'pending' AND earlier.sequence IS NOT NULL`;
+}
+
+/**
+ * True when an earlier delivery of the same line is unsettled: one probe of deliveries_in_line
+ * per `per_entity` subscription of the client on that URL (a handful), whatever the backlog.
+ */
+export function earlierUnsettled(r: LineRefs): string {
+  return `EXISTS (SELECT 1 ${earlierInLine(r)})`;
+}
+
+/**
+ * When an earlier delivery of the line waits for a retry, the time of that retry (the latest of
+ * them), else null: a later delivery cannot go before it, so it is stored due then rather than
+ * read by every claim meanwhile. One that is being sent or due holds nothing back this way.
+ */
+export function earlierRetryAt(r: LineRefs): string {
+  return `(SELECT max(earlier.next_attempt_at) ${earlierInLine(r)}
+       AND earlier.claim_token IS NULL AND earlier.next_attempt_at > now())`;
+}
+
+/**
+ * The deliveries in line behind each row of `left` (subscription_id, entity_key, sequence —
+ * null: all of its entity's), not claimed and due before `dueBefore`, as (id, left's row `u`):
+ * from `left` outwards, one probe of deliveries_in_line per subscription of the line, so the
+ * planner never walks every unsettled delivery to join them.
+ */
+function behind(left: string, where: string, dueBefore: string): string {
+  return `SELECT b.id, u.next_attempt_at AS until
+      FROM ${left} u
+      JOIN webhooks.subscriptions s ON s.id = u.subscription_id
+      JOIN webhooks.subscriptions line ON line.client_id = s.client_id AND line.url = s.url AND line.ordering = 'per_entity'
+      CROSS JOIN LATERAL (
+        SELECT b.id FROM webhooks.deliveries b
+         WHERE b.subscription_id = line.id AND b.entity_key = u.entity_key AND (u.sequence IS NULL OR b.sequence > u.sequence)
+           AND b.status = 'pending' AND b.sequence IS NOT NULL AND b.claim_token IS NULL
+           AND b.next_attempt_at < ${dueBefore}) b
+     WHERE u.entity_key IS NOT NULL AND ${where}`;
+}
+
+/**
+ * A data-modifying CTE for the statement that records attempts: the deliveries in line behind
+ * one that `updated` (its RETURNING: subscription_id, entity_key, sequence, status,
+ * next_attempt_at) left waiting for a retry are due no sooner than that retry. Without it an
+ * endpoint that fails with many orders queued would have every claim read all their later
+ * deliveries, due and held back, again and again; with it each is read once per retry of the
+ * one before it. Only moves due times later, so a missed or raced one costs reading, never order.
+ */
+export function deferBehindRetries(updated: string): string {
+  return `UPDATE webhooks.deliveries later SET next_attempt_at = w.until
+      FROM (${behind(updated, "u.status = 'pending' AND u.sequence IS NOT NULL AND u.next_attempt_at > now()", "u.next_attempt_at")}) w
+     WHERE later.id = w.id`;
+}
+
+/**
+ * The other half of `deferBehindRetries`: the deliveries in `left` (subscription_id, entity_key)
+ * are no longer waiting for that retry (redelivered, cancelled), so the later ones of their
+ * lines that were deferred to it — never attempted, not claimed — are due now.
+ */
+function undeferBehind(left: string): string {
+  return `UPDATE webhooks.deliveries later SET next_attempt_at = now()
+      FROM (${behind(left, "true", "'infinity'")}) w
+     WHERE later.id = w.id AND later.attempt_count = 0 AND later.next_attempt_at > now()`;
+}
+
+/** A delivery that left its per-entity line (redelivered, cancelled), and which line. */
+export interface LeftLine {
+  subscription_id: number;
+  entity_key: string | null;
+}
+
+/** The later deliveries of these lines, deferred to a retry of the ones that left, are due now. */
+export async function undeferLines(db: Db, left: LeftLine[]): Promise<void> {
+  const lines = left.filter((d) => d.entity_key !== null);
+  if (lines.length === 0) return;
+  await db.raw(
+    `WITH u AS (SELECT *, null::bigint AS sequence, null::timestamptz AS next_attempt_at
+                  FROM jsonb_to_recordset(?::jsonb) AS u(subscription_id int, entity_key text))
+     ${undeferBehind("u")}`,
+    [JSON.stringify(lines)],
+  );
+}
