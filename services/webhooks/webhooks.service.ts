@@ -21,6 +21,7 @@ import { recheckClient } from "./webhooks.entitlement";
 import { eventTypeActions } from "./webhooks.event-type-actions";
 import { asDomainEvent, fanOut } from "./webhooks.fanout";
 import { ClientGrants } from "./webhooks.grants";
+import { SubscriptionListeners } from "./webhooks.listeners";
 import { recoveryActions } from "./webhooks.recovery-actions";
 import type { WebhooksSettings, WebhooksState } from "./webhooks.service-context";
 import { subscriptionActions } from "./webhooks.subscription-actions";
@@ -69,6 +70,11 @@ const webhooksService: DbServiceSchema<Methods, WebhooksState> = {
       this.grants.clear();
       return undefined;
     },
+    // A subscription changed in another process (or this one, which forgot already): fan-out
+    // reads who listens again (webhooks.listeners.ts; missing it costs at most LISTENERS_TTL_MS).
+    [BROADCASTS.subscriptionsChanged.name]() {
+      this.listeners.forget();
+    },
   },
 
   actions: {
@@ -92,7 +98,7 @@ const webhooksService: DbServiceSchema<Methods, WebhooksState> = {
       await withRequestId(event.requestId, () =>
         resumeTrace(event.traceparent, `fan-out ${event.event}`, { kind: SpanKind.CONSUMER }, async () => {
           try {
-            await fanOut(this.db, this.grants, event, this.worker?.handOff);
+            await fanOut(this.db, this.grants, this.listeners, event, this.worker?.handOff);
           } catch (err) {
             this.logger.warn(
               `Webhooks: could not record the deliveries of ${event.id}, it will be offered again: ${(err as Error).message}`,
@@ -106,6 +112,7 @@ const webhooksService: DbServiceSchema<Methods, WebhooksState> = {
   },
 
   created() {
+    this.listeners = new SubscriptionListeners(this.db);
     this.grants = new ClientGrants((ids) =>
       this.broker.call<Principal[], { ids: number[] }>("clients.principals", { ids }),
     );
