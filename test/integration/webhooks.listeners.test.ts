@@ -9,7 +9,7 @@ import type { Knex } from "knex";
 import type { Service } from "moleculer";
 import { LISTENERS_TTL_MS, type SubscriptionListeners } from "../../services/webhooks/webhooks.listeners";
 import { openDatabase } from "../../shared/database/db";
-import { EVENTS, type DomainEvent, type EventName } from "../../shared/messaging/events";
+import { BROADCASTS, EVENTS, type DomainEvent, type EventName } from "../../shared/messaging/events";
 import type { Principal } from "../../shared/security/auth";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { EVENTUALLY_MS } from "../helpers/deadlines";
@@ -173,10 +173,16 @@ requires(["postgres", "nats"]).describe("webhooks: who listens to each event, ac
   beforeAll(async () => {
     replicaA = await startTestBroker({ services: ["webhooks"], env: env("a") });
     replicaB = await startTestBroker({ services: ["webhooks"], env: env("b"), database: replicaA.database });
-    // A broadcast reaches the nodes known to listen: each replica learns of the other first (a
-    // replica that starts meanwhile reads its lists afresh anyway).
+    // A broadcast reaches the nodes known to listen to it: each replica learns the other's
+    // listener first (a replica that starts meanwhile reads its lists afresh anyway).
     const knows = (t: TestBroker, other: TestBroker) =>
-      t.broker.registry.nodes.get(other.broker.nodeID)?.available === true;
+      (
+        t.broker.registry as unknown as {
+          events: { getAllEndpoints(event: string): { id: string }[] };
+        }
+      ).events
+        .getAllEndpoints(BROADCASTS.subscriptionsChanged.name)
+        .some((endpoint) => endpoint.id === other.broker.nodeID);
     await eventually(async () => knows(replicaA, replicaB) && knows(replicaB, replicaA));
   });
   afterAll(async () => {
