@@ -1,8 +1,9 @@
 /**
  * Fan-out: one event from a channel becomes one pending delivery per subscription whose
  * client, by its grants at this moment (webhooks.grants.ts), hears it (webhooks.audience.ts):
- * who listens to the event is known in memory (webhooks.listeners.ts), then the event and its deliveries in one statement (an INSERT … SELECT that keeps
- * only the subscriptions still there). A re-published event adds nothing (unique per event and
+ * who listens to the event is known in memory (webhooks.listeners.ts), then the event and its
+ * deliveries are stored in one statement (an INSERT … SELECT that keeps only the subscriptions
+ * still there and still active). A re-published event adds nothing (unique per event and
  * subscription), so the channel may deliver a message more than once. The deliveries this
  * process's dispatcher has slots for are stored claimed and handed to it, sent at once
  * (webhooks.direct-hand-off.ts); the others wait, due, for any dispatcher's claim.
