@@ -144,6 +144,18 @@ async function tableSizes(serverUrl: string, database: string): Promise<TableSiz
   }
 }
 
+/** Whether the server vacuums on its own: dead rows piling up mean nothing when it does not. */
+async function autovacuumSetting(serverUrl: string): Promise<string> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ autovacuum: string }>("SHOW autovacuum");
+    return rows[0]?.autovacuum ?? "unknown";
+  } finally {
+    await client.end();
+  }
+}
+
 /** Orders/s of the intake alone, then deliveries/s of validations alone: the probe. */
 async function probeCapacity(deployment: DistributedDeployment, sink: WebhookSink, office: ApiClient, o: SoakOptions) {
   log(`probe: orders alone, ${o.probeSeconds} s at ${PROBE_CONNECTIONS} connections (after as long a warm-up)`);
@@ -206,7 +218,7 @@ interface SoakResults {
   finishedAt: string;
   code: ReturnType<typeof codeVersion>;
   machine: Awaited<ReturnType<typeof describeMachine>>;
-  settings: SoakOptions & { retrySchedule: string };
+  settings: SoakOptions & { retrySchedule: string; autovacuum: string };
   loadAverage: { start: string; end: string };
   probe?: { ordersPerSecond: number; deliveriesPerSecond: number; offeredOrdersPerSecond: number };
   windows: WindowFigures[];
@@ -358,10 +370,10 @@ async function soak(run: DistributedRun, o: SoakOptions, results: SoakResults): 
   }
 }
 
-/** The issue's drift criterion: the last full window's p99 against the first's. */
+/** The issue's drift criterion: the last window's p99 against the first's. */
 function drift(windows: WindowFigures[]): string {
-  // The last window is the drain's (its orders' tail only): the one before it is the last full one.
-  const [first, last] = [windows[0], windows[windows.length - 2]];
+  // The last window is a full one too: it closes once the drain is over.
+  const [first, last] = [windows[0], windows[windows.length - 1]];
   if (!first || !last || last === first) return "";
   const ratio = (a: number, b: number) => (b > 0 ? Math.round((a / b) * 100) / 100 : "–");
   return `p99, window ${last.window} ÷ window 1: intake ${ratio(last.intakeMs.p99, first.intakeMs.p99)}, event-to-receipt ${ratio(last.eventToReceiptMs.p99, first.eventToReceiptMs.p99)} (healthy receivers ${ratio(last.healthyEventToReceiptMs.p99, first.healthyEventToReceiptMs.p99)}); RSS slopes are fitted on the samples after the first window.`;
@@ -372,7 +384,7 @@ function report(results: SoakResults): string {
   return [
     `Soak of ${results.startedAt} (code at \`${results.code.commit}\`), ${results.settings.minutes} min in windows of ${results.settings.windowMinutes} min; load average ${results.loadAverage.start} at the start, ${results.loadAverage.end} at the end.`,
     results.probe
-      ? `Probe: ${results.probe.ordersPerSecond} orders/s alone, ${results.probe.deliveriesPerSecond} deliveries/s alone; offered ${results.probe.offeredOrdersPerSecond} orders/s, each validated (${results.settings.subscriptions} deliveries; one receiver fails ${results.settings.failingPercent} % of attempts, retries after ${RETRY_SCHEDULE} s).`
+      ? `Probe: ${results.probe.ordersPerSecond} orders/s alone, ${results.probe.deliveriesPerSecond} deliveries/s alone; offered ${results.probe.offeredOrdersPerSecond} orders/s, each validated (${results.settings.subscriptions} deliveries; one receiver fails ${results.settings.failingPercent} % of attempts, retries after ${RETRY_SCHEDULE} s). PostgreSQL's autovacuum: ${results.settings.autovacuum}.`
       : "",
     soakTables(results.windows, results.rssSlopeMBPerHour),
     drift(results.windows),
@@ -408,7 +420,7 @@ async function main(): Promise<void> {
     finishedAt: "",
     code: codeVersion(),
     machine: await describeMachine({ postgresUrl: options.postgresUrl, natsUrl: options.natsUrl }),
-    settings: { ...options, retrySchedule: RETRY_SCHEDULE },
+    settings: { ...options, retrySchedule: RETRY_SCHEDULE, autovacuum: await autovacuumSetting(options.postgresUrl) },
     loadAverage: { start: loadAverage(), end: "" },
     windows: [],
     rssSlopeMBPerHour: {},
