@@ -23,6 +23,27 @@ export async function deleteNamespaceStreams(natsUrl: string, namespace: string)
   }
 }
 
+export interface StreamSize {
+  name: string;
+  messages: number;
+  bytes: number;
+}
+
+/** The JetStream streams of a namespace and what they hold now (the soak follows them). */
+export async function namespaceStreamSizes(natsUrl: string, namespace: string): Promise<StreamSize[]> {
+  const nc = await connect({ servers: natsUrl, name: "soak-benchmark-streams" });
+  try {
+    const jsm = await nc.jetstreamManager();
+    const sizes: StreamSize[] = [];
+    for await (const info of jsm.streams.list())
+      if (info.config.name.startsWith(`${namespace}_`))
+        sizes.push({ name: info.config.name, messages: info.state.messages, bytes: info.state.bytes });
+    return sizes;
+  } finally {
+    await nc.close();
+  }
+}
+
 /** `NATS 2.9.10 (JetStream)`, for the results' machine section. */
 export async function natsServerVersion(natsUrl: string): Promise<string> {
   const nc = await connect({ servers: natsUrl, name: "orders-benchmark-probe" });

@@ -8,7 +8,6 @@
 import { mkdtempSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { randomBytes } from "node:crypto";
 import { DatabaseWindow } from "./database-activity";
 import { codeVersion, describeMachine, type MachineDescription } from "./environment";
 import { CpuWindow, deploymentGroups, perUnit, type CpuShare } from "./cpu-time";
@@ -33,7 +32,7 @@ import {
 } from "./report";
 import { placeOneOrder } from "./seed";
 import { batchSection, batchTable, measureBatches } from "./batch-run";
-import { TARGETS, type Deployment, type RunContext, type TargetSpec } from "./targets";
+import { newRunId, TARGETS, type Deployment, type RunContext, type TargetSpec } from "./targets";
 
 const SETTLE_MS = 2_000;
 
@@ -198,7 +197,7 @@ async function main(): Promise<void> {
   const profileDir = options.cpuProfile ? mkdtempSync(path.join(os.tmpdir(), "orders-bench-profiles-")) : undefined;
   const run: RunContext = {
     options,
-    runId: `${startedAt.slice(0, 10).replace(/-/g, "")}_${randomBytes(3).toString("hex")}`,
+    runId: newRunId(startedAt),
     nodeArgs: profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
     profileDir,
   };

@@ -9,14 +9,14 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { ROOT } from "./processes";
 
-interface ProfileNode {
+export interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string };
   hitCount?: number;
   children?: number[];
 }
 
-interface CpuProfile {
+export interface CpuProfile {
   nodes: ProfileNode[];
   startTime: number;
   endTime: number;
@@ -38,7 +38,7 @@ export interface ProcessProfile {
 const TOP = 12;
 
 /** `moleculer`, `@moleculer/channels`, `project: services/orders/orders.intake.js`, or null for Node/V8 code. */
-function ownerOf(node: ProfileNode): string | null {
+export function ownerOf(node: ProfileNode): string | null {
   const { url } = node.callFrame;
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
   if (pkg) return pkg[1];

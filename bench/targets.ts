@@ -117,6 +117,10 @@ function withOutputOf(processes: BenchProcess[], err: unknown): Error {
 /** `oi_bench_<run>_<suffix>`: whose database it is, so an interrupted run's can be found and dropped. */
 export const benchDatabaseName = (runId: string, suffix: string) => `oi_bench_${runId}_${suffix}`;
 
+/** A run's id, unique per run (databases, namespaces and node ids carry it): `<yyyymmdd>_<6 hex>`. */
+export const newRunId = (startedAt: string) =>
+  `${startedAt.slice(0, 10).replace(/-/g, "")}_${randomBytes(3).toString("hex")}`;
+
 async function withFreshDatabase<T>(
   run: { runId: string; options: Pick<BenchOptions, "postgresUrl"> },
   suffix: string,

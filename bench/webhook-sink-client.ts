@@ -36,6 +36,11 @@ export const CONTROL_PREFIX = "/_sink/";
 
 const POLL_MS = 100;
 
+/** The receiver's columns as one entry per request. */
+function asRequests(r: SinkRecords): ReceivedRequest[] {
+  return r.at.map((at, i) => ({ at, path: r.path[i], event: r.event[i], webhookId: r.webhookId[i], code: r.code[i] }));
+}
+
 export class WebhookSink {
   /** Where the driver reads and controls the receiver: its first origin. */
   readonly url: string;
@@ -78,21 +83,25 @@ export class WebhookSink {
     await fetch(`${this.url}${CONTROL_PREFIX}hang`, { method: "DELETE" });
   }
 
+  /** The origin at `index` answers 500 to `percent` % of the requests, at random, from now on. */
+  async fail(index: number, percent: number): Promise<void> {
+    await fetch(`${this.url}${CONTROL_PREFIX}fail/${new URL(this.urls[index]).port}/${percent}`, { method: "PUT" });
+  }
+
   async count(): Promise<SinkCount> {
     const res = await fetch(`${this.url}${CONTROL_PREFIX}count`);
     return (await res.json()) as SinkCount;
   }
 
   async records(): Promise<ReceivedRequest[]> {
-    const res = await fetch(`${this.url}${CONTROL_PREFIX}records`);
-    const r = (await res.json()) as SinkRecords;
-    return r.at.map((at, i) => ({
-      at,
-      path: r.path[i],
-      event: r.event[i],
-      webhookId: r.webhookId[i],
-      code: r.code[i],
-    }));
+    return asRequests((await (await fetch(`${this.url}${CONTROL_PREFIX}records`)).json()) as SinkRecords);
+  }
+
+  /** The records so far, emptied in the same step: nothing arriving meanwhile is missed. */
+  async take(): Promise<ReceivedRequest[]> {
+    return asRequests(
+      (await (await fetch(`${this.url}${CONTROL_PREFIX}take`, { method: "POST" })).json()) as SinkRecords,
+    );
   }
 
   /** Forgets every record: the next phase starts from nothing. */

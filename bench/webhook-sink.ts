@@ -13,6 +13,11 @@
  * `PUT /_sink/hang/<port>` makes that port accept requests and never answer them (nor record
  * them): a subscriber that hangs. `DELETE /_sink/hang` answers normally again on every port and
  * drops the connections left hanging.
+ *
+ * `PUT /_sink/fail/<port>/<percent>` makes that port answer 500 to that share of the requests,
+ * at random (not recorded: a failed attempt is not a receipt), as a flaky subscriber does.
+ * `POST /_sink/take` answers the records and empties them in one step, for a driver that reads
+ * them as it goes (the soak) without losing what arrives between a read and a clear.
  */
 import http from "node:http";
 import { parseArgs } from "node:util";
@@ -31,6 +36,8 @@ if (ports.length === 0 || !ports.every((port) => Number.isInteger(port) && port 
 /** The ports that hang, and the requests they hold unanswered. */
 const hangingPorts = new Set<number>();
 const hanging = new Set<http.ServerResponse>();
+/** The ports that fail a share of the requests: port → probability of a 500. */
+const failingPorts = new Map<number, number>();
 
 let records: SinkRecords = emptyRecords();
 let distinct = new Set<string>();
@@ -69,6 +76,13 @@ function control(req: http.IncomingMessage, res: http.ServerResponse): void {
   } else if (req.method === "PUT" && req.url?.startsWith(`${CONTROL_PREFIX}hang/`)) {
     hangingPorts.add(Number(req.url.slice(`${CONTROL_PREFIX}hang/`.length)));
     json({ hanging: [...hangingPorts] });
+  } else if (req.method === "PUT" && req.url?.startsWith(`${CONTROL_PREFIX}fail/`)) {
+    const [port, percent] = req.url.slice(`${CONTROL_PREFIX}fail/`.length).split("/").map(Number);
+    failingPorts.set(port, percent / 100);
+    json({ failing: Object.fromEntries(failingPorts) });
+  } else if (route === `POST ${CONTROL_PREFIX}take`) {
+    json(records);
+    records = emptyRecords();
   } else if (route === `DELETE ${CONTROL_PREFIX}hang`) {
     hangingPorts.clear();
     for (const res of hanging) res.destroy();
@@ -94,6 +108,10 @@ function receive(port: number, req: http.IncomingMessage, res: http.ServerRespon
   const chunks: Buffer[] = [];
   req.on("data", (chunk: Buffer) => chunks.push(chunk));
   req.on("end", () => {
+    if (Math.random() < (failingPorts.get(port) ?? 0)) {
+      res.writeHead(500, { "Content-Type": "text/plain", "Content-Length": "4" }).end("flap");
+      return;
+    }
     // Answer first, record afterwards: the sender waits for nothing but the status.
     res.writeHead(200, { "Content-Type": "text/plain", "Content-Length": "2" }).end("ok");
     const webhookId = header(req, "webhook-id");

@@ -21,7 +21,6 @@
  * bench/results/webhooks-<timestamp>.json and its section of bench/README.md.
  * Figures, not a test: nothing here fails because a figure is poor.
  */
-import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -40,6 +39,7 @@ import {
   benchDatabaseName,
   deployDistributed,
   distributedDatabaseSuffix,
+  newRunId,
   type DistributedDeployment,
   type DistributedRun,
 } from "./targets";
@@ -463,7 +463,7 @@ async function main(): Promise<void> {
   const startedAt = new Date().toISOString();
   const profileDir = options.cpuProfile ? mkdtempSync(path.join(os.tmpdir(), "webhooks-bench-profiles-")) : undefined;
   const run: DistributedRun = {
-    runId: `${startedAt.slice(0, 10).replace(/-/g, "")}_${randomBytes(3).toString("hex")}`,
+    runId: newRunId(startedAt),
     nodeArgs: profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
     options: { postgresUrl: options.postgresUrl, natsUrl: options.natsUrl },
   };

@@ -24,10 +24,14 @@ export class ExpiringCache<K, V> {
     return hit.value;
   }
 
-  set(key: K, value: V): void {
+  /**
+   * @param readAt when the value was read at its source (default: now). It expires ttlMs after
+   *   that, so a slow load cannot make an entry older than ttlMs when it is used.
+   */
+  set(key: K, value: V, readAt = Date.now()): void {
     // Crude but bounded: when full, start again rather than track recency.
     if (this.entries.size >= this.maxEntries && !this.entries.has(key)) this.entries.clear();
-    this.entries.set(key, { value, expires: Date.now() + this.ttlMs });
+    this.entries.set(key, { value, expires: readAt + this.ttlMs });
   }
 
   delete(key: K): void {
@@ -49,7 +53,7 @@ export class ExpiringCache<K, V> {
   /**
    * The value for `key`: cached, else from `load`, one load per key at a time, which the
    * callers that miss the key meanwhile wait for instead of each loading it. A failed load is
-   * not kept. After a removal, callers load afresh, and a load begun before it is used by its
+   * not kept; a kept one expires ttlMs after the load began. After a removal, callers load afresh, and a load begun before it is used by its
    * own callers only, not stored: it may predate the change the removal stands for.
    */
   getOrLoad(key: K, load: () => Promise<V>): Promise<V> {
@@ -58,9 +62,10 @@ export class ExpiringCache<K, V> {
     const underWay = this.loads.get(key);
     if (underWay) return underWay;
     const removalsBefore = this.removals;
+    const startedAt = Date.now();
     const loading = load()
       .then((value) => {
-        if (this.removals === removalsBefore) this.set(key, value);
+        if (this.removals === removalsBefore) this.set(key, value, startedAt);
         return value;
       })
       .finally(() => {
@@ -90,10 +95,11 @@ export class ExpiringCache<K, V> {
     }
     if (missing.length > 0) {
       const removalsBefore = this.removals;
+      const startedAt = Date.now();
       const fetched = await fetch(missing);
       const keep = this.removals === removalsBefore;
       for (const value of fetched) {
-        if (keep) this.set(keyOf(value), value);
+        if (keep) this.set(keyOf(value), value, startedAt);
         found.push(value);
       }
     }

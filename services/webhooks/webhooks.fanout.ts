@@ -1,8 +1,9 @@
 /**
  * Fan-out: one event from a channel becomes one pending delivery per subscription whose
  * client, by its grants at this moment (webhooks.grants.ts), hears it (webhooks.audience.ts):
- * one read, then the event and its deliveries in one statement (an INSERT … SELECT that keeps
- * only the subscriptions still there). A re-published event adds nothing (unique per event and
+ * who listens to the event is known in memory (webhooks.listeners.ts), then the event and its
+ * deliveries are stored in one statement (an INSERT … SELECT that keeps only the subscriptions
+ * still there and still active). A re-published event adds nothing (unique per event and
  * subscription), so the channel may deliver a message more than once. The deliveries this
  * process's dispatcher has slots for are stored claimed and handed to it, sent at once
  * (webhooks.direct-hand-off.ts); the others wait, due, for any dispatcher's claim.
@@ -13,8 +14,8 @@ import { EVENTS, type DomainEvent } from "../../shared/messaging/events";
 import { hears } from "./webhooks.audience";
 import type { DirectHandOff } from "./webhooks.direct-hand-off";
 import type { ClientGrants } from "./webhooks.grants";
+import type { SubscriptionListeners } from "./webhooks.listeners";
 import { insertEventDeliveries, type StoredDeliveries } from "./webhooks.deliveries.repository";
-import { candidateSubscriptions } from "./webhooks.subscriptions.repository";
 
 const checkEvent = new Validator().compile({
   id: { type: "string", min: 1, max: 200 },
@@ -57,13 +58,14 @@ export interface FanOutResult {
 export async function fanOut(
   db: Knex,
   grants: ClientGrants,
+  listeners: SubscriptionListeners,
   event: DomainEvent,
   direct?: DirectHandOff,
   /** WEBHOOK_ORDERING_HOLD: how long a `per_entity` delivery waits for earlier events (webhooks.ordering.ts). */
   orderingHoldMs = 0,
 ): Promise<FanOutResult> {
-  // Most events concern no subscriber: the read settles them with no write at all.
-  const hearing = await entitled(grants, event, await candidateSubscriptions(db, event));
+  // Most events concern no subscriber: the cached list settles them with no statement at all.
+  const hearing = await entitled(grants, event, await listeners.of(event));
   if (hearing.length === 0) return { created: 0, queued: [] };
   const reservation = direct?.reserve(hearing);
   let stored: StoredDeliveries = { created: 0, claimed: [] };

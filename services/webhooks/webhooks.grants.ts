@@ -39,8 +39,10 @@ export class ClientGrants {
   async fresh(ids: number[]): Promise<Map<number, Principal>> {
     const unique = [...new Set(ids)];
     if (unique.length === 0) return new Map();
+    // Expiring from the moment they were asked for: a slow answer does not make them older than the TTL.
+    const askedAt = Date.now();
     const found = new Map((await this.fetchPrincipals(unique)).map((p) => [p.clientId, p]));
-    for (const id of unique) this.cache.set(id, found.get(id) ?? null);
+    for (const id of unique) this.cache.set(id, found.get(id) ?? null, askedAt);
     return found;
   }
 

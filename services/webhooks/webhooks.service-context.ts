@@ -13,6 +13,7 @@ import type { SecretBox } from "../../shared/security/secret-box";
 import type { KeyConfig } from "../../shared/security/secrets-keyring";
 import type { StorageSettings } from "../../shared/service-settings";
 import type { ClientGrants } from "./webhooks.grants";
+import type { SubscriptionListeners } from "./webhooks.listeners";
 import { findSubscription, type SubscriptionRow } from "./webhooks.subscriptions.repository";
 import type { WebhooksWorker } from "./webhooks.worker";
 
@@ -33,6 +34,8 @@ export interface WebhooksState {
   /** The background side, built when the service starts (webhooks.worker.ts). */
   worker?: WebhooksWorker;
   grants: ClientGrants;
+  /** Who listens to each event, for fan-out (webhooks.listeners.ts). */
+  listeners: SubscriptionListeners;
   /** The worker's: seals the keys and secrets that are stored. */
   secrets: SecretBox;
 }

@@ -23,6 +23,7 @@ import { eventTypeActions } from "./webhooks.event-type-actions";
 import { feedActions } from "./webhooks.feed-actions";
 import { asDomainEvent, fanOut } from "./webhooks.fanout";
 import { ClientGrants } from "./webhooks.grants";
+import { SubscriptionListeners } from "./webhooks.listeners";
 import { recoveryActions } from "./webhooks.recovery-actions";
 import type { WebhooksSettings, WebhooksState } from "./webhooks.service-context";
 import { subscriptionActions } from "./webhooks.subscription-actions";
@@ -71,6 +72,11 @@ const webhooksService: DbServiceSchema<Methods, WebhooksState> = {
       this.grants.clear();
       return undefined;
     },
+    // A subscription changed in another process (or this one, which forgot already): fan-out
+    // reads who listens again (webhooks.listeners.ts; missing it costs at most LISTENERS_TTL_MS).
+    [BROADCASTS.subscriptionsChanged.name]() {
+      this.listeners.forget();
+    },
   },
 
   actions: {
@@ -98,6 +104,7 @@ const webhooksService: DbServiceSchema<Methods, WebhooksState> = {
             await fanOut(
               this.db,
               this.grants,
+              this.listeners,
               event,
               this.worker?.handOff,
               (this.settings as WebhooksSettings).webhooks.orderingHoldMs,
@@ -115,6 +122,7 @@ const webhooksService: DbServiceSchema<Methods, WebhooksState> = {
   },
 
   created() {
+    this.listeners = new SubscriptionListeners(this.db);
     this.grants = new ClientGrants((ids) =>
       this.broker.call<Principal[], { ids: number[] }>("clients.principals", { ids }),
     );

@@ -26,6 +26,7 @@ import {
   type SubscriptionWithSecrets,
   type WebhookEvent,
 } from "./webhooks.representation";
+import { subscriptionsChanged } from "./webhooks.listeners";
 import { ownSubscription, type WebhooksActions, type WebhooksSettings } from "./webhooks.service-context";
 import { generateKey, generateSecret, generateSigningKeyPair, type SignatureScheme } from "./webhooks.signing";
 import { presentStats, STATS_WINDOW_MS, subscriptionStats, type SubscriptionStats } from "./webhooks.stats";
@@ -94,6 +95,8 @@ export const subscriptionActions: WebhooksActions = {
           this.secrets,
         );
         if (created) {
+          // Its first events may follow the answer at once: every replica hears of it first.
+          await subscriptionsChanged(this);
           respondCreated(ctx, COLLECTION, created.id);
           return presentWithSecrets(created);
         }
@@ -145,6 +148,7 @@ export const subscriptionActions: WebhooksActions = {
       if (!(await deleteSubscription(this.db, callerOf(ctx).clientId, ctx.params.id))) {
         throw new NotFoundError("webhook subscription", ctx.params.id);
       }
+      await subscriptionsChanged(this);
       ctx.meta.$statusCode = 204;
       return null;
     },
@@ -184,6 +188,7 @@ export const subscriptionActions: WebhooksActions = {
     async handler(ctx: RequestContext<IdParams>): Promise<Subscription> {
       const row = await markEnabled(this.db, callerOf(ctx).clientId, ctx.params.id);
       if (!row) throw new NotFoundError("webhook subscription", ctx.params.id);
+      await subscriptionsChanged(this);
       return presentSubscription(row);
     },
   },

@@ -12,6 +12,7 @@ import { idParams, updateParams, type IdParams, type UpdateParams } from "./webh
 import { ensureThrottle } from "./webhooks.rate-limiter";
 import { presentSubscription, type Subscription } from "./webhooks.representation";
 import { ownSubscription, type WebhooksActions, type WebhooksSettings } from "./webhooks.service-context";
+import { subscriptionsChanged } from "./webhooks.listeners";
 import { disableSubscription } from "./webhooks.subscription-health";
 import {
   findSubscriptionByTarget,
@@ -70,6 +71,8 @@ export const subscriptionEditActions: WebhooksActions = {
         );
       });
       if (!row) throw new NotFoundError("webhook subscription", id);
+      // Fan-out hands deliveries over by endpoint (the URL's origin): it reads the new one.
+      if (newUrl !== undefined) await subscriptionsChanged(this);
       // This process's dispatcher applies a new rate limit at once; the others within a second.
       if (rateLimit !== undefined) this.worker?.rateLimitsChanged();
       return presentSubscription(row);
@@ -85,6 +88,7 @@ export const subscriptionEditActions: WebhooksActions = {
     async handler(ctx: RequestContext<IdParams>): Promise<Subscription> {
       const subscription = await ownSubscription(this.db, ctx, ctx.params.id);
       const disabled = await disableSubscription(this.db, subscription.id, "owner");
+      if (disabled) await subscriptionsChanged(this);
       // Not active any more (disabled already, maybe just now by its health): as it is now.
       return presentSubscription(disabled ?? (await ownSubscription(this.db, ctx, ctx.params.id)));
     },

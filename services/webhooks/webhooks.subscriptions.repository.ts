@@ -250,3 +250,22 @@ export async function candidateSubscriptions(db: Db, e: DomainEvent): Promise<Ca
     .andWhereRaw("date_trunc('milliseconds', created_at) <= ?", [e.occurredAt])
     .select<CandidateSubscription[]>("id", "client_id", db.raw(`${ENDPOINT_OF_URL} AS endpoint`));
 }
+
+/** A subscription to an event name, with its creation time in ms since the epoch (truncated as above). */
+export interface ListeningSubscription extends CandidateSubscription {
+  created_ms: number;
+}
+
+/** Every active subscription to this event name: what webhooks.listeners.ts keeps per process. */
+export async function listeningSubscriptions(db: Db, event: EventName): Promise<ListeningSubscription[]> {
+  return db
+    .withSchema(S)
+    .from("subscriptions as s")
+    .where({ event, status: "active" })
+    .select<ListeningSubscription[]>(
+      "id",
+      "client_id",
+      db.raw(`${ENDPOINT_OF_URL} AS endpoint`),
+      db.raw(`(extract(epoch FROM date_trunc('milliseconds', created_at)) * 1000)::float8 AS created_ms`),
+    );
+}

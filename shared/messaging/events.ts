@@ -212,6 +212,13 @@ export const BROADCASTS = {
     listeners: ["orders"],
     meaning: "Contact references now point at another contact: drop what was resolved from them.",
   },
+  subscriptionsChanged: {
+    name: "webhooks.subscriptionsChanged",
+    producer: "webhooks",
+    listeners: ["webhooks"],
+    meaning:
+      "A webhook subscription was created, enabled, moved to another URL, disabled by its owner or deleted: drop the lists of who listens to each event (services/webhooks/webhooks.listeners.ts).",
+  },
   usageCounted: {
     name: "gateway.usageCounted",
     producer: "gateway",

@@ -69,3 +69,20 @@ describe("ExpiringCache.getMany", () => {
     expect(cache.get(5)).toBeUndefined();
   });
 });
+
+describe("ExpiringCache.getOrLoad", () => {
+  afterEach(() => jest.useRealTimers());
+
+  it("when a load takes longer than the cache's time to live, then what it read is not kept beyond that time after the read began", async () => {
+    jest.useFakeTimers({ now: 1_000_000 });
+    const cache = new ExpiringCache<string, string>(1_000, 10);
+    let answer: (value: string) => void = () => undefined;
+    const loading = cache.getOrLoad("listeners", () => new Promise<string>((resolve) => (answer = resolve)));
+    jest.setSystemTime(1_000_000 + 600);
+    answer("read at the start");
+    expect(await loading).toBe("read at the start");
+    expect(cache.get("listeners")).toBe("read at the start");
+    jest.setSystemTime(1_000_000 + 1_001);
+    expect(cache.get("listeners")).toBeUndefined();
+  });
+});
