@@ -66,6 +66,16 @@ export interface Config {
     /** WEBHOOK_RETENTION */
     retentionMs: number;
   };
+  portal: {
+    /** PORTAL_LINK_TTL */
+    linkTtlMs: number;
+    /** PORTAL_SESSION_TTL */
+    sessionTtlMs: number;
+    /** PORTAL_KEY_SIGN_IN, with auto decided by NODE_ENV. */
+    keySignIn: boolean;
+    /** PORTAL_FRAME_ANCESTORS */
+    frameAncestors: string[];
+  };
   /** OUTBOX_RETENTION */
   outboxRetentionMs: number;
   /** RETENTION_INTERVAL */
@@ -124,6 +134,7 @@ const SECRET_VARIABLES = new Set(["ADMIN_API_KEY", "SECRETS_ENCRYPTION_KEYS"]);
 function expectation(name: VariableName, errorType: string): string {
   const rule = (VARIABLES[name] as Variable).rule as { min?: number; max?: number; enum?: string[] } | undefined;
   if (name === "ADMIN_API_KEY") return "at least 24 characters, or nothing";
+  if (name === "PORTAL_FRAME_ANCESTORS") return "comma-separated origins such as https://app.example.com, or 'self'";
   if (name === "TRUST_PROXY") return "comma-separated IP addresses or CIDR ranges (10.0.0.0/8)";
   if (errorType === "stringEnum" && rule?.enum) return `one of ${rule.enum.join(", ")}`;
   if (name === "NAMESPACE") return "1 to 64 of A-Z a-z 0-9 _ -";
@@ -241,6 +252,13 @@ export function loadConfig(
       retryAfterMaxMs: durationMs(String(raw.WEBHOOK_RETRY_AFTER_MAX)),
       disableAfterMs: durationMs(String(raw.WEBHOOK_DISABLE_AFTER)),
       retentionMs: durationMs(String(raw.WEBHOOK_RETENTION)),
+    },
+    portal: {
+      linkTtlMs: durationMs(String(raw.PORTAL_LINK_TTL)),
+      sessionTtlMs: durationMs(String(raw.PORTAL_SESSION_TTL)),
+      keySignIn:
+        raw.PORTAL_KEY_SIGN_IN === "auto" ? String(raw.NODE_ENV) !== "production" : raw.PORTAL_KEY_SIGN_IN === "on",
+      frameAncestors: raw.PORTAL_FRAME_ANCESTORS as string[],
     },
     outboxRetentionMs: durationMs(String(raw.OUTBOX_RETENTION)),
     retentionIntervalMs: durationMs(String(raw.RETENTION_INTERVAL)),
