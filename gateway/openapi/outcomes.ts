@@ -164,7 +164,7 @@ export const OUTCOMES: Record<string, Outcome> = {
     success: [
       one(
         "SubscriptionStats",
-        "Its health: success rate and latency over the last 24 hours, backlog, last success and last failure.",
+        "Its health: attempts, success rate and latency over the window (24 hours unless `window=7d`) and bucket by bucket in it, backlog, last success and last failure.",
       ),
     ],
   },

@@ -34,6 +34,7 @@ export const COLLECTIONS: Record<string, Visibility> = {
   webhooks: { owned: true },
   deliveries: { owned: true },
   recoveries: { owned: true },
+  portal_sessions: { owned: true },
   contacts: { owned: false, someId: (w) => w.crm.admin.contactId },
   customers: { owned: false, someId: (w) => w.crm.admin.customerId },
   products: { owned: false, someId: (w) => w.productId },

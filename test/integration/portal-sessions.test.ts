@@ -83,8 +83,9 @@ describe("portal sessions: sign-in links, what a session reaches, revocation", (
   /** Answers change within the principal cache's second: asked again until they do. */
   async function eventuallyStatus(key: string, path: string, status: number): Promise<void> {
     const deadline = Date.now() + EVENTUALLY_MS;
-    let last = 0;
-    while ((last = (await http(key, "GET", path)).status) !== status) {
+    for (;;) {
+      const last = (await http(key, "GET", path)).status;
+      if (last === status) return;
       if (Date.now() > deadline) throw new Error(`GET ${path} stayed ${last}, never ${status}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }

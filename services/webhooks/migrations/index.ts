@@ -13,6 +13,7 @@ import * as attemptAnswers from "./20261210000011_attempt_answers";
 import * as idempotentActions from "./20261210000012_idempotent_actions";
 import * as editableSubscriptions from "./20261210000020_editable_subscriptions";
 
+import * as statsSeries from "./20261215050010_stats_series";
 export const migrations: Migration[] = [
   { name: "20261121000500_create_webhooks", ...createWebhooks },
   { name: "20261122000000_vacuum_deliveries_often", ...vacuumDeliveriesOften },
@@ -27,4 +28,5 @@ export const migrations: Migration[] = [
   { name: "20261210000011_attempt_answers", ...attemptAnswers },
   { name: "20261210000012_idempotent_actions", ...idempotentActions },
   { name: "20261210000020_editable_subscriptions", ...editableSubscriptions },
+  { name: "20261215050010_stats_series", ...statsSeries },
 ];
