@@ -256,8 +256,11 @@ export function loadConfig(
     portal: {
       linkTtlMs: durationMs(String(raw.PORTAL_LINK_TTL)),
       sessionTtlMs: durationMs(String(raw.PORTAL_SESSION_TTL)),
+      // auto: on where a developer runs it (the embedded mode, or NODE_ENV other than production).
       keySignIn:
-        raw.PORTAL_KEY_SIGN_IN === "auto" ? String(raw.NODE_ENV) !== "production" : raw.PORTAL_KEY_SIGN_IN === "on",
+        raw.PORTAL_KEY_SIGN_IN === "auto"
+          ? String(raw.NODE_ENV) !== "production" || !transporter
+          : raw.PORTAL_KEY_SIGN_IN === "on",
       frameAncestors: raw.PORTAL_FRAME_ANCESTORS as string[],
     },
     outboxRetentionMs: durationMs(String(raw.OUTBOX_RETENTION)),

@@ -271,7 +271,7 @@ export const VARIABLES = {
     type: "string",
     default: "auto",
     description:
-      "Whether the portal page offers to sign in by typing an API key (sign-in links always work): on, off, or auto (on unless NODE_ENV is production).",
+      "Whether the portal page offers to sign in by typing an API key (sign-in links always work): on, off, or auto (on in the embedded mode or when NODE_ENV is not production; off in a distributed production deployment).",
     rule: { enum: ["auto", "on", "off"] },
   },
   PORTAL_FRAME_ANCESTORS: {
