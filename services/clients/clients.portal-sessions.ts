@@ -9,11 +9,10 @@
  * or with the client. Only the SHA-256 of either token is stored, like API keys.
  */
 import type { Knex } from "knex";
-import type { ActionSchema, LoggerInstance, Service } from "moleculer";
+import type { ActionSchema, Service } from "moleculer";
 import type { Db } from "../../shared/database/db";
 import { ForbiddenError, NotFoundError, UnauthenticatedError } from "../../shared/errors";
-import { announce } from "../../shared/messaging/announce";
-import { BROADCASTS, type ClientsChangedPayload } from "../../shared/messaging/events";
+import { announceChange } from "./clients.changes";
 import { apiKeyHash, lookupOf } from "../../shared/security/api-key-digest";
 import { callerOf, type Principal, type RequestContext } from "../../shared/security/auth";
 import { generateToken, sameHash } from "./clients.keys";
@@ -75,11 +74,6 @@ export async function linkPrincipal(db: Db, token: string): Promise<Principal | 
     webhookEvents: [],
     portal: { kind: "link", id: row.id },
   };
-}
-
-function announceChange(ctx: RequestContext, clientId: number, logger: LoggerInstance): Promise<void> {
-  const payload: ClientsChangedPayload = { clientId };
-  return announce(ctx, BROADCASTS.clientsChanged.name, payload, logger);
 }
 
 type ClientsThis = Service & { db: Knex };

@@ -2,12 +2,10 @@
  * clients: the API clients and their keys. Authenticates keys for the gateway, and lets
  * admins (and the CLI) create, list and revoke clients. A new key is shown once.
  */
-import type { LoggerInstance } from "moleculer";
 import type { Principal, RequestContext } from "../../shared/security/auth";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database/database.mixin";
 import { ConflictError, InvalidInputError, NotFoundError, UnauthenticatedError } from "../../shared/errors";
-import { announce } from "../../shared/messaging/announce";
-import { BROADCASTS, type ClientsChangedPayload } from "../../shared/messaging/events";
+import { announceChange } from "./clients.changes";
 import { toPage } from "../../shared/http/paging";
 import { respondCreated } from "../../shared/http/responses";
 import { DEFAULT_SCOPES, DEFAULT_WEBHOOK_EVENTS } from "./clients.defaults";
@@ -66,16 +64,6 @@ function present(row: repo.ClientRow) {
 function keyRecord(key: string) {
   const hash = apiKeyHash(key);
   return { lookup: lookupOf(hash), hash, hint: hintOf(key) };
-}
-
-/**
- * Every change (a new client, a patch, a revocation, a key rotation), announced once it is committed as the
- * `clientsChanged` broadcast (shared/messaging/events.ts). Fire-and-forget, so listeners also keep their
- * caches short (docs/api.md, "Revocation").
- */
-function announceChange(ctx: RequestContext, clientId: number, logger: LoggerInstance): Promise<void> {
-  const payload: ClientsChangedPayload = { clientId };
-  return announce(ctx, BROADCASTS.clientsChanged.name, payload, logger);
 }
 
 const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<void> }> = {
