@@ -15,6 +15,8 @@ const browserGlobals = {
   document: "readonly",
   window: "readonly",
   location: "readonly",
+  history: "readonly",
+  navigator: "readonly",
   fetch: "readonly",
   URL: "readonly",
   URLSearchParams: "readonly",

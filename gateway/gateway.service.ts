@@ -7,7 +7,7 @@ import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Context, Service, ServiceSchema } from "moleculer";
 import ApiGateway from "moleculer-web";
 import type { ApiSettingsSchema } from "moleculer-web";
-import { requireScope, type Principal, type RequestMeta, type Scope } from "../shared/security/auth";
+import { requireReach, requireScope, type Principal, type RequestMeta, type Scope } from "../shared/security/auth";
 import type { Config } from "../shared/config/config";
 import { ErrorType, InvalidInputError } from "../shared/errors";
 import { BROADCASTS, type ClientsChangedPayload, type UsageReport } from "../shared/messaging/events";
@@ -57,7 +57,7 @@ function caseSensitive<R extends object>(routes: R[]): R[] {
 }
 
 type AdmitRequest = (req: Req, res: ServerResponse) => Promise<Principal>;
-type ScopeOfRoute = (req: Req) => Scope | undefined;
+type ScopeOfRoute = (req: Req) => { action: string; scope?: Scope } | undefined;
 type BodyLimitOf = (req: Req) => number;
 
 /** The gateway's own methods, and the three of moleculer-web's it calls (its typings declare none). */
@@ -99,8 +99,9 @@ function admitBeforeBody(
   this.admitRequest(req, res)
     .then((principal) => {
       req.$principal = principal;
-      const scope = this.scopeOfRoute(req);
-      if (scope) requireScope(principal, scope);
+      const route = this.scopeOfRoute(req);
+      if (route) requireReach(principal, route.action);
+      if (route?.scope) requireScope(principal, route.scope);
     })
     .then(() => next(), next);
 }
@@ -134,6 +135,7 @@ export type GatewaySettings = Pick<
   | "trustProxy"
   | "metricsOnPublicPort"
   | "readinessCheckTimeoutMs"
+  | "portal"
 >;
 
 /**
@@ -210,8 +212,8 @@ export function gatewaySchema(
         ...probeRoutes(cfg.metricsOnPublicPort, { checkTimeoutMs: cfg.readinessCheckTimeoutMs }),
         // /api/v1/openapi.json and /docs (Swagger UI): the public API reference, no authentication.
         ...docsRoutes(services, { metricsOnPublicPort: cfg.metricsOnPublicPort }),
-        // /portal: the subscriber portal, a page that calls /api/v1 with the key typed into it.
-        ...portalRoutes(),
+        // /portal: the subscriber portal, a page that calls /api/v1 with a portal session (or a key typed into it).
+        ...portalRoutes(cfg.portal),
       ]),
       onError(this: Gateway, req: Req, res: ServerResponse, err: unknown) {
         const problem = toProblem(err, (req.originalUrl ?? req.url ?? "").split("?")[0]);
@@ -267,12 +269,11 @@ export function gatewaySchema(
         return routeBodyLimits.get(action) ?? BODY_LIMIT_BYTES;
       },
 
-      /** The scope of the action the request's route names (as the service declares it), before it is routed. */
-      scopeOfRoute(req: Req): Scope | undefined {
+      /** The action the request's route names and its scope (as the service declares it), before it is routed. */
+      scopeOfRoute(req: Req): { action: string; scope?: Scope } | undefined {
         const found = this.resolveAlias(req.parsedUrl, req.method);
-        return found && typeof found.alias.action === "string"
-          ? actionDefinition(found.alias.action)?.scope
-          : undefined;
+        if (!found || typeof found.alias.action !== "string") return undefined;
+        return { action: found.alias.action, scope: actionDefinition(found.alias.action)?.scope };
       },
 
       // Failed-authentication throttle, key lookup, per-client rate limit (gateway/admission.ts).
@@ -297,6 +298,7 @@ export function gatewaySchema(
       // moleculer-web awaits it; throwing refuses the request.
       authorize(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req): void {
         const scope = req.$action?.scope;
+        if (ctx.meta.client) requireReach(ctx.meta.client, req.$action?.name ?? "");
         if (scope && ctx.meta.client) requireScope(ctx.meta.client, scope);
         if (!WITH_BODY.has(req.method ?? "")) return;
         if (req.body === undefined) {

@@ -67,6 +67,11 @@ export const ROUTES: Route[] = [
   { method: "GET", path: "/webhooks/:id/recoveries/:recoveryId", action: "webhooks.recovery" },
   // The events feed: what the client's webhooks carry, pulled
   { method: "GET", path: "/events", action: "webhooks.feed" },
+  // Subscriber portal sign-in (docs/webhooks.md, "The portal")
+  { method: "POST", path: "/portal_sessions", action: "clients.createPortalSession" },
+  { method: "GET", path: "/portal_sessions", action: "clients.listPortalSessions" },
+  { method: "POST", path: "/portal_sessions/exchange", action: "clients.exchangePortalLink" },
+  { method: "DELETE", path: "/portal_sessions/:id", action: "clients.revokePortalSession" },
   // API clients (admin)
   { method: "POST", path: "/clients", action: "clients.create" },
   { method: "GET", path: "/clients", action: "clients.list" },

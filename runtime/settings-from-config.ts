@@ -15,7 +15,15 @@ const SETTINGS: { [name in BusinessService]: (cfg: Config) => StorageSettings } 
   catalogue: storageSettingsOf,
   crm: storageSettingsOf,
   references: storageSettingsOf,
-  clients: (cfg): ClientsSettings => ({ ...storageSettingsOf(cfg), adminApiKey: cfg.adminApiKey }),
+  clients: (cfg): ClientsSettings => ({
+    ...storageSettingsOf(cfg),
+    adminApiKey: cfg.adminApiKey,
+    portal: {
+      linkTtlMs: cfg.portal.linkTtlMs,
+      sessionTtlMs: cfg.portal.sessionTtlMs,
+      publicBaseUrl: cfg.publicBaseUrl,
+    },
+  }),
   orders: storageSettingsOf,
   // The event bodies' schemas come from the root's service descriptions, not the configuration (runtime/services.ts).
   webhooks: (cfg): Omit<WebhooksSettings, "eventBodies"> => ({

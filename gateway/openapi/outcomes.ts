@@ -187,7 +187,7 @@ export const OUTCOMES: Record<string, Outcome> = {
     success: [
       one(
         "SubscriptionStats",
-        "Its health: success rate and latency over the last 24 hours, backlog, last success and last failure.",
+        "Its health: attempts, success rate and latency over the window (24 hours unless `window=7d`) and bucket by bucket in it, backlog, last success and last failure.",
       ),
     ],
   },
@@ -243,6 +243,31 @@ export const OUTCOMES: Record<string, Outcome> = {
     forbidden: "This client may not receive this `event` (`GET /api/v1/webhooks/available` lists those it may).",
   },
 
+  "clients.createPortalSession": {
+    success: [
+      {
+        status: 201,
+        body: "PortalLink",
+        description:
+          "The sign-in link: hand `url` to the user (it opens the portal signed in as this client, once, until `expiresAt`).",
+      },
+    ],
+    forbidden: "The caller is a portal session: only an API key mints links.",
+  },
+  "clients.exchangePortalLink": {
+    success: [one("PortalSessionToken", "The session: send `token` as the Bearer credential until `expiresAt`.")],
+    forbidden: "The Bearer credential is not a sign-in link's token.",
+  },
+  "clients.listPortalSessions": {
+    success: [
+      {
+        ...one("PortalSession"),
+        array: true,
+        description: "The client's links and sessions that can still be used, newest first (at most 100).",
+      },
+    ],
+  },
+  "clients.revokePortalSession": { success: [one("PortalSession", "The revoked link or session.")] },
   "clients.create": { success: [created("ClientWithKey")] },
   "clients.list": { success: [list("Client")] },
   "clients.get": { success: [one("Client")] },

@@ -7,7 +7,12 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 export const KEY_PREFIX = "oik_";
 
 export function generateApiKey(): string {
-  return KEY_PREFIX + randomBytes(32).toString("base64url");
+  return generateToken(KEY_PREFIX);
+}
+
+/** A bearer token of 32 random bytes: API keys, portal links and sessions, told apart by prefix. */
+export function generateToken(prefix: string): string {
+  return prefix + randomBytes(32).toString("base64url");
 }
 
 /** What a listing may show of a key. */

@@ -1,4 +1,4 @@
-import { CLIENT_KINDS, SCOPES } from "../../shared/security/auth";
+import { CLIENT_KINDS, GRANTABLE_SCOPES } from "../../shared/security/auth";
 import { EVENTS } from "../../shared/messaging/events";
 import { pageParams } from "../../shared/http/paging";
 import { idList, optional, pathId } from "../../shared/http/params";
@@ -7,8 +7,8 @@ import type { ParamsOf } from "../../shared/schema-types";
 const scopesField = {
   type: "array",
   unique: true,
-  max: SCOPES.length,
-  items: { type: "enum", values: [...SCOPES] },
+  max: GRANTABLE_SCOPES.length,
+  items: { type: "enum", values: [...GRANTABLE_SCOPES] },
 } as const;
 const webhookEventsField = {
   type: "array",
@@ -52,3 +52,9 @@ export type AuthenticateParams = ParamsOf<typeof authenticateParams>;
 
 export const principalsParams = { ids: idList(1000) } as const;
 export type PrincipalsParams = ParamsOf<typeof principalsParams>;
+
+export const portalSessionIdParams = {
+  $$strict: true,
+  id: pathId("portal session"),
+} as const;
+export type PortalSessionIdParams = ParamsOf<typeof portalSessionIdParams>;

@@ -2,12 +2,10 @@
  * clients: the API clients and their keys. Authenticates keys for the gateway, and lets
  * admins (and the CLI) create, list and revoke clients. A new key is shown once.
  */
-import type { LoggerInstance } from "moleculer";
-import type { ClientKind, Principal, RequestContext, Scope } from "../../shared/security/auth";
+import type { Principal, RequestContext } from "../../shared/security/auth";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database/database.mixin";
 import { ConflictError, InvalidInputError, NotFoundError, UnauthenticatedError } from "../../shared/errors";
-import { announce } from "../../shared/messaging/announce";
-import { BROADCASTS, type ClientsChangedPayload } from "../../shared/messaging/events";
+import { announceChange } from "./clients.changes";
 import { toPage } from "../../shared/http/paging";
 import { respondCreated } from "../../shared/http/responses";
 import { DEFAULT_SCOPES, DEFAULT_WEBHOOK_EVENTS } from "./clients.defaults";
@@ -28,6 +26,16 @@ import {
   type UpdateClientParams,
 } from "./clients.params";
 import * as repo from "./clients.repository";
+import { toPrincipal } from "./clients.principal";
+import {
+  LINK_PREFIX,
+  linkPrincipal,
+  portalSessionActions,
+  SESSION_PREFIX,
+  sessionPrincipal,
+  type PortalSessionSettings,
+} from "./clients.portal-sessions";
+import { listLiveSessionLookups, revokeAllOf } from "./clients.portal-sessions.repository";
 import { migrations } from "./migrations";
 import type { StorageSettings } from "../../shared/service-settings";
 
@@ -35,19 +43,11 @@ import type { StorageSettings } from "../../shared/service-settings";
 export interface ClientsSettings extends StorageSettings {
   /** ADMIN_API_KEY: when set, the admin client holding it is created or updated at start. */
   adminApiKey: string | null;
+  /** The subscriber portal's sign-in links and sessions. */
+  portal: PortalSessionSettings;
 }
 
 const ADMIN_CLIENT_NAME = "admin (ADMIN_API_KEY)";
-
-function toPrincipal(row: repo.ClientRow): Principal {
-  return {
-    clientId: row.id,
-    name: row.name,
-    kind: row.kind as ClientKind,
-    scopes: row.scopes as Scope[],
-    webhookEvents: row.webhook_events,
-  };
-}
 
 function present(row: repo.ClientRow) {
   return {
@@ -66,25 +66,24 @@ function keyRecord(key: string) {
   return { lookup: lookupOf(hash), hash, hint: hintOf(key) };
 }
 
-/**
- * Every change (a new client, a patch, a revocation, a key rotation), announced once it is committed as the
- * `clientsChanged` broadcast (shared/messaging/events.ts). Fire-and-forget, so listeners also keep their
- * caches short (docs/api.md, "Revocation").
- */
-function announceChange(ctx: RequestContext, clientId: number, logger: LoggerInstance): Promise<void> {
-  const payload: ClientsChangedPayload = { clientId };
-  return announce(ctx, BROADCASTS.clientsChanged.name, payload, logger);
-}
-
 const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<void> }> = {
   name: "clients",
   mixins: [databaseMixin("clients", migrations)],
 
   actions: {
+    ...portalSessionActions,
+
     authenticate: {
       visibility: "public",
       params: authenticateParams,
       async handler(ctx: RequestContext<AuthenticateParams>): Promise<Principal> {
+        const { key } = ctx.params;
+        const portal = key.startsWith(SESSION_PREFIX)
+          ? await sessionPrincipal(this.db, key)
+          : key.startsWith(LINK_PREFIX)
+            ? await linkPrincipal(this.db, key)
+            : undefined;
+        if (portal) return portal;
         const hash = apiKeyHash(ctx.params.key);
         const candidates = await repo.findKeyCandidates(this.db, lookupOf(hash));
         const match = candidates.find((c) => sameHash(c.hash, hash));
@@ -100,8 +99,12 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
     activeKeyLookups: {
       visibility: "public",
       params: {},
-      handler(): Promise<string[]> {
-        return repo.listActiveKeyLookups(this.db);
+      async handler(): Promise<string[]> {
+        const [keys, sessions] = await Promise.all([
+          repo.listActiveKeyLookups(this.db),
+          listLiveSessionLookups(this.db),
+        ]);
+        return [...keys, ...sessions];
       },
     },
 
@@ -214,7 +217,12 @@ const clientsService: DbServiceSchema<{ ensureAdminClient(key: string): Promise<
       summary: "Revoke a client and all its keys, at once on every gateway.",
       params: clientIdParams,
       async handler(ctx: RequestContext<ClientIdParams>) {
-        const row = await this.db.transaction((trx) => repo.revokeClient(trx, ctx.params.id));
+        const row = await this.db.transaction(async (trx) => {
+          const revoked = await repo.revokeClient(trx, ctx.params.id);
+          // Its portal links and sessions with it (they would be refused anyway: listed as revoked).
+          if (revoked) await revokeAllOf(trx, revoked.id);
+          return revoked;
+        });
         if (!row) throw new NotFoundError("client", ctx.params.id);
         await announceChange(ctx, row.id, this.logger);
         return present(row);

@@ -254,8 +254,8 @@ const nullableNumber = { type: ["number", "null"], minimum: 0 } as const;
 export const SubscriptionStats = {
   type: "object",
   description:
-    "A subscription's health: its attempts over the last 24 hours, its backlog, its latest success and failure.",
-  required: ["id", "status", "window", "backlog", "lastSuccessAt", "lastFailure", "failingSince"],
+    "A subscription's health: its attempts over the last 24 hours or 7 days, and bucket by bucket in them; its backlog, its latest success and failure.",
+  required: ["id", "status", "window", "backlog", "lastSuccessAt", "lastFailure", "failingSince", "series"],
   properties: {
     id: { type: "integer" },
     status: subscriptionProperties.status,
@@ -297,6 +297,36 @@ export const SubscriptionStats = {
       additionalProperties: false,
     },
     failingSince: { ...nullableTimestamp, description: "Since when every attempt failed; null after a success." },
+    series: {
+      type: "object",
+      description:
+        "The window bucket by bucket (UTC hours or days), oldest first, the current bucket (up to now) last; a bucket without attempts has zeros and nulls.",
+      required: ["bucket", "points"],
+      properties: {
+        bucket: { enum: ["hour", "day"] },
+        points: {
+          type: "array",
+          items: {
+            type: "object",
+            required: ["start", "attempts", "succeeded", "successRate", "latencyMs"],
+            properties: {
+              start: timestamp,
+              attempts: { type: "integer", minimum: 0 },
+              succeeded: { type: "integer", minimum: 0 },
+              successRate: { ...nullableNumber, maximum: 1 },
+              latencyMs: {
+                type: ["object", "null"],
+                required: ["p50", "p95"],
+                properties: { p50: { type: "number", minimum: 0 }, p95: { type: "number", minimum: 0 } },
+                additionalProperties: false,
+              },
+            },
+            additionalProperties: false,
+          },
+        },
+      },
+      additionalProperties: false,
+    },
   },
   additionalProperties: false,
 } as const;

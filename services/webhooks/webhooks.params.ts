@@ -110,6 +110,36 @@ const timestamp = (description: string) =>
     jsonSchemaAlso: { format: "date-time", description },
   }) as const;
 
+export const STATS_WINDOWS = ["24h", "7d"] as const;
+export type StatsWindow = (typeof STATS_WINDOWS)[number];
+export const STATS_BUCKETS = ["hour", "day"] as const;
+export type StatsBucket = (typeof STATS_BUCKETS)[number];
+
+/** `GET /webhooks/{id}/stats?window=&bucket=` (webhooks.stats.ts). */
+export const statsParams = {
+  $$strict: true,
+  id,
+  window: optional({
+    type: "enum",
+    values: [...STATS_WINDOWS],
+    messages: { enumValue: `Must be one of ${STATS_WINDOWS.join(", ")}.` },
+    jsonSchemaAlso: { default: "24h", description: "The window the figures and the series cover, up to now." },
+  }),
+  bucket: optional({
+    type: "enum",
+    values: [...STATS_BUCKETS],
+    messages: { enumValue: `Must be one of ${STATS_BUCKETS.join(", ")}.` },
+    jsonSchemaAlso: {
+      description: "The series' step, in UTC: `hour` (the default for `24h`) or `day` (the default for `7d`).",
+    },
+  }),
+} as const;
+export interface StatsParams {
+  id: number;
+  window?: StatsWindow;
+  bucket?: StatsBucket;
+}
+
 export const SEARCH_ORDERS = ["asc", "desc"] as const;
 export type SearchOrder = (typeof SEARCH_ORDERS)[number];
 const DELIVERED_EVENTS = [...EVENTS, ...SUBSCRIPTION_EVENT_NAMES];

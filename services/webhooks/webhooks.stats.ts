@@ -1,15 +1,28 @@
 /**
  * A subscription's health as `GET /api/v1/webhooks/{id}/stats` shows it (docs/webhooks.md,
- * "Endpoint health"): its attempts over a recent window, its backlog, and its latest success
- * and failure, kept on the subscription so that they outlive retention.
+ * "Endpoint health"): its attempts over a recent window (24 h or 7 days) and hour by hour or day
+ * by day in it, its backlog, and its latest success and failure, kept on the subscription so that
+ * they outlive retention.
  */
 import type { Db } from "../../shared/database/db";
+import type { StatsBucket, StatsWindow } from "./webhooks.params";
 import type { SubscriptionRow } from "./webhooks.subscriptions.repository";
 
 const S = "webhooks";
 
-/** The window the rates and latencies cover. */
-export const STATS_WINDOW_MS = 24 * 3_600_000;
+const HOUR_MS = 3_600_000;
+export const WINDOW_MS: Record<StatsWindow, number> = { "24h": 24 * HOUR_MS, "7d": 7 * 24 * HOUR_MS };
+const BUCKET_MS: Record<StatsBucket, number> = { hour: HOUR_MS, day: 24 * HOUR_MS };
+export const DEFAULT_BUCKET: Record<StatsWindow, StatsBucket> = { "24h": "hour", "7d": "day" };
+
+/** One step of the series: the attempts made from `start` for one bucket. */
+export interface StatsPoint {
+  start: string;
+  attempts: number;
+  succeeded: number;
+  successRate: number | null;
+  latencyMs: { p50: number; p95: number } | null;
+}
 
 export interface SubscriptionStats {
   id: number;
@@ -29,11 +42,17 @@ export interface SubscriptionStats {
   lastFailure: { at: string; statusCode: number | null; error: string | null } | null;
   /** Since when every attempt failed; null after a success. */
   failingSince: string | null;
+  series: { bucket: StatsBucket; points: StatsPoint[] };
 }
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
-export function presentStats(row: SubscriptionRow, s: SubscriptionStatsRow): SubscriptionStats {
+export function presentStats(
+  row: SubscriptionRow,
+  s: SubscriptionStatsRow,
+  windowMs: number,
+  series: SubscriptionStats["series"],
+): SubscriptionStats {
   const latencyMs =
     s.attempts > 0
       ? { p50: Math.round(Number(s.p50_ms)), p95: Math.round(Number(s.p95_ms)), max: Number(s.max_ms) }
@@ -42,7 +61,7 @@ export function presentStats(row: SubscriptionRow, s: SubscriptionStatsRow): Sub
     id: row.id,
     status: row.status,
     window: {
-      hours: STATS_WINDOW_MS / 3_600_000,
+      hours: windowMs / HOUR_MS,
       attempts: s.attempts,
       succeeded: s.succeeded,
       successRate: s.attempts > 0 ? s.succeeded / s.attempts : null,
@@ -58,6 +77,7 @@ export function presentStats(row: SubscriptionRow, s: SubscriptionStatsRow): Sub
         }
       : null,
     failingSince: iso(row.failing_since),
+    series,
   };
 }
 
@@ -96,4 +116,55 @@ export async function subscriptionStats(
     [S, S, subscriptionId, windowMs, windowMs, S, subscriptionId],
   );
   return rows[0];
+}
+
+interface BucketRow {
+  start: Date;
+  attempts: number;
+  succeeded: number;
+  p50_ms: number | null;
+  p95_ms: number | null;
+}
+
+/**
+ * The series: as many buckets (UTC hours or days) as the window holds, oldest first, the
+ * current one (up to now) the last, empty ones as zeros so that a chart has no holes: 24 hours
+ * for `24h`, 7 days for `7d`. Read through
+ * `deliveries_by_subscription_updated` and `attempts_by_delivery_attempted` (migration
+ * 20261215050010_stats_series).
+ */
+export async function statsSeries(
+  db: Db,
+  subscriptionId: number,
+  windowMs: number,
+  bucket: StatsBucket,
+  now = Date.now(),
+): Promise<SubscriptionStats["series"]> {
+  const step = BUCKET_MS[bucket];
+  const count = Math.max(1, Math.round(windowMs / step));
+  const from = (Math.floor(now / step) - (count - 1)) * step;
+  const { rows } = await db.raw<{ rows: BucketRow[] }>(
+    `SELECT date_trunc(?, a.attempted_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS start,
+            count(*)::int AS attempts,
+            count(*) FILTER (WHERE a.status_code BETWEEN 200 AND 299)::int AS succeeded,
+            percentile_cont(0.5) WITHIN GROUP (ORDER BY a.duration_ms) AS p50_ms,
+            percentile_cont(0.95) WITHIN GROUP (ORDER BY a.duration_ms) AS p95_ms
+       FROM ??.deliveries d JOIN ??.attempts a ON a.delivery_id = d.id
+      WHERE d.subscription_id = ? AND d.updated_at >= ? AND a.attempted_at >= ?
+      GROUP BY 1`,
+    [bucket, S, S, subscriptionId, new Date(from), new Date(from)],
+  );
+  const byStart = new Map(rows.map((r) => [new Date(r.start).getTime(), r]));
+  const points: StatsPoint[] = [];
+  for (let start = from; start <= now; start += step) {
+    const r = byStart.get(start);
+    points.push({
+      start: new Date(start).toISOString(),
+      attempts: r?.attempts ?? 0,
+      succeeded: r?.succeeded ?? 0,
+      successRate: r && r.attempts > 0 ? r.succeeded / r.attempts : null,
+      latencyMs: r && r.attempts > 0 ? { p50: Math.round(Number(r.p50_ms)), p95: Math.round(Number(r.p95_ms)) } : null,
+    });
+  }
+  return { bucket, points };
 }

@@ -11,6 +11,8 @@ import { availableEvents, describeEvent } from "./webhooks.audience";
 import {
   availableParams,
   idParams,
+  statsParams,
+  type StatsParams,
   listParams,
   rotateParams,
   subscribeParams,
@@ -29,7 +31,14 @@ import {
 import { subscriptionsChanged } from "./webhooks.listeners";
 import { ownSubscription, type WebhooksActions, type WebhooksSettings } from "./webhooks.service-context";
 import { generateKey, generateSecret, generateSigningKeyPair, type SignatureScheme } from "./webhooks.signing";
-import { presentStats, STATS_WINDOW_MS, subscriptionStats, type SubscriptionStats } from "./webhooks.stats";
+import {
+  DEFAULT_BUCKET,
+  presentStats,
+  statsSeries,
+  subscriptionStats,
+  WINDOW_MS,
+  type SubscriptionStats,
+} from "./webhooks.stats";
 import {
   deleteSubscription,
   findSubscriptionByTarget,
@@ -197,11 +206,17 @@ export const subscriptionActions: WebhooksActions = {
     visibility: "published",
     scope: "webhooks",
     summary:
-      "A subscription's health: success rate and latency over the last 24 hours, backlog, last success, last failure.",
-    params: idParams,
-    async handler(ctx: RequestContext<IdParams>): Promise<SubscriptionStats> {
+      "A subscription's health: attempts, success rate and latency over the last 24 hours or 7 days and hour by hour or day by day in them, backlog, last success, last failure.",
+    params: statsParams,
+    async handler(ctx: RequestContext<StatsParams>): Promise<SubscriptionStats> {
       const subscription = await ownSubscription(this.db, ctx, ctx.params.id);
-      return presentStats(subscription, await subscriptionStats(this.db, subscription.id, STATS_WINDOW_MS));
+      const window = ctx.params.window ?? "24h";
+      const windowMs = WINDOW_MS[window];
+      const [figures, series] = await Promise.all([
+        subscriptionStats(this.db, subscription.id, windowMs),
+        statsSeries(this.db, subscription.id, windowMs, ctx.params.bucket ?? DEFAULT_BUCKET[window]),
+      ]);
+      return presentStats(subscription, figures, windowMs, series);
     },
   },
 };

@@ -68,6 +68,16 @@ export interface Config {
     /** WEBHOOK_ORDERING_HOLD */
     orderingHoldMs: number;
   };
+  portal: {
+    /** PORTAL_LINK_TTL */
+    linkTtlMs: number;
+    /** PORTAL_SESSION_TTL */
+    sessionTtlMs: number;
+    /** PORTAL_KEY_SIGN_IN, with auto decided by NODE_ENV. */
+    keySignIn: boolean;
+    /** PORTAL_FRAME_ANCESTORS */
+    frameAncestors: string[];
+  };
   /** OUTBOX_RETENTION */
   outboxRetentionMs: number;
   /** RETENTION_INTERVAL */
@@ -126,6 +136,7 @@ const SECRET_VARIABLES = new Set(["ADMIN_API_KEY", "SECRETS_ENCRYPTION_KEYS"]);
 function expectation(name: VariableName, errorType: string): string {
   const rule = (VARIABLES[name] as Variable).rule as { min?: number; max?: number; enum?: string[] } | undefined;
   if (name === "ADMIN_API_KEY") return "at least 24 characters, or nothing";
+  if (name === "PORTAL_FRAME_ANCESTORS") return "comma-separated origins such as https://app.example.com, or 'self'";
   if (name === "TRUST_PROXY") return "comma-separated IP addresses or CIDR ranges (10.0.0.0/8)";
   if (errorType === "stringEnum" && rule?.enum) return `one of ${rule.enum.join(", ")}`;
   if (name === "NAMESPACE") return "1 to 64 of A-Z a-z 0-9 _ -";
@@ -244,6 +255,16 @@ export function loadConfig(
       disableAfterMs: durationMs(String(raw.WEBHOOK_DISABLE_AFTER)),
       retentionMs: durationMs(String(raw.WEBHOOK_RETENTION)),
       orderingHoldMs: durationMs(String(raw.WEBHOOK_ORDERING_HOLD)),
+    },
+    portal: {
+      linkTtlMs: durationMs(String(raw.PORTAL_LINK_TTL)),
+      sessionTtlMs: durationMs(String(raw.PORTAL_SESSION_TTL)),
+      // auto: on where a developer runs it (the embedded mode, or NODE_ENV other than production).
+      keySignIn:
+        raw.PORTAL_KEY_SIGN_IN === "auto"
+          ? String(raw.NODE_ENV) !== "production" || !transporter
+          : raw.PORTAL_KEY_SIGN_IN === "on",
+      frameAncestors: raw.PORTAL_FRAME_ANCESTORS as string[],
     },
     // The events feed reads the outbox: it keeps events at least as long as deliveries are kept.
     outboxRetentionMs: Math.max(durationMs(String(raw.OUTBOX_RETENTION)), durationMs(String(raw.WEBHOOK_RETENTION))),

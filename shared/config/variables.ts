@@ -14,6 +14,9 @@ export type VariableType = "string" | "integer" | "boolean" | "list";
 export const DURATION_PATTERN = /^\d+(ms|s|m|h|d)$/;
 const DURATION_UNIT_MS = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
+/** An origin that may embed the portal page (PORTAL_FRAME_ANCESTORS), as CSP writes one. */
+export const FRAME_ANCESTOR_PATTERN = /^(https?:\/\/(\*\.)?[A-Za-z0-9.-]+(:\d{1,5})?|'self')$/;
+
 /** Milliseconds of a duration that matched DURATION_PATTERN. */
 export function durationMs(text: string): number {
   const [, amount, unit] = /^(\d+)(ms|s|m|h|d)$/.exec(text) ?? [];
@@ -257,6 +260,33 @@ export const VARIABLES = {
     description:
       "Webhook events, deliveries and attempts are pruned once settled (succeeded, failed, refused, cancelled) for this long; a duration such as 30d.",
     rule: { pattern: DURATION_PATTERN },
+  },
+  PORTAL_LINK_TTL: {
+    type: "string",
+    default: "15m",
+    description:
+      "How long a sign-in link to the subscriber portal (POST /api/v1/portal_sessions) can be used, once; a duration such as 15m.",
+    rule: { pattern: DURATION_PATTERN },
+  },
+  PORTAL_SESSION_TTL: {
+    type: "string",
+    default: "1h",
+    description: "How long a portal session lasts once its link was used; a duration such as 1h.",
+    rule: { pattern: DURATION_PATTERN },
+  },
+  PORTAL_KEY_SIGN_IN: {
+    type: "string",
+    default: "auto",
+    description:
+      "Whether the portal page offers to sign in by typing an API key (sign-in links always work): on, off, or auto (on in the embedded mode or when NODE_ENV is not production; off in a distributed production deployment).",
+    rule: { enum: ["auto", "on", "off"] },
+  },
+  PORTAL_FRAME_ANCESTORS: {
+    type: "list",
+    default: "",
+    description:
+      "Origins allowed to embed the portal page in a frame (its Content-Security-Policy frame-ancestors), comma-separated such as https://app.example.com; empty: none.",
+    rule: { type: "array", items: { type: "string", pattern: FRAME_ANCESTOR_PATTERN } },
   },
   OUTBOX_RETENTION: {
     type: "string",

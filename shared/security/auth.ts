@@ -18,8 +18,12 @@ export const SCOPES = [
   "orders:manage",
   "webhooks",
   "admin",
+  // Held by a portal sign-in link's token alone (services/clients/clients.portal-sessions.ts): it can only be exchanged.
+  "portal:link",
 ] as const;
 export type Scope = (typeof SCOPES)[number];
+/** The scopes a client can be given; `portal:link` belongs to sign-in links only. */
+export const GRANTABLE_SCOPES = SCOPES.filter((s) => s !== "portal:link");
 
 export const CLIENT_KINDS = ["backoffice", "partner", "admin"] as const;
 export type ClientKind = (typeof CLIENT_KINDS)[number];
@@ -31,6 +35,12 @@ export interface Principal {
   scopes: Scope[];
   /** Webhook events this client may subscribe to. */
   webhookEvents: string[];
+  /**
+   * Set when the caller is not one of the client's API keys but the subscriber portal on its
+   * behalf: a sign-in link (which can only be exchanged) or the session it became (which reaches
+   * only the client's webhooks). See `requireReach`.
+   */
+  portal?: { kind: "link" | "session"; id: number };
 }
 
 /** What travels in ctx.meta of every call made on behalf of an HTTP request. */
@@ -63,6 +73,23 @@ export function callerOf(ctx: Context<unknown, RequestMeta>): Principal {
 
 export function requireScope(client: Principal, scope: Scope): void {
   if (!hasScope(client, scope)) throw ForbiddenError.missingScope(scope);
+}
+
+/**
+ * What a portal link or session may call, whatever scopes it carries: a link only its exchange,
+ * a session only the webhook actions and the revocation of itself (signing out). Checked by the
+ * gateway beside the scope, so that an action added later without thought is out of reach.
+ */
+const PORTAL_REACH: Record<NonNullable<Principal["portal"]>["kind"], (action: string) => boolean> = {
+  link: (action) => action === "clients.exchangePortalLink",
+  session: (action) => action.startsWith("webhooks.") || action === "clients.revokePortalSession",
+};
+
+export function requireReach(client: Principal, action: string): void {
+  if (client.portal && !PORTAL_REACH[client.portal.kind](action))
+    throw new ForbiddenError(`A portal ${client.portal.kind} cannot call this route; use an API key.`, {
+      portal: client.portal.kind,
+    });
 }
 
 /** Enforces the `scope` an action declares, where the action runs. */

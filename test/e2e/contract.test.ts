@@ -173,6 +173,18 @@ describe("the API keeps its OpenAPI contract", () => {
     ).toBe(409);
   });
 
+  it("when a portal sign-in link is minted, exchanged, listed and revoked, then each answer keeps the contract", async () => {
+    const link = await backoffice.post<{ id: number; url: string }>("/api/v1/portal_sessions");
+    expect(link.status).toBe(201);
+    const token = new URL(link.body.url, server.baseUrl).hash.replace("#link=", "");
+    const session = await anonymous.as(token).post<{ id: number; token: string }>("/api/v1/portal_sessions/exchange");
+    expect(session.status).toBe(200);
+    expect((await backoffice.get<unknown[]>("/api/v1/portal_sessions")).body.length).toBeGreaterThan(0);
+    expect((await anonymous.as(session.body.token).delete(`/api/v1/portal_sessions/${session.body.id}`)).status).toBe(
+      200,
+    );
+  });
+
   it("when the admin fills the CRM and the back office reads it, then customers and contacts keep the contract", async () => {
     const customer = await admin.post<Customer>("/api/v1/customers", { name: `Acme ${tag}` });
     expect(customer.status).toBe(201);

@@ -36,6 +36,7 @@ export const COLLECTIONS: Record<string, Visibility> = {
   recoveries: { owned: true },
   // The events feed: a client's own events (every client's order events with orders:manage); no path id.
   events: { owned: true, staffScope: "orders:manage" },
+  portal_sessions: { owned: true },
   contacts: { owned: false, someId: (w) => w.crm.admin.contactId },
   customers: { owned: false, someId: (w) => w.crm.admin.customerId },
   products: { owned: false, someId: (w) => w.productId },

@@ -18,6 +18,7 @@ export const OWNED_COLLECTIONS = [
   "webhooks",
   "deliveries",
   "recoveries",
+  "portal_sessions",
 ] as const;
 export type OwnedCollection = (typeof OWNED_COLLECTIONS)[number];
 
@@ -72,6 +73,7 @@ const emptyRecords = (): Record<OwnedCollection, OwnedRecord[]> => ({
   webhooks: [],
   deliveries: [],
   recoveries: [],
+  portal_sessions: [],
 });
 
 /** Events each tenant subscribes to: C (who hears every client's orders) only to moves that a refused request must never cause. */
@@ -235,6 +237,9 @@ export async function createTenantWorld(
       t.client.post(`/api/v1/webhooks/${s.id}/recover`, { since }),
     );
     t.records.recoveries.push({ id: r.id, parentId: s.id });
+    // A sign-in link to the portal each: another tenant revoking it must find nothing.
+    const link = await ok<{ id: number }>(`${t.name} portal link`, t.client.post("/api/v1/portal_sessions"));
+    t.records.portal_sessions.push({ id: link.id });
   }
   return world;
 }

@@ -15,6 +15,7 @@ import * as editableSubscriptions from "./20261210000020_editable_subscriptions"
 import * as outboxPositions from "./20261215010000_outbox_positions";
 import * as oneWebhookIdPerEvent from "./20261215010001_one_webhook_id_per_event";
 import * as perEntityOrdering from "./20261215020000_per_entity_ordering";
+import * as statsSeries from "./20261215050010_stats_series";
 
 export const migrations: Migration[] = [
   { name: "20261121000500_create_webhooks", ...createWebhooks },
@@ -33,4 +34,5 @@ export const migrations: Migration[] = [
   { name: "20261215010000_outbox_positions", ...outboxPositions },
   { name: "20261215010001_one_webhook_id_per_event", ...oneWebhookIdPerEvent },
   { name: "20261215020000_per_entity_ordering", ...perEntityOrdering },
+  { name: "20261215050010_stats_series", ...statsSeries },
 ];
