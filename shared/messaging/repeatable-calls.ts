@@ -36,6 +36,7 @@ const READ_ACTIONS = new Set([
   "references.getPackagingReference",
   "references.resolveContact",
   "references.resolvePackagings",
+  "references.resolveOrders",
   "orders.get",
   "orders.list",
   "webhooks.available",
