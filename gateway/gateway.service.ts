@@ -13,7 +13,7 @@ import { ErrorType, InvalidInputError } from "../shared/errors";
 import { BROADCASTS, type ClientsChangedPayload, type UsageReport } from "../shared/messaging/events";
 import { isPage } from "../shared/http/paging";
 import { onShutdown } from "../shared/shutdown";
-import { bodyRequired, hasBody, jsonBodyParser, requiresBody, WITH_BODY } from "./body-parser";
+import { bodyRequired, checkStreamedBody, hasBody, jsonBodyParser, requiresBody, WITH_BODY } from "./body-parser";
 import { answerClientErrors } from "./client-errors";
 import { answerMethodSemantics } from "./http-methods";
 import { HttpObserver } from "./http-observer";
@@ -102,6 +102,26 @@ function admitBeforeBody(
     .then(() => next(), next);
 }
 
+/**
+ * Route middleware: the body parser of the route, JSON for every route but those whose body
+ * streams on to their action (checked here, read by the service: gateway/body-parser.ts).
+ */
+function parseBody(
+  this: { resolveAlias: GatewayMethods["resolveAlias"] },
+  req: Req,
+  res: ServerResponse,
+  next: (err?: unknown) => void,
+): void {
+  const found = this.resolveAlias(req.parsedUrl, req.method);
+  if (!found || (found.alias as { type?: string }).type !== "stream") return jsonBodyParser(req, res, next);
+  try {
+    checkStreamedBody(req);
+  } catch (err) {
+    return next(err);
+  }
+  next();
+}
+
 /** The names of the path's parameters (`id` of `/orders/:id`), from the alias moleculer-web matched. */
 function pathParamsOf(req: Req): string[] {
   const alias = (req as { $alias?: { keys?: { name: string }[] } }).$alias;
@@ -172,7 +192,7 @@ export function gatewaySchema(
           mergeParams: true,
           // Ours instead of body-parser's: every rule on bodies and query strings in one place.
           bodyParsers: false,
-          use: [admitBeforeBody, jsonBodyParser],
+          use: [admitBeforeBody, parseBody],
           onBeforeCall(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req) {
             const key = req.headers["idempotency-key"];
             if (key === undefined) return;

@@ -4,7 +4,7 @@
  * input, `errors: [{ path, message }]` naming each bad field.
  */
 import { ErrorType, type AcceptedInstead, type FieldError } from "../shared/errors";
-import { MAX_REPORTED_PROBLEMS } from "./json-body";
+import { MAX_REPORTED_PROBLEMS } from "../shared/http/json-body";
 
 export interface ProblemDocument {
   type: string;

@@ -124,7 +124,11 @@ export function requestParts(route: Route, params: JsonSchema): RequestParts {
   return { parameters, body: { schema, required: bodyRequired.length > 0 || Number(bodyRules.minProperties) > 0 } };
 }
 
-function successResponse(success: Success, idempotent: boolean): Record<string, unknown> {
+function successResponse(
+  success: Success,
+  idempotent: boolean,
+  mediaType = "application/json",
+): Record<string, unknown> {
   const headers: Record<string, unknown> = {
     "X-Request-ID": ref("headers", "RequestId"),
     ...rateLimitHeaders("checked"),
@@ -134,7 +138,7 @@ function successResponse(success: Success, idempotent: boolean): Record<string, 
   if (success.paged) headers.Link = ref("headers", "Link");
   if (!success.body) return { description: success.description, headers };
   const schema = success.array ? { type: "array", items: ref("schemas", success.body) } : ref("schemas", success.body);
-  return { description: success.description, headers, content: { "application/json": { schema } } };
+  return { description: success.description, headers, content: { [mediaType]: { schema } } };
 }
 
 function errorStatuses(
@@ -160,6 +164,9 @@ function operation(route: Route, actionDefinition: ActionLookup): Operation {
   const outcome = OUTCOMES[route.action];
   const service = route.action.split(".")[0];
   const { parameters, body } = requestParts(route, convertParams(action?.params ?? {}));
+  const content = route.streamed
+    ? { [route.streamed]: { schema: lineSchema(action) } }
+    : body && { "application/json": { schema: body.schema } };
   const headerParams = [
     ref("parameters", "RequestId"),
     ...(outcome?.idempotencyKey ? [ref("parameters", "IdempotencyKey")] : []),
@@ -167,7 +174,7 @@ function operation(route: Route, actionDefinition: ActionLookup): Operation {
 
   const responses: Record<string, unknown> = {};
   for (const success of outcome?.success ?? [])
-    responses[String(success.status)] = successResponse(success, outcome?.idempotencyKey === true);
+    responses[String(success.status)] = successResponse(success, outcome?.idempotencyKey === true, route.streams);
   for (const status of errorStatuses(
     route,
     action,
@@ -188,10 +195,16 @@ function operation(route: Route, actionDefinition: ActionLookup): Operation {
     description: access,
     ...(action?.scope ? { "x-required-scope": action.scope } : {}),
     parameters: [...parameters, ...headerParams],
-    ...(body
-      ? { requestBody: { required: body.required, content: { "application/json": { schema: body.schema } } } }
-      : {}),
+    ...(content ? { requestBody: { required: route.streamed !== undefined || body!.required, content } } : {}),
     responses,
+  };
+}
+
+/** The schema of one line of a streamed NDJSON body: the action's `lineParams`. */
+function lineSchema(action: ActionDefinition | null): JsonSchema {
+  return {
+    ...convertParams(action?.lineParams ?? {}),
+    description: "One JSON value per line (NDJSON); this schema is that of each line.",
   };
 }
 

@@ -26,7 +26,7 @@ import { placeOnce, replayOf, type KeyedRequest, type Placed } from "./orders.id
 import type { CreateOrderParams } from "./orders.params";
 import type { ResolvedReferences } from "./orders.references-cache";
 import * as repo from "./orders.repository";
-import { presentOrder } from "./orders.representation";
+import { presentOrder, type Order } from "./orders.representation";
 import { registerInlineContact, resolveOrder, type Call, type ResolvedContact } from "./orders.resolve";
 
 export interface Intake {
@@ -35,6 +35,11 @@ export interface Intake {
   references: ResolvedReferences;
   client: Principal;
   idempotencyKey?: string;
+  /**
+   * What must commit with the order, or not at all (an import's result for the line:
+   * orders.import-line.ts). The order is then written in a transaction of its own with it.
+   */
+  alongside?: (trx: Knex.Transaction, order: Order) => Promise<void>;
 }
 
 export async function placeOrder(intake: Intake, order: CreateOrderParams): Promise<Placed> {
@@ -108,9 +113,17 @@ async function takeOrder(
   };
   const externalIdTaken = (constraint: string) =>
     constraint === EXTERNAL_ID_UNIQUE ? duplicateOrder(db, client.clientId, order.externalId!) : undefined;
+  const { alongside } = intake;
+  const writeAll = alongside
+    ? () =>
+        db.transaction(async (trx) => {
+          await write(trx);
+          await alongside(trx, created);
+        })
+    : () => write(db);
   const placed = keyed
     ? placeOnce(db, keyed, created, write)
-    : write(db).then((): Placed => ({ order: created, replayed: false }));
+    : writeAll().then((): Placed => ({ order: created, replayed: false }));
   return conflictOnUnique(placed, externalIdTaken);
 }
 

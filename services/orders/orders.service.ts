@@ -2,7 +2,7 @@
  * orders: intake (POST /orders), reading, and the validate / cancel lifecycle. Each change
  * writes its webhook event to the outbox in the same transaction.
  */
-import type { Context } from "moleculer";
+import { Errors, type Context } from "moleculer";
 import { callerOf, type RequestContext } from "../../shared/security/auth";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database/database.mixin";
 import { NotFoundError } from "../../shared/errors";
@@ -30,15 +30,33 @@ import * as repo from "./orders.repository";
 import { lookUpOrders } from "./orders.lookups.repository";
 import { presentOrder, type Order } from "./orders.representation";
 import { migrations } from "./migrations";
+import { importActions, type OrderImportSettings } from "./orders.import-actions";
+import { ImportWorker } from "./orders.import-worker";
+import { importRetentionJob } from "./orders.import-retention";
+import type { LineIntake } from "./orders.import-line";
+import type { StorageSettings } from "../../shared/service-settings";
+import type { PeriodicJob } from "../../shared/database/periodic-job";
+import type { Principal } from "../../shared/security/auth";
+
+/** What the composition root builds the orders service with (runtime/settings-from-config.ts). */
+export interface OrdersSettings extends StorageSettings {
+  orderImports: OrderImportSettings;
+}
 
 const ordersService: DbServiceSchema<
-  { move(ctx: RequestContext<OrderIdParams>, move: Move): Promise<Order> },
-  { references: ResolvedReferences }
+  {
+    move(ctx: RequestContext<OrderIdParams>, move: Move): Promise<Order>;
+    importQueued(): void;
+    lineIntake(client: Principal): LineIntake;
+  },
+  { references: ResolvedReferences; importWorker?: ImportWorker; importRetention?: PeriodicJob }
 > = {
   name: "orders",
   mixins: [databaseMixin("orders", migrations), outboxRelayMixin("orders")],
 
   actions: {
+    ...importActions,
+
     create: {
       visibility: "published",
       scope: "orders:write",
@@ -130,9 +148,55 @@ const ordersService: DbServiceSchema<
     this.references = new ResolvedReferences();
   },
 
+  // The import worker and its retention run beside the actions on every replica (orders.import-worker.ts).
+  started() {
+    const settings = this.settings as OrdersSettings;
+    const ready = () => this.broker.started;
+    this.importWorker = new ImportWorker({
+      db: this.db,
+      logger: this.logger,
+      intervalMs: settings.outbox.relayIntervalMs,
+      ready,
+      intakeFor: (client) => this.lineIntake(client),
+    });
+    this.importRetention = importRetentionJob({
+      db: this.db,
+      logger: this.logger,
+      retentionMs: settings.orderImports.retentionMs,
+      everyMs: settings.outbox.retentionIntervalMs,
+      ready,
+    });
+    this.importWorker.start();
+    this.importRetention.start();
+  },
+
+  async stopped() {
+    await Promise.all([this.importWorker?.stop(), this.importRetention?.stop()]);
+  },
+
   methods: {
     move(ctx: RequestContext<OrderIdParams>, move: Move) {
       return moveOrder(this.db, callerOf(ctx), ctx.params.id, move);
+    },
+
+    importQueued() {
+      this.importWorker?.wake();
+    },
+
+    /** How the worker takes a line of an import for `client`: as its POST /orders would be, validation included. */
+    lineIntake(client: Principal): LineIntake {
+      const check = this.broker.validator!.compile(createOrderParams) as (body: object) => true | object[];
+      return {
+        db: this.db,
+        call: (action, params) => this.broker.call(action, params, { meta: { client } }),
+        references: this.references,
+        client,
+        checkOrder(body) {
+          const result = check(body);
+          if (result !== true)
+            throw new Errors.ValidationError("Parameters validation error!", "VALIDATION_ERROR", result);
+        },
+      };
     },
   },
 };

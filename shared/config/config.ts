@@ -68,6 +68,12 @@ export interface Config {
   };
   /** OUTBOX_RETENTION */
   outboxRetentionMs: number;
+  orderImports: {
+    /** ORDER_IMPORT_RETENTION */
+    retentionMs: number;
+    /** ORDER_IMPORT_MAX_LINES */
+    maxLines: number;
+  };
   /** RETENTION_INTERVAL */
   retentionIntervalMs: number;
   tracing: {
@@ -243,6 +249,10 @@ export function loadConfig(
       retentionMs: durationMs(String(raw.WEBHOOK_RETENTION)),
     },
     outboxRetentionMs: durationMs(String(raw.OUTBOX_RETENTION)),
+    orderImports: {
+      retentionMs: durationMs(String(raw.ORDER_IMPORT_RETENTION)),
+      maxLines: Number(raw.ORDER_IMPORT_MAX_LINES),
+    },
     retentionIntervalMs: durationMs(String(raw.RETENTION_INTERVAL)),
     tracing: {
       otlpEndpoint: String(raw.OTEL_EXPORTER_OTLP_ENDPOINT) || null,

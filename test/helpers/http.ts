@@ -23,7 +23,7 @@ export interface RequestOptions {
   path: string;
   /** Sent as JSON. */
   body?: unknown;
-  /** Sent as is, instead of `body` (malformed or oversized bodies). */
+  /** Sent as is, instead of `body` (malformed or oversized bodies, NDJSON). */
   rawBody?: string;
   headers?: Record<string, string>;
 }
@@ -159,9 +159,14 @@ export class Contract {
     const mediaType = (contentType ?? "").split(";")[0].trim().toLowerCase();
     if (!(mediaType in content))
       return [`Content-Type "${contentType ?? ""}" is not documented (documented: ${Object.keys(content).join(", ")})`];
-    return this.schemas
-      .validate(`${specAt}${pointer("content", mediaType, "schema")}`, response.body)
-      .map((e) => `body ${e}`);
+    const schemaAt = `${specAt}${pointer("content", mediaType, "schema")}`;
+    // NDJSON: the schema is each line's.
+    if (mediaType === "application/x-ndjson")
+      return String(response.body)
+        .split("\n")
+        .filter((line) => line !== "")
+        .flatMap((line, i) => this.schemas.validate(schemaAt, JSON.parse(line)).map((e) => `line ${i} ${e}`));
+    return this.schemas.validate(schemaAt, response.body).map((e) => `body ${e}`);
   }
 }
 

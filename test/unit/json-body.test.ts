@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { InvalidInputError, MalformedRequestError } from "../../shared/errors";
-import { JSON_LIMITS, MAX_REPORTED_PROBLEMS, parseJsonBody } from "../../gateway/json-body";
+import { JSON_LIMITS, MAX_REPORTED_PROBLEMS, parseJsonBody } from "../../shared/http/json-body";
 import { startingWith } from "../helpers/matchers";
 import { hasPrototypeKey } from "../helpers/prototype-keys";
 

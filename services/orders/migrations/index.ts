@@ -5,6 +5,7 @@ import * as outboxClaims from "./20261125000000_outbox_claims";
 import * as outboxRetention from "./20261202000000_outbox_retention";
 import * as outboxTraceparent from "./20261205000000_outbox_traceparent";
 import * as orderLookups from "./20261210000000_order_lookups";
+import * as orderImports from "./20261215040000_order_imports";
 
 export const migrations: Migration[] = [
   { name: "20261121000400_create_orders", ...createOrders },
@@ -13,4 +14,5 @@ export const migrations: Migration[] = [
   { name: "20261202000000_outbox_retention", ...outboxRetention },
   { name: "20261205000000_outbox_traceparent", ...outboxTraceparent },
   { name: "20261210000000_order_lookups", ...orderLookups },
+  { name: "20261215040000_order_imports", ...orderImports },
 ];
