@@ -4,13 +4,13 @@
  * (408), chunk extensions over Node's bound (413), and anything its parser cannot read — a
  * garbage request line, a malformed header (400). Node would answer them with a bare status
  * line; here they get the RFC 9457 document every other refusal gets, built by
- * gateway/problem.ts, with `Connection: close`: the parser's state is unknown, so the
+ * shared/http/problem.ts, with `Connection: close`: the parser's state is unknown, so the
  * connection cannot carry another request.
  */
 import { STATUS_CODES, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { ErrorType } from "../shared/errors";
-import { toProblem } from "./problem";
+import { toProblem } from "../shared/http/problem";
 import { SERVER_LIMITS } from "./server-limits";
 
 interface RefusalCause {

@@ -23,7 +23,7 @@ import type { ServiceDescription } from "./openapi/service-description";
 import { portalRoutes } from "./portal-routes";
 import { PrincipalCache } from "./principal-cache";
 import { probeRoutes } from "./probe-route";
-import { toProblem } from "./problem";
+import { toProblem } from "../shared/http/problem";
 import { ActiveKeys } from "./active-keys";
 import { Admission } from "./admission";
 import { applyServerLimits } from "./server-limits";

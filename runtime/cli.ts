@@ -6,7 +6,7 @@
  * 2 wrong usage or a value the service refused.
  */
 import { parseArgs } from "node:util";
-import { toProblem } from "../gateway/problem";
+import { toProblem } from "../shared/http/problem";
 import { CLIENT_KINDS, SCOPES } from "../shared/security/auth";
 import { environmentWith, loadConfig, type Config } from "../shared/config/config";
 import { EVENTS } from "../shared/messaging/events";

@@ -1,7 +1,7 @@
 /**
  * Domain errors shared by every service. They know nothing of HTTP: each carries a `type`
  * (a stable machine name) and optional `data`. The gateway maps types to status codes and
- * RFC 9457 documents in one place (gateway/problem.ts).
+ * RFC 9457 documents in one place (shared/http/problem.ts).
  *
  * They extend MoleculerError so that `type` and `data` survive the trip over NATS
  * (moleculer serialises message, code, type and data).

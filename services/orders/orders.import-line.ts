@@ -13,7 +13,7 @@ import type { Knex } from "knex";
 import { uniqueViolation } from "../../shared/database/db";
 import { InvalidInputError, MalformedRequestError } from "../../shared/errors";
 import { inspectJsonValue } from "../../shared/http/json-body";
-import { toProblem } from "../../gateway/problem";
+import { toProblem } from "../../shared/http/problem";
 import type { Principal } from "../../shared/security/auth";
 import { placeOrder } from "./orders.intake";
 import type { CreateOrderParams } from "./orders.params";

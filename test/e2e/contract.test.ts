@@ -6,7 +6,7 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import type { ProblemDocument } from "../../gateway/problem";
+import type { ProblemDocument } from "../../shared/http/problem";
 import type { Packaging, Product } from "../../services/catalogue/catalogue.representation";
 import type { Contact, Customer } from "../../services/crm/crm.representation";
 import type { Order } from "../../services/orders/orders.representation";

@@ -10,9 +10,9 @@ import { startCluster, type Cluster } from "../helpers/cluster";
 import { createApiWorld, partnerOrderBody, type ApiWorld } from "../helpers/api-fixtures";
 import type { Order } from "../../services/orders/orders.representation";
 import type { OrderImport } from "../../services/orders/orders.import-representation";
-import { importEnded, importResults, ndjson, pathOf, uploadImport } from "../helpers/order-imports";
+import { getOnceMore, importEnded, importResults, ndjson, pathOf, uploadImport } from "../helpers/order-imports";
 
-const LINES = 1_500;
+const LINES = 3_000;
 
 let cluster: Cluster;
 let partner: ApiClient;
@@ -29,9 +29,12 @@ afterAll(() => cluster?.stop());
 /** Every order of the partner created since `since` whose externalReference starts with `tag`. */
 async function ordersTagged(since: string, tag: string): Promise<Order[]> {
   const found: Order[] = [];
-  let next: string | null = `/api/v1/orders?createdSince=${encodeURIComponent(since)}&limit=500`;
+  let next: string | null = `/api/v1/orders?createdSince=${encodeURIComponent(since)}&limit=100`;
   while (next) {
-    const page: { status: number; headers: Record<string, string>; body: Order[] } = await partner.get<Order[]>(next);
+    const page: { status: number; headers: Record<string, string>; body: Order[] } = await getOnceMore<Order[]>(
+      partner,
+      next,
+    );
     expect(page.status).toBe(200);
     found.push(...page.body.filter((o) => o.externalReference?.startsWith(tag)));
     const link: string | undefined = page.headers.link;
@@ -55,7 +58,7 @@ describe("when the process running an import is killed mid-import and started ag
     const running = cluster.distributed ? cluster.processes.get("orders")![0] : cluster.processes.get("gateway")![0];
     let seen: OrderImport;
     do {
-      seen = (await partner.get<OrderImport>(location)).body;
+      seen = (await getOnceMore<OrderImport>(partner, location)).body;
       await new Promise((r) => setTimeout(r, 20));
     } while (seen.processed < 50);
     expect(seen.processed).toBeLessThan(LINES);

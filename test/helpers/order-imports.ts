@@ -46,8 +46,21 @@ export async function importEnded(
   }
 }
 
+/**
+ * A GET, asked once more when the connection broke: on a loaded machine a kept-alive socket
+ * the server is closing may be reused by the client (a GET is safe to repeat).
+ */
+export async function getOnceMore<T>(client: ApiClient, path: string, headers?: Record<string, string>) {
+  try {
+    return await client.get<T>(path, headers);
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err;
+    return client.get<T>(path, headers);
+  }
+}
+
 export async function importResults(client: ApiClient, location: string): Promise<OrderImportResult[]> {
-  const { status, headers, body } = await client.get<string>(`${location}/results`, { Accept: NDJSON });
+  const { status, headers, body } = await getOnceMore<string>(client, `${location}/results`, { Accept: NDJSON });
   if (status !== 200) throw new Error(`GET ${location}/results answered ${status}`);
   expectNdjson(headers["content-type"]);
   return body

@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 import { openDatabase } from "../../shared/database/db";
-import { fieldErrorsFromValidator } from "../../gateway/problem";
+import { fieldErrorsFromValidator } from "../../shared/http/problem";
 import type { Order } from "../../services/orders/orders.representation";
 import type { Principal } from "../../shared/security/auth";
 import { startTestBroker, type TestBroker } from "../helpers/broker";

@@ -19,7 +19,7 @@ const named = [
 describe("docs/architecture.md", () => {
   it("when it names files, then it names some", () => {
     expect(named).toEqual(
-      expect.arrayContaining(["shared/messaging/events.ts", "gateway/problem.ts", "runtime/services.ts"]),
+      expect.arrayContaining(["shared/messaging/events.ts", "shared/http/problem.ts", "runtime/services.ts"]),
     );
   });
 

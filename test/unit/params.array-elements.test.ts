@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import fc from "fast-check";
 import Validator from "fastest-validator";
-import { fieldErrorsFromValidator } from "../../gateway/problem";
+import { fieldErrorsFromValidator } from "../../shared/http/problem";
 import { hasPrototypeKey } from "../helpers/prototype-keys";
 
 type Rule = Record<string, unknown>;

@@ -5,7 +5,7 @@ import {
   ServiceUnavailableError,
   UnsupportedMediaTypeError,
 } from "../../shared/errors";
-import { toProblem } from "../../gateway/problem";
+import { toProblem } from "../../shared/http/problem";
 
 describe("gateway problem mapping", () => {
   it("when moleculer-web finds no node for an action yet, then the answer is 503 unavailable, not 500", () => {

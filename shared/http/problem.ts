@@ -3,8 +3,8 @@
  * (`application/problem+json`) with `type`, `title`, `status`, `detail` and, for invalid
  * input, `errors: [{ path, message }]` naming each bad field.
  */
-import { ErrorType, type AcceptedInstead, type FieldError } from "../shared/errors";
-import { MAX_REPORTED_PROBLEMS } from "../shared/http/json-body";
+import { ErrorType, type AcceptedInstead, type FieldError } from "../errors";
+import { MAX_REPORTED_PROBLEMS } from "./json-body";
 
 export interface ProblemDocument {
   type: string;
