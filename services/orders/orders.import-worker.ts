@@ -5,6 +5,7 @@
  * from the rows already written (the chunk the job row points at, the lines of it that have a
  * result), never from memory, so any replica picks up where a dead one stopped.
  */
+import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Knex } from "knex";
 import type { Service } from "moleculer";
 import { AT_ONCE, PollingLoop } from "../../shared/polling-loop";
@@ -163,7 +164,11 @@ function externalIdOf(text: string): string | undefined {
 async function inParallel<T>(items: T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
   let at = 0;
   const lanes = Array.from({ length: Math.min(width, items.length) }, async () => {
-    while (at < items.length) await work(items[at++]);
+    while (at < items.length) {
+      await work(items[at++]);
+      // PGlite answers on this thread without a pause in between: requests waiting on sockets get their turn here.
+      await yieldToEventLoop();
+    }
   });
   const settled = await Promise.allSettled(lanes);
   const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
