@@ -55,7 +55,8 @@ export const importActions = {
       "Import orders in the background: an NDJSON body (application/x-ndjson), one order per line as POST /orders takes it; 202 once every line is stored, `Location` follows it.",
     // The body streams in: no time limit of a usual call (the gateway's request timeout still holds).
     timeout: 0,
-    params: {},
+    // Nothing in the query: an unknown parameter is refused like anywhere else.
+    params: { $$strict: true },
     /** The schema of each line of the body, for the API reference (gateway/openapi/document.ts). */
     lineParams: createOrderParams,
     async handler(this: ImportHost, ctx: RequestContext<Record<string, never>>): Promise<OrderImport> {
