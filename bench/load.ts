@@ -5,7 +5,7 @@
  * partner's orders read the same way.
  */
 import autocannon from "autocannon";
-import { orderPayloadTemplate } from "./order-payload";
+import { batchPayloadTemplate, orderPayloadTemplate } from "./order-payload";
 import type { SeededPartner } from "./seed";
 
 export interface LoadSettings {
@@ -65,6 +65,25 @@ export function postOrders(
     method: "POST",
     headers: { Authorization: `Bearer ${partner.apiKey}`, "Content-Type": "application/json" },
     body: orderPayloadTemplate(partner.references),
+    idReplacement: true,
+    connections,
+    duration: seconds,
+  });
+}
+
+/** POST /api/v1/orders/batch with `size` orders a request (the bench's order, each its own externalId). */
+export function postBatches(
+  baseUrl: string,
+  partner: SeededPartner,
+  connections: number,
+  seconds: number,
+  size: number,
+): Promise<LoadFigures> {
+  return drive({
+    url: `${baseUrl}/api/v1/orders/batch`,
+    method: "POST",
+    headers: { Authorization: `Bearer ${partner.apiKey}`, "Content-Type": "application/json" },
+    body: batchPayloadTemplate(partner.references, size),
     idReplacement: true,
     connections,
     duration: seconds,

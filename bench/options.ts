@@ -29,6 +29,8 @@ export interface BenchOptions {
   cpuProfile: boolean;
   /** Orders to add with SQL before a second measured run (0: none). */
   preload: number;
+  /** Orders per POST /orders/batch of the batch run after the single-order one (0: no batch run). */
+  batch: number;
 }
 
 export class UsageError extends Error {}
@@ -68,6 +70,7 @@ export function parseOptions(argv: string[]): BenchOptions {
       "no-write": { type: "boolean", default: false },
       "cpu-prof": { type: "boolean", default: false },
       preload: { type: "string", default: "0" },
+      batch: { type: "string", default: "100" },
     },
     strict: true,
   });
@@ -95,5 +98,6 @@ export function parseOptions(argv: string[]): BenchOptions {
     write: !values["no-write"] && !values["cpu-prof"],
     cpuProfile: values["cpu-prof"],
     preload,
+    batch: Math.min(positiveInteger("batch", values.batch, 0), 500),
   };
 }

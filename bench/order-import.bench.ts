@@ -38,6 +38,7 @@ const options: BenchOptions = {
   write: false,
   cpuProfile: false,
   preload: 0,
+  batch: 0,
 };
 
 /** The NDJSON body, generated line by line as the request asks for more. */

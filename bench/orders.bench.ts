@@ -1,6 +1,6 @@
 /**
- * `npm run bench:orders`: POST /api/v1/orders under load, in the embedded mode (PGlite, and
- * PostgreSQL), in the distributed mode (a process per service over NATS) and against a bare
+ * `npm run bench:orders`: POST /api/v1/orders under load (then POST /api/v1/orders/batch,
+ * bench/batch-run.ts), in the embedded mode (PGlite, and PostgreSQL), in the distributed mode (a process per service over NATS) and against a bare
  * node:http + pg baseline running the same SQL — one run, one after the other, each on fresh
  * storage. Writes bench/results/orders-<timestamp>.json and the table in bench/README.md.
  * Figures, not a test: nothing here fails because a figure is poor.
@@ -32,6 +32,7 @@ import {
   type TargetResult,
 } from "./report";
 import { placeOneOrder } from "./seed";
+import { batchSection, batchTable, measureBatches } from "./batch-run";
 import { TARGETS, type Deployment, type RunContext, type TargetSpec } from "./targets";
 
 const SETTLE_MS = 2_000;
@@ -109,6 +110,9 @@ async function loadAndMeasure(
   // before the counters are read and the processes stopped.
   await new Promise((r) => setTimeout(r, SETTLE_MS));
   if (database) result.databasePerRequest = await database.perRequest(figures.requests);
+  // The baseline serves POST /orders only.
+  if (run.options.batch > 0 && spec.id !== "baseline")
+    result.batch = await measureBatches(deployment, run, settings, (line) => log(`${spec.label}: ${line}`));
   if (run.options.preload > 0 && deployment.databaseName)
     result.preloaded = await measurePreloaded(spec, deployment, run, settings);
 }
@@ -228,10 +232,11 @@ async function main(): Promise<void> {
     goal: checkGoal(targets),
   };
   const preloaded = preloadTable(results);
+  const batches = batchTable(results);
   console.log(
-    `\n${resultsTable(results)}\n\n${cpuTable(results)}\n\n${preloaded ? `${preloaded}\n\n` : ""}${goalTable(results.goal)}\n`,
+    `\n${resultsTable(results)}\n\n${cpuTable(results)}\n\n${preloaded ? `${preloaded}\n\n` : ""}${batches ? `${batches}\n\n` : ""}${goalTable(results.goal)}\n`,
   );
-  if (options.write) log(`results written to ${writeResults(results)} and bench/README.md`);
+  if (options.write) log(`results written to ${writeResults(results, batchSection(results))} and bench/README.md`);
   else log("--no-write: nothing written");
 }
 

@@ -6,7 +6,8 @@
  * - a body on POST/PUT/PATCH must be JSON (`application/json` or `application/*+json`, UTF-8):
  *   any other media type or charset is 415 with `Accept-Post: application/json`;
  * - `Content-Encoding` may be identity, gzip, deflate or br: another is 415, a corrupt one 400;
- * - at most BODY_LIMIT_BYTES, counted after decompression (a small gzip bomb is still 413);
+ * - at most BODY_LIMIT_BYTES, or the route's own limit (gateway/routes.ts, `bodyLimitBytes`), counted
+ *   after decompression (a small gzip bomb is still 413);
  * - query keys naming a prototype are refused (qs would drop them silently), and a field may
  *   not come both in the query and in the body (moleculer-web lets the query win).
  */
@@ -72,10 +73,9 @@ function decompressorFor(req: IncomingMessage): Transform | null {
 }
 
 /** The body's bytes, decompressed, refused past the limit without reading the rest into memory. */
-async function readBody(req: IncomingMessage): Promise<Buffer> {
+async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const decompressor = decompressorFor(req);
-  if (!decompressor && Number(req.headers["content-length"] ?? 0) > BODY_LIMIT_BYTES)
-    throw new PayloadTooLargeError(BODY_LIMIT_BYTES);
+  if (!decompressor && Number(req.headers["content-length"] ?? 0) > limit) throw new PayloadTooLargeError(limit);
   const source = decompressor ?? req;
   if (decompressor) {
     req.on("error", (err) => decompressor.destroy(err));
@@ -86,7 +86,7 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   try {
     for await (const chunk of source as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > BODY_LIMIT_BYTES) throw new PayloadTooLargeError(BODY_LIMIT_BYTES);
+      if (size > limit) throw new PayloadTooLargeError(limit);
       chunks.push(chunk);
     }
   } catch (err) {
@@ -102,14 +102,14 @@ async function readBody(req: IncomingMessage): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-async function parseBody(req: Req): Promise<unknown> {
+async function parseBody(req: Req, limit: number): Promise<unknown> {
   if (!WITH_BODY.has(req.method ?? "") || !hasBody(req)) return undefined;
   if (!isJsonMediaType(req.headers["content-type"])) {
     throw new UnsupportedMediaTypeError(`The body must be JSON (Content-Type: ${JSON_MEDIA_TYPE}; charset=utf-8).`, {
       mediaType: JSON_MEDIA_TYPE,
     });
   }
-  const raw = await readBody(req);
+  const raw = await readBody(req, limit);
   // An empty chunked body is no body at all, as for `Content-Length: 0`.
   return raw.length === 0 ? undefined : parseJsonBody(raw);
 }
@@ -162,9 +162,17 @@ export function checkStreamedBody(req: Req): void {
   checkQuery(req, undefined);
 }
 
-/** The route middleware: sets `req.body` (undefined when there is none) or fails with a 4xx domain error. */
-export function jsonBodyParser(req: Req, _res: ServerResponse, next: (err?: unknown) => void): void {
-  parseBody(req)
+/**
+ * The route middleware: sets `req.body` (undefined when there is none) or fails with a 4xx domain
+ * error. `this`: the gateway, which knows the body limit of the request's route.
+ */
+export function jsonBodyParser(
+  this: { bodyLimitOf(req: IncomingMessage): number },
+  req: Req,
+  _res: ServerResponse,
+  next: (err?: unknown) => void,
+): void {
+  parseBody(req, this.bodyLimitOf(req))
     .then((body) => {
       checkQuery(req, body);
       req.body = body;

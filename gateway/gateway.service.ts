@@ -13,7 +13,15 @@ import { ErrorType, InvalidInputError } from "../shared/errors";
 import { BROADCASTS, type ClientsChangedPayload, type UsageReport } from "../shared/messaging/events";
 import { isPage } from "../shared/http/paging";
 import { onShutdown } from "../shared/shutdown";
-import { bodyRequired, checkStreamedBody, hasBody, jsonBodyParser, requiresBody, WITH_BODY } from "./body-parser";
+import {
+  BODY_LIMIT_BYTES,
+  bodyRequired,
+  checkStreamedBody,
+  hasBody,
+  jsonBodyParser,
+  requiresBody,
+  WITH_BODY,
+} from "./body-parser";
 import { answerClientErrors } from "./client-errors";
 import { answerMethodSemantics } from "./http-methods";
 import { HttpObserver } from "./http-observer";
@@ -29,7 +37,7 @@ import { Admission } from "./admission";
 import { applyServerLimits } from "./server-limits";
 import { UsageSharing } from "./usage-sharing";
 import { requestIdOf, traceRequest } from "./request-id";
-import { API_PREFIX, aliases } from "./routes";
+import { API_PREFIX, aliases, bodyLimits } from "./routes";
 
 type Req = IncomingMessage & {
   $action?: { scope?: Scope; name?: string; params?: unknown };
@@ -57,11 +65,13 @@ function caseSensitive<R extends object>(routes: R[]): R[] {
 
 type AdmitRequest = (req: Req, res: ServerResponse) => Promise<Principal>;
 type ScopeOfRoute = (req: Req) => Scope | undefined;
+type BodyLimitOf = (req: Req) => number;
 
 /** The gateway's own methods, and the three of moleculer-web's it calls (its typings declare none). */
 interface GatewayMethods {
   admitRequest: AdmitRequest;
   scopeOfRoute: ScopeOfRoute;
+  bodyLimitOf: BodyLimitOf;
   sendError(req: Req, res: ServerResponse, err: unknown): void;
   resolveAlias(url: string | undefined, method: string | undefined): { alias: { action?: unknown } } | false;
 }
@@ -107,13 +117,13 @@ function admitBeforeBody(
  * streams on to their action (checked here, read by the service: gateway/body-parser.ts).
  */
 function parseBody(
-  this: { resolveAlias: GatewayMethods["resolveAlias"] },
+  this: { resolveAlias: GatewayMethods["resolveAlias"]; bodyLimitOf(req: IncomingMessage): number },
   req: Req,
   res: ServerResponse,
   next: (err?: unknown) => void,
 ): void {
   const found = this.resolveAlias(req.parsedUrl, req.method);
-  if (!found || (found.alias as { type?: string }).type !== "stream") return jsonBodyParser(req, res, next);
+  if (!found || (found.alias as { type?: string }).type !== "stream") return jsonBodyParser.call(this, req, res, next);
   try {
     checkStreamedBody(req);
   } catch (err) {
@@ -162,6 +172,7 @@ export function gatewaySchema(
   cfg: GatewaySettings,
 ): ServiceSchema<ApiSettingsSchema, GatewayMethods, GatewayState> {
   const actionDefinition = actionLookup(services);
+  const routeBodyLimits = bodyLimits();
   return {
     name: "gateway",
     mixins: [ApiGateway],
@@ -269,6 +280,13 @@ export function gatewaySchema(
         const route = ApiGateway.methods as { httpHandler: (...args: unknown[]) => Promise<unknown> };
         // In a span under the caller's traceparent (gateway/request-id.ts), followed by every call it makes.
         return traceRequest(req, res, () => route.httpHandler.call(this, req, res, next));
+      },
+
+      /** The largest body the request's route reads (gateway/routes.ts), found as the scope is. */
+      bodyLimitOf(req: Req): number {
+        const found = this.resolveAlias(req.parsedUrl, req.method);
+        const action = found && typeof found.alias.action === "string" ? found.alias.action : "";
+        return routeBodyLimits.get(action) ?? BODY_LIMIT_BYTES;
       },
 
       /** The scope of the action the request's route names (as the service declares it), before it is routed. */

@@ -1,5 +1,5 @@
 /**
- * JSON Schema of the RFC 9457 problem document that gateway/problem.ts produces for every error.
+ * JSON Schema of the RFC 9457 problem document that shared/http/problem.ts produces for every error.
  * Plain JSON Schema (2020-12), used by the OpenAPI document.
  */
 export const Problem = {

@@ -10,13 +10,22 @@ export interface Route {
   streamed?: "application/x-ndjson";
   /** The answer is a stream in this media type rather than JSON. */
   streams?: "application/x-ndjson";
+  /** The largest body the route reads, when not the gateway's BODY_LIMIT_BYTES (gateway/body-parser.ts). */
+  bodyLimitBytes?: number;
 }
+
+/**
+ * POST /orders/batch carries up to 500 orders: 1 MiB holds about 300 orders of a few items, so the
+ * route reads up to 16 MiB (about 32 KiB an order). Beyond it the answer is 413.
+ */
+export const BATCH_BODY_LIMIT_BYTES = 16 * 1024 * 1024;
 
 export { API_PREFIX } from "../shared/http/responses";
 
 export const ROUTES: Route[] = [
   // Orders
   { method: "POST", path: "/orders", action: "orders.create" },
+  { method: "POST", path: "/orders/batch", action: "orders.createBatch", bodyLimitBytes: BATCH_BODY_LIMIT_BYTES },
   { method: "GET", path: "/orders", action: "orders.list" },
   { method: "GET", path: "/orders/:id", action: "orders.get" },
   { method: "POST", path: "/orders/:id/validate", action: "orders.validate" },
@@ -76,6 +85,11 @@ export const ROUTES: Route[] = [
   { method: "DELETE", path: "/clients/:id", action: "clients.revoke" },
   { method: "POST", path: "/clients/:id/rotate_key", action: "clients.rotateKey" },
 ];
+
+/** The routes' own body limits, by action. */
+export function bodyLimits(routes: Route[] = ROUTES): Map<string, number> {
+  return new Map(routes.flatMap((r) => (r.bodyLimitBytes ? [[r.action, r.bodyLimitBytes] as const] : [])));
+}
 
 /** The table in moleculer-web's alias form ("POST /orders": "orders.create"). */
 export function aliases(routes: Route[] = ROUTES): Record<string, string> {

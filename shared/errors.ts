@@ -23,6 +23,7 @@ export const ErrorType = {
   unsupportedMediaType: "UNSUPPORTED_MEDIA_TYPE",
   methodNotAllowed: "METHOD_NOT_ALLOWED",
   unavailable: "UNAVAILABLE",
+  notTaken: "NOT_TAKEN",
 } as const;
 export type ErrorTypeName = (typeof ErrorType)[keyof typeof ErrorType];
 
@@ -98,6 +99,21 @@ export function unknownReference(path: string, entity: string, value: string | n
 export class ConflictError extends DomainError {
   constructor(message: string, data?: Record<string, unknown>) {
     super(message, 409, ErrorType.conflict, data);
+  }
+}
+
+/**
+ * A valid row of a batch sent with `errorPolicy: reject_all` whose batch had a refused row: it
+ * was not taken, and would be if sent again without the refused rows (424 Failed Dependency).
+ */
+export class RowNotTakenError extends DomainError {
+  constructor(refusedRows: number[]) {
+    super(
+      `Not taken: the batch asked for all rows or none (errorPolicy reject_all) and row(s) ${refusedRows.join(", ")} were refused.`,
+      424,
+      ErrorType.notTaken,
+      { refusedRows },
+    );
   }
 }
 

@@ -62,6 +62,15 @@ export const OUTCOMES: Record<string, Outcome> = {
     conflict: "An order with this `externalId` already exists for this client (the problem names it).",
     idempotencyKey: true,
   },
+  "orders.createBatch": {
+    success: [
+      one(
+        "OrderBatchResults",
+        "One result per order, in the order sent; each says what `POST /api/v1/orders` would have answered that order.",
+      ),
+    ],
+    idempotencyKey: true,
+  },
   "orders.list": { success: [list("Order")] },
   "orders.get": { success: [one("Order")] },
   "orders.validate": { success: [one("Order", "The validated order.")], conflict: "The order is not pending." },

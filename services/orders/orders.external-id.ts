@@ -1,7 +1,8 @@
 /**
  * A client's `externalId` names one order only (docs/api.md, `POST /api/v1/orders`). The
- * orders table's unique index is the last word; this module refuses a duplicate before anything
- * is written, for the orders whose intake writes in other services first (a contact sent inline).
+ * orders table's unique index is the last word; this module finds the duplicates of a batch
+ * before anything is written (one query), and holds the externalIds of the orders whose intake
+ * writes in other services first (a contact sent inline) while they are taken.
  */
 import type { Knex } from "knex";
 import { ConflictError } from "../../shared/errors";
@@ -10,14 +11,7 @@ import * as repo from "./orders.repository";
 /** The orders table's unique index on a client's externalId. */
 export const EXTERNAL_ID_UNIQUE = "orders_client_external_id_unique";
 
-/** The 409 naming the client's order with this externalId, if there is one. */
-export async function duplicateOrder(
-  db: Knex,
-  clientId: number,
-  externalId: string,
-): Promise<ConflictError | undefined> {
-  const existing = await repo.findOrderByExternalId(db, clientId, externalId);
-  if (!existing) return undefined;
+function duplicateOf(existing: repo.OrderRow, externalId: string): ConflictError {
   return new ConflictError(
     `You already sent an order with externalId ${JSON.stringify(externalId)}: ${existing.code}.`,
     {
@@ -27,9 +21,14 @@ export async function duplicateOrder(
   );
 }
 
-async function refuseDuplicate(db: Knex, clientId: number, externalId: string): Promise<void> {
-  const conflict = await duplicateOrder(db, clientId, externalId);
-  if (conflict) throw conflict;
+/** The 409 naming the client's order with each of these externalIds that has one (one query). */
+export async function duplicateOrders(
+  db: Knex,
+  clientId: number,
+  externalIds: string[],
+): Promise<Map<string, ConflictError>> {
+  const existing = await repo.findOrdersByExternalIds(db, clientId, [...new Set(externalIds)]);
+  return new Map(existing.map((row) => [row.external_id!, duplicateOf(row, row.external_id!)]));
 }
 
 /**
@@ -115,33 +114,46 @@ function claimsOf(db: Knex): ExternalIdClaims {
   return claims;
 }
 
+/** The 409 of a batch's row whose externalId an earlier row of the same batch has. */
+export function sameExternalIdAs(firstIndex: number, externalId: string): ConflictError {
+  return new ConflictError(
+    `Row ${firstIndex} of this batch has the same externalId ${JSON.stringify(externalId)}: an externalId names one order.`,
+    { externalId, duplicateOfIndex: firstIndex },
+  );
+}
+
+/** The 409 of an externalId that another request of the client holds right now. */
+function beingTaken(externalId: string): ConflictError {
+  return new ConflictError(
+    `An order with externalId ${JSON.stringify(externalId)} is being taken right now; send it again to see how it ended.`,
+    { externalId },
+  );
+}
+
 /**
- * Runs `work` (the rest of the intake) while this request alone holds the client's externalId,
- * once no order has it. A concurrent request with the same externalId is refused (409) before it
- * writes: checking for the order without the claim would let both pass and the loser's inline
- * contact, reference and event remain. The claim is dropped once `work` ends, committed or not,
- * or when the process holding it dies.
+ * Runs `work` (the rest of the intake) while this request alone holds each of the client's
+ * `externalIds` it could claim; `work` is told the ones another request holds (their 409s), and
+ * checks for existing orders itself, after the claims. A concurrent request with the same
+ * externalId is so refused (409) before it writes: checking for the order without the claim would
+ * let both pass and the loser's inline contact, reference and event remain. The claims are
+ * dropped once `work` ends, committed or not, or when the process holding them dies.
  */
-export async function holdingExternalId<T>(
+export async function holdingExternalIds<T>(
   db: Knex,
-  claim: { clientId: number; externalId: string },
-  work: () => Promise<T>,
+  clientId: number,
+  externalIds: string[],
+  work: (busy: Map<string, ConflictError>) => Promise<T>,
 ): Promise<T> {
-  const { clientId, externalId } = claim;
   const claims = claimsOf(db);
-  if (!(await claims.claim(clientId, externalId))) {
-    await refuseDuplicate(db, clientId, externalId);
-    throw new ConflictError(
-      `An order with externalId ${JSON.stringify(externalId)} is being taken right now; send it again to see how it ended.`,
-      {
-        externalId,
-      },
-    );
-  }
+  const held: string[] = [];
+  const busy = new Map<string, ConflictError>();
   try {
-    await refuseDuplicate(db, clientId, externalId);
-    return await work();
+    for (const externalId of new Set(externalIds)) {
+      if (await claims.claim(clientId, externalId)) held.push(externalId);
+      else busy.set(externalId, beingTaken(externalId));
+    }
+    return await work(busy);
   } finally {
-    await claims.release(clientId, externalId);
+    for (const externalId of held) await claims.release(clientId, externalId);
   }
 }

@@ -4,8 +4,8 @@
  * Pure functions: they read the payload, pick the mode, and report every problem at once
  * with the path of the field, before anything is looked up or written.
  */
-import type { Scope } from "../../shared/security/auth";
-import { InvalidInputError, type FieldError } from "../../shared/errors";
+import { hasScope, type Principal, type Scope } from "../../shared/security/auth";
+import { ForbiddenError, InvalidInputError, type FieldError } from "../../shared/errors";
 import type { ContactInput, CreateOrderParams, ItemInput } from "./orders.params";
 
 export type ReferenceBy = "internal" | "external";
@@ -139,4 +139,16 @@ export function scopesNeeded(contact: ContactMode, items: ItemMode[]): Map<Scope
     if (!needed.has(scope)) needed.set(scope, m.kind === "catalogue" ? `items[${i}].packaging` : m.ref.path);
   });
   return needed;
+}
+
+/** Refuses (403) an order whose modes need a scope the client lacks, naming the first field that needs it. */
+export function checkScopes(client: Principal, contact: ContactMode, items: ItemMode[]): void {
+  for (const [scope, path] of scopesNeeded(contact, items)) {
+    if (!hasScope(client, scope)) {
+      throw new ForbiddenError(`\`${path}\` needs the \`${scope}\` scope, which this API key lacks.`, {
+        requiredScope: scope,
+        path,
+      });
+    }
+  }
 }

@@ -10,7 +10,9 @@ import type { Knex } from "knex";
 import type { Service } from "moleculer";
 import { AT_ONCE, PollingLoop } from "../../shared/polling-loop";
 import { appendEvent } from "../../shared/messaging/outbox";
-import { importLine, type LineIntake } from "./orders.import-line";
+import { uniqueViolation } from "../../shared/database/db";
+import { importLines, type PendingLine } from "./orders.import-lines";
+import type { Intake } from "./orders.intake";
 import { presentImport } from "./orders.import-representation";
 import {
   advance,
@@ -22,13 +24,16 @@ import {
   type ImportRow,
 } from "./orders.imports.repository";
 
+/** The results' primary key (migrations/20261215040000_order_imports.ts): one result per line. */
+const ONE_RESULT_PER_LINE = "order_import_results_one_per_line";
+
 /**
  * A claim lasts this long, renewed every third of it while the worker works: only a worker
  * that died lets it run out, and another replica (or the same one, restarted) resumes soon after.
  */
 export const IMPORT_LEASE_MS = 15_000;
-/** Lines of a chunk taken at once: each is a transaction of its own, with its own calls to resolve references. */
-const LINES_AT_ONCE = 4;
+/** Lines taken as one batch (orders.batch-intake.ts): one transaction writes their orders and results. */
+const LINES_PER_BATCH = 100;
 /** Claims of an import in a row that end without finishing a chunk (a line that always fails on our side): then it fails. */
 const MAX_ATTEMPTS = 10;
 const NOT_READY_PAUSE_MS = 250;
@@ -40,7 +45,7 @@ export interface ImportWorkerOptions {
   /** False until the broker started every service (the tables exist, the calls have somewhere to go). */
   ready(): boolean;
   /** How a line is taken, for the importing client (orders.import-line.ts). */
-  intakeFor(client: ImportRow["principal"]): LineIntake;
+  intakeFor(client: ImportRow["principal"]): Intake;
 }
 
 export class ImportWorker {
@@ -102,13 +107,25 @@ export class ImportWorker {
       const todo = lines
         .map((text, i) => ({ text, line: chunk.first_line + i }))
         .filter(({ line }) => line >= next && !done.has(line));
-      // A line that repeats an earlier line's externalId waits for it, so the first one is the order and the repeat the duplicate.
-      const [firsts, repeats] = splitRepeats(todo);
-      const take = ({ text, line }: PendingLine) => importLine(intake, job.id, line, text);
-      await inParallel(firsts, LINES_AT_ONCE, take);
-      await inParallel(repeats, 1, take);
+      for (let at = 0; at < todo.length && this.loop.running; at += LINES_PER_BATCH) {
+        if (!(await this.take(intake, job, todo.slice(at, at + LINES_PER_BATCH)))) return;
+        // PGlite answers on this thread without a pause: requests waiting on sockets get their turn here.
+        await yieldToEventLoop();
+      }
+      if (!this.loop.running) return;
       if (!(await advance(this.opts.db, job, end, IMPORT_LEASE_MS))) return;
       next = end;
+    }
+  }
+
+  /** Takes these lines; false when another worker took them meanwhile (the claim was lost). */
+  private async take(intake: Intake, job: ImportRow, lines: PendingLine[]): Promise<boolean> {
+    try {
+      await importLines(intake, job.id, lines);
+      return true;
+    } catch (err) {
+      if (uniqueViolation(err) === ONE_RESULT_PER_LINE) return false;
+      throw err;
     }
   }
 
@@ -130,47 +147,4 @@ export class ImportWorker {
         "order import ended",
       );
   }
-}
-
-interface PendingLine {
-  text: string;
-  line: number;
-}
-
-/** The lines whose externalId (if any) no earlier line of theirs has, and the others, each in line order. */
-function splitRepeats(lines: PendingLine[]): [PendingLine[], PendingLine[]] {
-  const seen = new Set<string>();
-  const firsts: PendingLine[] = [];
-  const repeats: PendingLine[] = [];
-  for (const pending of lines) {
-    const id = externalIdOf(pending.text);
-    if (id !== undefined && seen.has(id)) repeats.push(pending);
-    else firsts.push(pending);
-    if (id !== undefined) seen.add(id);
-  }
-  return [firsts, repeats];
-}
-
-function externalIdOf(text: string): string | undefined {
-  try {
-    const id = (JSON.parse(text) as { externalId?: unknown } | null)?.externalId;
-    return typeof id === "string" ? id : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** `work` on every item, at most `width` at a time; the first failure is thrown once the others settled. */
-async function inParallel<T>(items: T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
-  let at = 0;
-  const lanes = Array.from({ length: Math.min(width, items.length) }, async () => {
-    while (at < items.length) {
-      await work(items[at++]);
-      // PGlite answers on this thread without a pause in between: requests waiting on sockets get their turn here.
-      await yieldToEventLoop();
-    }
-  });
-  const settled = await Promise.allSettled(lanes);
-  const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
-  if (failed) throw failed.reason;
 }

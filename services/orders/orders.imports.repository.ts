@@ -152,18 +152,30 @@ export async function linesWithResults(db: Db, id: number, from: number, to: num
   return new Set(rows.map((r) => r.line));
 }
 
-/** One line's result; pass the transaction that creates its order, if it creates one. */
-export async function insertResult(db: Db, id: number, r: LineResult): Promise<void> {
-  await db
+/**
+ * The lines' results; pass the transaction that writes their orders. `skipExisting`: lines that
+ * have one already keep it (otherwise a second result for a line fails the transaction).
+ */
+export async function insertResults(
+  db: Db,
+  id: number,
+  results: LineResult[],
+  { skipExisting = false } = {},
+): Promise<void> {
+  if (results.length === 0) return;
+  const insert = db
     .withSchema(S)
     .table("order_import_results")
-    .insert({
-      import_id: id,
-      line: r.line,
-      status: r.status,
-      order_id: r.orderId,
-      problem: r.problem === null ? null : JSON.stringify(r.problem),
-    });
+    .insert(
+      results.map((r) => ({
+        import_id: id,
+        line: r.line,
+        status: r.status,
+        order_id: r.orderId,
+        problem: r.problem === null ? null : JSON.stringify(r.problem),
+      })),
+    );
+  await (skipExisting ? insert.onConflict(["import_id", "line"]).ignore() : insert);
 }
 
 /** The chunk is done: the claim moves on to `nextLine` with a new lease. False when the claim was lost. */

@@ -1,33 +1,41 @@
 /**
- * Taking an order, as a story: read how the contact and items are named, check the caller may
- * name them so, resolve everything to snapshots (reads only), then write the order, its items
- * and its `sales_order_created` event in one statement (where a duplicate externalId is
- * refused by its unique index, with no query of its own). Nothing is written unless all of it
- * is; a repeated Idempotency-Key replays the first answer (orders.idempotency.ts).
+ * Taking orders — one (POST /orders) or a batch (orders.batch-intake.ts), by the same rules — as
+ * a story: read how each order names its contact and items, check the caller may name them so,
+ * resolve every order to snapshots (reads only, one call per service for all of them), refuse
+ * the duplicates of an externalId, then write the orders, their items and their
+ * `sales_order_created` events in one statement. A refused order is answered with the error a
+ * single POST of it would have raised. With `reject_all` nothing is written unless every order
+ * is good; with `reject_failed_rows` the good ones are taken.
  *
  * A contact sent inline is the one write outside this service (crm, references), so it comes
- * last, once everything else is known good, and with the order's externalId held
- * (orders.external-id.ts) so that a duplicate is refused before it. What is left is harmless by
- * construction: the registration is idempotent and owned by the calling partner alone
- * (docs/api.md, "Who sees what"), so a request racing another with the same Idempotency-Key
- * and body ends in the very records the winner's order names.
+ * last, once everything else is known good, with the order's externalId held
+ * (orders.external-id.ts) so that a duplicate is refused before it. What is left after a later
+ * failure is harmless by construction: the registration is idempotent and owned by the calling
+ * partner alone (docs/api.md, "Who sees what"), so a request racing another with the same
+ * Idempotency-Key and body ends in the very records the winner's orders name.
  */
 import type { Knex } from "knex";
-import { hasScope, type Principal } from "../../shared/security/auth";
+import type { Principal } from "../../shared/security/auth";
 import { conflictOnUnique } from "../../shared/database/database-errors";
-import { ForbiddenError } from "../../shared/errors";
+import { RowNotTakenError, type ConflictError } from "../../shared/errors";
 import type { Db } from "../../shared/database/db";
 import { eventsAppended, outboxRow } from "../../shared/messaging/outbox";
-import { codeDay, orderCode } from "./orders.code";
-import { duplicateOrder, EXTERNAL_ID_UNIQUE, holdingExternalId } from "./orders.external-id";
-import { contactModeOf, itemModesOf, scopesNeeded, type ContactMode, type ItemMode } from "./orders.identify";
 import { requestHash } from "../../shared/http/idempotency";
-import { placeOnce, replayOf, type KeyedRequest, type Placed } from "./orders.idempotency";
-import type { CreateOrderParams } from "./orders.params";
+import { codeDay, orderCode } from "./orders.code";
+import { duplicateOrders, EXTERNAL_ID_UNIQUE, holdingExternalIds, sameExternalIdAs } from "./orders.external-id";
+import { checkScopes, contactModeOf, itemModesOf } from "./orders.identify";
+import { placeOnce, replayOf, type KeyedRequest } from "./orders.idempotency";
+import type { CreateOrderParams, ErrorPolicy } from "./orders.params";
 import type { ResolvedReferences } from "./orders.references-cache";
 import * as repo from "./orders.repository";
 import { presentOrder, type Order } from "./orders.representation";
-import { registerInlineContact, resolveOrder, type Call, type ResolvedContact } from "./orders.resolve";
+import {
+  registerInlineContact,
+  resolveOrders,
+  type Call,
+  type OrderModes,
+  type ResolvedContact,
+} from "./orders.resolve";
 
 export interface Intake {
   db: Knex;
@@ -36,104 +44,269 @@ export interface Intake {
   client: Principal;
   idempotencyKey?: string;
   /**
-   * What must commit with the order, or not at all (an import's result for the line:
-   * orders.import-line.ts). The order is then written in a transaction of its own with it.
+   * What must commit with the orders, or not at all (an import's results for its lines:
+   * orders.import-lines.ts); the orders are then written in a transaction of their own with it.
    */
-  alongside?: (trx: Knex.Transaction, order: Order) => Promise<void>;
+  alongside?: (trx: Knex.Transaction, outcomes: Outcome[]) => Promise<void>;
 }
 
-export async function placeOrder(intake: Intake, order: CreateOrderParams): Promise<Placed> {
-  const { db, client, idempotencyKey: key } = intake;
-  const keyed = key ? { clientId: client.clientId, key, hash: requestHash(order) } : undefined;
-  const replay = keyed && (await replayOf(db, keyed));
-  if (replay) return replay;
+/** An order's outcome: taken, or refused with the error a single POST of it raises. */
+export type Outcome = { order: Order } | { error: Error };
 
-  const contactMode = contactModeOf(order);
-  const itemModes = itemModesOf(order.items);
-  checkScopes(client, contactMode, itemModes);
+/** What a request with an Idempotency-Key keeps as its answer, made of its outcomes. */
+export interface Keeping<T> {
+  request: KeyedRequest;
+  answer(outcomes: Outcome[]): T;
+}
 
-  const resolved = await resolveOrder(
+/** The outcomes in the orders' order, or the answer replayed when a racing request with the key won. */
+export type Taken<T> = { outcomes: Outcome[]; replayed?: undefined } | { outcomes?: undefined; replayed: T };
+
+/** One order of the batch on its way: its place, its body, and what each step found. */
+interface Candidate {
+  index: number;
+  order: CreateOrderParams;
+  modes: OrderModes;
+  contact?: ResolvedContact;
+  items?: repo.NewItem[];
+}
+
+/** Thrown when the unique index refused an externalId that another request took meanwhile. */
+class ExternalIdTakenMeanwhile extends Error {}
+
+/** The request's key, with the hash of its body, when it has one. */
+export function keyedRequest(intake: Intake, body: unknown): KeyedRequest | undefined {
+  const key = intake.idempotencyKey;
+  return key ? { clientId: intake.client.clientId, key, hash: requestHash(body) } : undefined;
+}
+
+/** POST /orders: a batch of one; its refusal is the request's. */
+export async function placeOrder(
+  intake: Intake,
+  order: CreateOrderParams,
+): Promise<{ order: Order; replayed: boolean }> {
+  const request = keyedRequest(intake, order);
+  const replay = request && (await replayOf<Order>(intake.db, request));
+  if (replay) return { order: replay, replayed: true };
+  const keeping = request && { request, answer: (outcomes: Outcome[]) => (outcomes[0] as { order: Order }).order };
+  const taken = await takeOrders(intake, [order], "reject_all", keeping);
+  if (taken.replayed) return { order: taken.replayed, replayed: true };
+  const [outcome] = taken.outcomes;
+  if ("error" in outcome) throw outcome.error;
+  return { order: outcome.order, replayed: false };
+}
+
+/** `rows`: each a valid body, or the error its validation raised. */
+export async function takeOrders<T>(
+  intake: Intake,
+  rows: (CreateOrderParams | Error)[],
+  policy: ErrorPolicy,
+  keeping?: Keeping<T>,
+): Promise<Taken<T>> {
+  const refused = new Map<number, Error>();
+  const candidates = identify(intake.client, rows, refused);
+  const resolved = await resolveOrders(
     intake.call,
     intake.references,
-    client.clientId,
-    order.items,
-    contactMode,
-    itemModes,
+    intake.client.clientId,
+    candidates.map((c) => c.modes),
   );
-  const take = (contact: ResolvedContact) => takeOrder(intake, order, keyed, contact, resolved.items);
-  if (contactMode.kind !== "inline") return take(resolved.contact!);
+  candidates.forEach((c, i) => {
+    const r = resolved[i];
+    if (r instanceof Error) refused.set(c.index, r);
+    else Object.assign(c, { contact: r.contact ?? undefined, items: r.items });
+  });
+  const inlineIds = candidates.flatMap((c) =>
+    c.modes.contact.kind === "inline" && c.order.externalId !== undefined && !refused.has(c.index)
+      ? [c.order.externalId]
+      : [],
+  );
+  return holdingExternalIds(intake.db, intake.client.clientId, inlineIds, async (busy) => {
+    await refuseDuplicates(intake, candidates, refused, busy);
+    return takeGood(intake, rows.length, candidates, refused, policy, keeping);
+  });
+}
 
-  const registerThenTake = async () => take(await registerInlineContact(intake.call, client.clientId, contactMode));
-  return order.externalId === undefined
-    ? registerThenTake()
-    : holdingExternalId(db, { clientId: client.clientId, externalId: order.externalId }, registerThenTake);
+/** Each order's modes and scopes; the refused ones are set aside, the others become candidates. */
+function identify(client: Principal, rows: (CreateOrderParams | Error)[], refused: Map<number, Error>): Candidate[] {
+  const candidates: Candidate[] = [];
+  const firstWith = new Map<string, number>();
+  rows.forEach((order, index) => {
+    if (order instanceof Error) {
+      refused.set(index, order);
+      return;
+    }
+    try {
+      const modes = { items: order.items, contact: contactModeOf(order), itemModes: itemModesOf(order.items) };
+      checkScopes(client, modes.contact, modes.itemModes);
+      const first = order.externalId === undefined ? undefined : firstWith.get(order.externalId);
+      if (first !== undefined) throw sameExternalIdAs(first, order.externalId!);
+      if (order.externalId !== undefined) firstWith.set(order.externalId, index);
+      candidates.push({ index, order, modes });
+    } catch (err) {
+      // identify and checkScopes are pure: what they throw is about this order alone.
+      refused.set(index, err as Error);
+    }
+  });
+  return candidates;
+}
+
+/** The client's orders that have a candidate's externalId already (one query), then those another request holds. */
+async function refuseDuplicates(
+  intake: Intake,
+  candidates: Candidate[],
+  refused: Map<number, Error>,
+  busy: Map<string, ConflictError>,
+): Promise<void> {
+  const pending = candidates.filter((c) => !refused.has(c.index) && c.order.externalId !== undefined);
+  const ids = pending.map((c) => c.order.externalId!);
+  const existing = await duplicateOrders(intake.db, intake.client.clientId, ids);
+  for (const c of pending) {
+    const conflict = existing.get(c.order.externalId!) ?? busy.get(c.order.externalId!);
+    if (conflict) refused.set(c.index, conflict);
+  }
+}
+
+async function takeGood<T>(
+  intake: Intake,
+  count: number,
+  candidates: Candidate[],
+  refused: Map<number, Error>,
+  policy: ErrorPolicy,
+  keeping?: Keeping<T>,
+): Promise<Taken<T>> {
+  for (;;) {
+    if (policy === "reject_all" && refused.size > 0) {
+      const notTaken = new RowNotTakenError([...refused.keys()].sort((a, b) => a - b));
+      for (const c of candidates) if (!refused.has(c.index)) refused.set(c.index, notTaken);
+    }
+    const good = candidates.filter((c) => !refused.has(c.index));
+    if (good.length === 0) return { outcomes: outcomesOf(count, refused, []) };
+    await registerInlineContacts(intake, good, refused);
+    const ready = good.filter((c) => !refused.has(c.index));
+    try {
+      return await writeOrders(intake, count, ready, refused, keeping);
+    } catch (err) {
+      if (!(err instanceof ExternalIdTakenMeanwhile)) throw err;
+      // Another request took one of these externalIds since they were checked: refuse those, try the rest again.
+      await refuseDuplicates(intake, ready, refused, new Map());
+    }
+  }
 }
 
 /**
- * The order's own writes: the order, its items and its event in one statement; with an
+ * The inline contacts of the good orders, each distinct one registered once, one after the
+ * other (a contact refused by crm or references refuses its orders).
+ */
+async function registerInlineContacts(intake: Intake, good: Candidate[], refused: Map<number, Error>): Promise<void> {
+  const registered = new Map<string, ResolvedContact | Error>();
+  for (const c of good) {
+    const mode = c.modes.contact;
+    if (mode.kind !== "inline") continue;
+    const key = JSON.stringify([mode.contact, mode.customer]);
+    if (!registered.has(key)) {
+      registered.set(key, await registerInlineContact(intake.call, intake.client.clientId, mode).catch(refusalOrThrow));
+    }
+    const contact = registered.get(key)!;
+    if (contact instanceof Error) refused.set(c.index, contact);
+    else c.contact = contact;
+  }
+}
+
+/** A 4xx error is the order's refusal; anything else fails the request. */
+function refusalOrThrow(err: unknown): Error {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (err instanceof Error && typeof code === "number" && code >= 400 && code < 500) return err;
+  throw err;
+}
+
+/**
+ * The orders' own writes: the orders, their items and their events in one statement; with an
  * Idempotency-Key, in one transaction with the key's claim and answer (orders.idempotency.ts).
  */
-async function takeOrder(
+async function writeOrders<T>(
   intake: Intake,
-  order: CreateOrderParams,
-  keyed: KeyedRequest | undefined,
-  resolved: ResolvedContact,
-  items: repo.NewItem[],
-): Promise<Placed> {
+  count: number,
+  ready: Candidate[],
+  refused: Map<number, Error>,
+  keeping?: Keeping<T>,
+): Promise<Taken<T>> {
   const { db, client } = intake;
-  const { contact, customer } = resolved;
   const day = codeDay(new Date());
-  // The day's counter moves even for an order refused below: codes may skip a number, never repeat.
-  const reservation = await repo.reserveOrder(db, day);
+  // The day's counter moves even for orders refused below: codes may skip a number, never repeat.
+  const reservations = await repo.reserveOrders(db, day, ready.length);
+  const writes = ready.map((c, i) => orderWrite(client, c, day, reservations[i]));
+  const outcomes = outcomesOf(
+    count,
+    refused,
+    writes.map((w, i) => [ready[i].index, w.order]),
+  );
+  const write = async (on: Db) => {
+    await repo.insertOrders(on, writes);
+    eventsAppended(on, "orders");
+  };
+  const written: Promise<Taken<T>> = keeping
+    ? placeOnce(db, keeping.request, keeping.answer(outcomes), count === 1 ? writes[0].order.id : null, write).then(
+        ({ answer, replayed }) => (replayed ? { replayed: answer } : { outcomes }),
+      )
+    : writeAlongside(db, write, outcomes, intake.alongside).then(() => ({ outcomes }));
+  return conflictOnUnique(written, (constraint) =>
+    constraint === EXTERNAL_ID_UNIQUE ? new ExternalIdTakenMeanwhile() : undefined,
+  );
+}
+
+/** The write, in one transaction with what must commit with it, when there is such a thing. */
+function writeAlongside(
+  db: Knex,
+  write: (on: Db) => Promise<void>,
+  outcomes: Outcome[],
+  alongside: Intake["alongside"],
+): Promise<void> {
+  if (!alongside) return write(db);
+  return db.transaction(async (trx) => {
+    await write(trx);
+    await alongside(trx, outcomes);
+  });
+}
+
+function orderWrite(
+  client: Principal,
+  c: Candidate,
+  day: string,
+  reservation: repo.Reservation,
+): repo.OrderWrite & { order: Order } {
+  const { contact, customer } = c.contact!;
   const row = repo.newOrderRow(
     {
       code: orderCode(day, reservation.codeNumber),
       clientId: client.clientId,
-      externalId: order.externalId ?? null,
-      externalReference: order.externalReference ?? null,
+      externalId: c.order.externalId ?? null,
+      externalReference: c.order.externalReference ?? null,
       contact,
       customer,
-      invoicingAddress: order.invoicingAddress,
-      deliveryAddress: order.deliveryAddress,
+      invoicingAddress: c.order.invoicingAddress,
+      deliveryAddress: c.order.deliveryAddress,
     },
     reservation,
   );
-  const created = presentOrder(
+  const items = c.items!;
+  const order = presentOrder(
     row,
     items.map((i) => ({ ...i, order_id: row.id })),
   );
-  const write = async (on: Db) => {
-    await repo.insertOrder(
-      on,
-      row,
-      items,
-      outboxRow({ event: "sales_order_created", ownerClientId: client.clientId, entityId: row.id, data: created }),
-    );
-    eventsAppended(on, "orders");
-  };
-  const externalIdTaken = (constraint: string) =>
-    constraint === EXTERNAL_ID_UNIQUE ? duplicateOrder(db, client.clientId, order.externalId!) : undefined;
-  const { alongside } = intake;
-  const writeAll = alongside
-    ? () =>
-        db.transaction(async (trx) => {
-          await write(trx);
-          await alongside(trx, created);
-        })
-    : () => write(db);
-  const placed = keyed
-    ? placeOnce(db, keyed, created, write)
-    : writeAll().then((): Placed => ({ order: created, replayed: false }));
-  return conflictOnUnique(placed, externalIdTaken);
+  const event = outboxRow({
+    event: "sales_order_created",
+    ownerClientId: client.clientId,
+    entityId: row.id,
+    data: order,
+  });
+  return { row, items, outboxRow: event, order };
 }
 
-function checkScopes(client: Principal, contact: ContactMode, items: ItemMode[]): void {
-  for (const [scope, path] of scopesNeeded(contact, items)) {
-    if (!hasScope(client, scope)) {
-      throw new ForbiddenError(`\`${path}\` needs the \`${scope}\` scope, which this API key lacks.`, {
-        requiredScope: scope,
-        path,
-      });
-    }
-  }
+function outcomesOf(count: number, refused: Map<number, Error>, taken: [number, Order][]): Outcome[] {
+  const orders = new Map(taken);
+  return Array.from({ length: count }, (_, i): Outcome => {
+    const order = orders.get(i);
+    return order ? { order } : { error: refused.get(i)! };
+  });
 }

@@ -185,3 +185,59 @@ export const Order = {
   },
   additionalProperties: false,
 } as const;
+
+/** POST /orders/batch's answer (orders.batch-intake.ts). */
+export const OrderBatchResults = {
+  type: "object",
+  description:
+    "One result per order sent, in the order sent. Each `status` is what `POST /api/v1/orders` would have answered that order alone: 201 with the `order`, else a `problem`.",
+  required: ["results"],
+  properties: {
+    results: {
+      type: "array",
+      items: {
+        type: "object",
+        required: ["index", "status"],
+        properties: {
+          index: { type: "integer", minimum: 0, description: "The order's place in `orders`, from 0." },
+          status: {
+            type: "integer",
+            description:
+              "201 taken; 403 a scope is missing; 409 its `externalId` is taken (`existingOrderId`) or repeats an earlier row's (`duplicateOfIndex`); 422 invalid (`errors` with the order's own paths); 424 good but not taken: another row was refused under `reject_all` (`refusedRows`).",
+          },
+          order: { $ref: "#/components/schemas/Order" },
+          problem: {
+            allOf: [{ $ref: "#/components/schemas/Problem" }],
+            description: "Why the order was not taken, as a single POST would say it, plus its `index`.",
+          },
+        },
+        additionalProperties: false,
+      },
+    },
+  },
+  additionalProperties: false,
+  examples: [
+    {
+      results: [
+        { index: 0, status: 201, order: orderExample },
+        {
+          index: 1,
+          status: 422,
+          problem: {
+            type: "/problems/validation-failed",
+            title: "Your request has invalid fields",
+            status: 422,
+            detail: "items[0].orderedQuantity: The 'items[0].orderedQuantity' field must be a positive number.",
+            errors: [
+              {
+                path: "items[0].orderedQuantity",
+                message: "The 'items[0].orderedQuantity' field must be a positive number.",
+              },
+            ],
+            index: 1,
+          },
+        },
+      ],
+    },
+  ],
+} as const;

@@ -108,6 +108,40 @@ export type AddressInput = CreateOrderParams["invoicingAddress"];
 export type ContactInput = CreateOrderParams["contact"];
 export type ItemInput = CreateOrderParams["items"][number];
 
+export const MAX_BATCH_ORDERS = 500;
+export const ERROR_POLICIES = ["reject_all", "reject_failed_rows"] as const;
+export type ErrorPolicy = (typeof ERROR_POLICIES)[number];
+
+/**
+ * POST /orders/batch. Each order is checked against createOrderParams on its own
+ * (orders.batch-intake.ts), so that a bad one is refused alone, its errors named by its own
+ * paths (`items[0].orderedQuantity`); here only that it is an object.
+ */
+export const createOrdersBatchParams = {
+  $$strict: true,
+  orders: arrayOf(
+    {
+      type: "object",
+      // Not the order's schema: a row that breaks it is answered in its result (422), not by
+      // refusing the request, and the document says what the server refuses.
+      jsonSchemaAlso: {
+        description:
+          "An order, as the body of `POST /api/v1/orders` (its request schema). Each is checked on its own: one that breaks a rule is answered 422 in its result.",
+      },
+    },
+    { min: 1, max: MAX_BATCH_ORDERS },
+  ),
+  errorPolicy: {
+    type: "enum",
+    values: [...ERROR_POLICIES],
+    jsonSchemaAlso: {
+      description:
+        "`reject_all`: nothing is taken unless every order is good; `reject_failed_rows`: the good orders are taken.",
+    },
+  },
+} as const;
+export type CreateOrdersBatchParams = ParamsOf<typeof createOrdersBatchParams>;
+
 export const orderIdParams = { $$strict: true, id: pathId("order") } as const;
 export type OrderIdParams = ParamsOf<typeof orderIdParams>;
 

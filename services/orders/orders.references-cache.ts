@@ -41,9 +41,9 @@ export interface PackagingReference {
   packaging: PackagingSnapshot;
 }
 
-/** `references.resolveOrder`'s answer: the contact, and each packaging aligned with the lookups. */
+/** `references.resolveOrders`' answer: the contacts and the packagings, each aligned with its lookups. */
 export interface ReferencesAnswer {
-  contact: ContactReference | null;
+  contacts: (ContactReference | null)[];
   packagings: (PackagingReference | null)[];
 }
 
@@ -77,25 +77,35 @@ export class ResolvedReferences {
   /** The kept answer when every lookup has one, else `fetch`'s (whose stable parts are kept). */
   async resolve(
     clientId: number,
-    contact: Lookup,
+    contacts: Lookup[],
     packagings: Lookup[],
     fetch: () => Promise<ReferencesAnswer>,
   ): Promise<ReferencesAnswer> {
-    const known = this.known(clientId, contact, packagings);
+    const known = this.known(clientId, contacts, packagings);
     if (known) return known;
     const generation = this.generation;
     const answer = await fetch();
-    if (generation === this.generation) this.keep(clientId, contact, packagings, answer);
+    if (generation === this.generation) this.keep(clientId, contacts, packagings, answer);
     return answer;
   }
 
-  /** A crm contact by id: the kept one, else `fetch`'s (kept when found). */
-  async crmContact(id: number, fetch: () => Promise<CrmContact | undefined>): Promise<CrmContact | undefined> {
-    const kept = this.crmContacts.get(id);
-    if (kept) return kept;
+  /** crm contacts by id: the kept ones, and the others from one `fetch` of the missing ids (kept when found). */
+  async crmContactsById(
+    ids: number[],
+    fetch: (missing: number[]) => Promise<CrmContact[]>,
+  ): Promise<Map<number, CrmContact>> {
+    const found = new Map<number, CrmContact>();
+    for (const id of ids) {
+      const kept = this.crmContacts.get(id);
+      if (kept) found.set(id, kept);
+    }
+    const missing = ids.filter((id) => !found.has(id));
+    if (missing.length === 0) return found;
     const generation = this.generation;
-    const found = await fetch();
-    if (found && generation === this.generation) this.crmContacts.set(id, found);
+    for (const contact of await fetch(missing)) {
+      found.set(contact.id, contact);
+      if (generation === this.generation) this.crmContacts.set(contact.id, contact);
+    }
     return found;
   }
 
@@ -122,24 +132,37 @@ export class ResolvedReferences {
     this.contacts.deleteWhere((reference) => ids.has(reference.id));
   }
 
-  private known(clientId: number, contact: Lookup, lookups: Lookup[]): ReferencesAnswer | null {
-    const foundContact = this.contacts.get(keyOf(clientId, contact));
-    if (!foundContact) return null;
-    const packagings: PackagingReference[] = [];
-    for (const lookup of lookups) {
-      const found = this.packagings.get(keyOf(clientId, lookup));
-      if (!found) return null;
-      packagings.push(found);
-    }
-    return { contact: foundContact, packagings };
+  private known(clientId: number, contacts: Lookup[], packagings: Lookup[]): ReferencesAnswer | null {
+    const foundContacts = allKept(this.contacts, clientId, contacts);
+    const foundPackagings = foundContacts && allKept(this.packagings, clientId, packagings);
+    return foundPackagings ? { contacts: foundContacts, packagings: foundPackagings } : null;
   }
 
-  private keep(clientId: number, contact: Lookup, lookups: Lookup[], answer: ReferencesAnswer): void {
-    if (answer.contact && isStable(contact, answer.contact))
-      this.contacts.set(keyOf(clientId, contact), answer.contact);
-    lookups.forEach((lookup, i) => {
-      const found = answer.packagings[i];
-      if (found && isStable(lookup, found)) this.packagings.set(keyOf(clientId, lookup), found);
-    });
+  private keep(clientId: number, contacts: Lookup[], packagings: Lookup[], answer: ReferencesAnswer): void {
+    keepStable(this.contacts, clientId, contacts, answer.contacts);
+    keepStable(this.packagings, clientId, packagings, answer.packagings);
   }
+}
+
+/** The kept answer of every lookup, or null when one has none. */
+function allKept<V>(kept: ExpiringCache<string, V>, clientId: number, lookups: Lookup[]): V[] | null {
+  const found: V[] = [];
+  for (const lookup of lookups) {
+    const one = kept.get(keyOf(clientId, lookup));
+    if (!one) return null;
+    found.push(one);
+  }
+  return found;
+}
+
+function keepStable<V extends { externalReference: string }>(
+  kept: ExpiringCache<string, V>,
+  clientId: number,
+  lookups: Lookup[],
+  answers: (V | null)[],
+): void {
+  lookups.forEach((lookup, i) => {
+    const found = answers[i];
+    if (found && isStable(lookup, found)) kept.set(keyOf(clientId, lookup), found);
+  });
 }

@@ -1,5 +1,6 @@
 /**
- * The only file of the orders service that touches knex.
+ * SQL of the orders, their items, the day's code counters and the externalId locks (the lookups
+ * are in orders.lookups.repository.ts, the Idempotency-Keys in orders.idempotency-keys.repository.ts).
  */
 import type { Knex } from "knex";
 import type { Db } from "../../shared/database/db";
@@ -58,18 +59,21 @@ export interface Reservation {
 }
 
 /**
- * Next number of the day's sequence, committed at once (autocommit) so no lock is held, with the
- * order's id and the database's time: the order (and the event that carries it) is then known in
- * full before the one statement that writes it.
+ * The next `count` numbers of the day's sequence, committed at once (autocommit) so no lock is
+ * held, each with an order id, and the database's time: the orders (and the events that carry
+ * them) are then known in full before the one statement that writes them.
  */
-export async function reserveOrder(db: Db, day: string): Promise<Reservation> {
-  const { rows } = await db.raw<{ rows: { last_value: number; id: number; at: Date }[] }>(
-    `INSERT INTO ${S}.order_code_counters (day, last_value) VALUES (?, 1)
-     ON CONFLICT (day) DO UPDATE SET last_value = order_code_counters.last_value + 1
-     RETURNING last_value, nextval('${S}.orders_id_seq')::int AS id, now() AS at`,
-    [day],
+export async function reserveOrders(db: Db, day: string, count: number): Promise<Reservation[]> {
+  const { rows } = await db.raw<{ rows: { code_number: number; id: number; at: Date }[] }>(
+    `WITH counter AS (
+       INSERT INTO ${S}.order_code_counters (day, last_value) VALUES (?, ?)
+       ON CONFLICT (day) DO UPDATE SET last_value = order_code_counters.last_value + EXCLUDED.last_value
+       RETURNING last_value, now() AS at)
+     SELECT counter.last_value - ? + n AS code_number, nextval('${S}.orders_id_seq')::int AS id, counter.at
+     FROM counter, generate_series(1, ?) AS n ORDER BY n`,
+    [day, count, count, count],
   );
-  return { id: rows[0].id, codeNumber: rows[0].last_value, at: rows[0].at };
+  return rows.map((r) => ({ id: r.id, codeNumber: Number(r.code_number), at: r.at }));
 }
 
 /** The row a new order will be, as `returning *` would give it back. */
@@ -94,40 +98,77 @@ export function newOrderRow(o: NewOrder, r: Reservation): OrderRow {
 
 const JSON_COLUMNS = ["contact", "customer", "invoicing_address", "delivery_address"] as const;
 
+/** An order to write: its row, its items and its outbox row. */
+export interface OrderWrite {
+  row: OrderRow;
+  items: NewItem[];
+  outboxRow: Record<string, unknown>;
+}
+
 /**
- * The order, its items and its outbox row in one statement (a writable CTE per table): atomic on
- * its own, so one round trip instead of BEGIN, three inserts and COMMIT. A duplicate externalId
- * fails the whole statement on the unique index, as before.
+ * Items one statement carries at most: PostgreSQL takes at most 65,535 bound values in one
+ * statement (six an item), and knex builds the statement's text recursively.
  */
-export async function insertOrder(
-  db: Db,
-  row: OrderRow,
-  items: NewItem[],
-  outboxRow: Record<string, unknown>,
-): Promise<void> {
-  const order: Record<string, unknown> = { ...row };
-  for (const column of JSON_COLUMNS) order[column] = JSON.stringify(row[column]);
+const ITEMS_PER_STATEMENT = 5000;
+
+/** The orders in groups of whole orders, each with at most ITEMS_PER_STATEMENT items (or one order). */
+function statementGroups(orders: OrderWrite[]): OrderWrite[][] {
+  const groups: OrderWrite[][] = [[]];
+  let items = 0;
+  for (const order of orders) {
+    if (items + order.items.length > ITEMS_PER_STATEMENT && groups[groups.length - 1].length > 0) {
+      groups.push([]);
+      items = 0;
+    }
+    groups[groups.length - 1].push(order);
+    items += order.items.length;
+  }
+  return groups;
+}
+
+/**
+ * The orders, their items and their outbox rows in one statement (a writable CTE per table):
+ * atomic on its own, so one round trip instead of BEGIN, three inserts per order and COMMIT.
+ * Orders with more items than a statement carries are written by several, in one transaction.
+ * A duplicate externalId fails the whole write on the unique index.
+ */
+export async function insertOrders(db: Db, orders: OrderWrite[]): Promise<void> {
+  const groups = statementGroups(orders);
+  if (groups.length === 1) return insertStatement(db, groups[0]);
+  const all = async (trx: Db) => {
+    for (const group of groups) await insertStatement(trx, group);
+  };
+  return db.isTransaction ? all(db) : db.transaction(all);
+}
+
+async function insertStatement(db: Db, orders: OrderWrite[]): Promise<void> {
+  const rows = orders.map(({ row }) => {
+    const order: Record<string, unknown> = { ...row };
+    for (const column of JSON_COLUMNS) order[column] = JSON.stringify(row[column]);
+    return order;
+  });
+  const items = orders.flatMap(({ row, items }) =>
+    items.map((i) => ({
+      order_id: row.id,
+      position: i.position,
+      ordered_quantity: i.ordered_quantity,
+      packaging_id: i.packaging_id,
+      packaging: JSON.stringify(i.packaging),
+      packaging_reference: i.packaging_reference ? JSON.stringify(i.packaging_reference) : null,
+    })),
+  );
   await db
+    .with("items", db.withSchema(S).table("order_items").insert(items))
     .with(
-      "items",
+      "event",
       db
         .withSchema(S)
-        .table("order_items")
-        .insert(
-          items.map((i) => ({
-            order_id: row.id,
-            position: i.position,
-            ordered_quantity: i.ordered_quantity,
-            packaging_id: i.packaging_id,
-            packaging: JSON.stringify(i.packaging),
-            packaging_reference: i.packaging_reference ? JSON.stringify(i.packaging_reference) : null,
-          })),
-        ),
+        .table("outbox")
+        .insert(orders.map((o) => o.outboxRow)),
     )
-    .with("event", db.withSchema(S).table("outbox").insert(outboxRow))
     .withSchema(S)
     .table("orders")
-    .insert(order);
+    .insert(rows);
 }
 
 function visible(db: Db, v: Visibility) {
@@ -149,6 +190,16 @@ export async function findOrderByExternalId(
     .table<OrderRow, OrderRow[]>("orders")
     .where({ client_id: clientId, external_id: externalId })
     .first();
+}
+
+/** The client's orders with these externalIds. */
+export async function findOrdersByExternalIds(db: Db, clientId: number, externalIds: string[]): Promise<OrderRow[]> {
+  if (externalIds.length === 0) return [];
+  return db
+    .withSchema(S)
+    .table<OrderRow, OrderRow[]>("orders")
+    .where({ client_id: clientId })
+    .whereIn("external_id", externalIds);
 }
 
 export async function itemsOf(db: Db, orderIds: number[]): Promise<Map<number, ItemRow[]>> {
@@ -179,58 +230,6 @@ export async function transition(
     .update({ status: to, updated_at: db.fn.now(), ...stamp })
     .returning<OrderRow[]>("*");
   return row;
-}
-
-export interface IdempotencyRecord {
-  request_hash: string;
-  order_id: number | null;
-  response: unknown;
-}
-
-export async function findIdempotencyKey(
-  db: Db,
-  clientId: number,
-  key: string,
-): Promise<IdempotencyRecord | undefined> {
-  return db
-    .withSchema(S)
-    .table("idempotency_keys")
-    .where({ client_id: clientId, key })
-    .first("request_hash", "order_id", "response");
-}
-
-/**
- * Claims a key inside the order's transaction. A concurrent request holding the same key waits
- * here until the first commits; false then means the key was taken and must be replayed.
- */
-export async function claimIdempotencyKey(
-  db: Db,
-  clientId: number,
-  key: string,
-  requestHash: string,
-): Promise<boolean> {
-  const rows = await db
-    .withSchema(S)
-    .table("idempotency_keys")
-    .insert({ client_id: clientId, key, request_hash: requestHash })
-    .onConflict(["client_id", "key"])
-    .ignore()
-    .returning("client_id");
-  return rows.length === 1;
-}
-
-export async function completeIdempotencyKey(
-  db: Db,
-  clientId: number,
-  key: string,
-  orderId: number,
-  response: unknown,
-): Promise<void> {
-  await db
-    .withSchema(S)
-    .table("idempotency_keys")
-    .where({ client_id: clientId, key })
-    .update({ order_id: orderId, response: JSON.stringify(response) });
 }
 
 /** A database connection taken out of the pool, for locks that last as long as its session (the driver's own). */

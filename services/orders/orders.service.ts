@@ -1,8 +1,8 @@
 /**
- * orders: intake (POST /orders), reading, and the validate / cancel lifecycle. Each change
+ * orders: intake (POST /orders, POST /orders/batch), reading, and the validate / cancel lifecycle. Each change
  * writes its webhook event to the outbox in the same transaction.
  */
-import { Errors, type Context } from "moleculer";
+import type { Context } from "moleculer";
 import { callerOf, type RequestContext } from "../../shared/security/auth";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database/database.mixin";
 import { NotFoundError } from "../../shared/errors";
@@ -15,14 +15,17 @@ import { outboxRelayMixin } from "../../shared/messaging/outbox-relay.mixin";
 import { toPage } from "../../shared/http/paging";
 import { respondCreated } from "../../shared/http/responses";
 import { markReplayed } from "../../shared/http/idempotency";
-import { placeOrder } from "./orders.intake";
+import { placeOrder, type Intake } from "./orders.intake";
+import { takeBatch, type BatchAnswer } from "./orders.batch-intake";
 import { moveOrder, visibilityFor, type Move } from "./orders.lifecycle";
 import { ResolvedReferences } from "./orders.references-cache";
 import {
   createOrderParams,
+  createOrdersBatchParams,
   listOrdersParams,
   orderIdParams,
   type CreateOrderParams,
+  type CreateOrdersBatchParams,
   type ListOrdersParams,
   type OrderIdParams,
 } from "./orders.params";
@@ -33,7 +36,6 @@ import { migrations } from "./migrations";
 import { importActions, type OrderImportSettings } from "./orders.import-actions";
 import { ImportWorker } from "./orders.import-worker";
 import { importRetentionJob } from "./orders.import-retention";
-import type { LineIntake } from "./orders.import-line";
 import type { StorageSettings } from "../../shared/service-settings";
 import type { PeriodicJob } from "../../shared/database/periodic-job";
 import type { Principal } from "../../shared/security/auth";
@@ -46,8 +48,9 @@ export interface OrdersSettings extends StorageSettings {
 const ordersService: DbServiceSchema<
   {
     move(ctx: RequestContext<OrderIdParams>, move: Move): Promise<Order>;
+    intakeOf(ctx: RequestContext<unknown>): Intake;
     importQueued(): void;
-    lineIntake(client: Principal): LineIntake;
+    lineIntake(client: Principal): Intake;
   },
   { references: ResolvedReferences; importWorker?: ImportWorker; importRetention?: PeriodicJob }
 > = {
@@ -63,19 +66,23 @@ const ordersService: DbServiceSchema<
       summary: "Create a sales order (201 with the order; Idempotency-Key replays).",
       params: createOrderParams,
       async handler(ctx: RequestContext<CreateOrderParams>): Promise<Order> {
-        const { order, replayed } = await placeOrder(
-          {
-            db: this.db,
-            call: (action, params) => ctx.call(action, params),
-            references: this.references,
-            client: callerOf(ctx),
-            idempotencyKey: ctx.meta.idempotencyKey,
-          },
-          ctx.params,
-        );
+        const { order, replayed } = await placeOrder(this.intakeOf(ctx), ctx.params);
         respondCreated(ctx, "orders", order.id);
         if (replayed) markReplayed(ctx.meta);
         return order;
+      },
+    },
+
+    createBatch: {
+      visibility: "published",
+      scope: "orders:write",
+      summary:
+        "Create up to 500 sales orders in one request: one result per order, in order (Idempotency-Key replays the batch).",
+      params: createOrdersBatchParams,
+      async handler(ctx: RequestContext<CreateOrdersBatchParams>): Promise<BatchAnswer> {
+        const { answer, replayed } = await takeBatch(this.intakeOf(ctx), ctx.params.orders, ctx.params.errorPolicy);
+        if (replayed) markReplayed(ctx.meta);
+        return answer;
       },
     },
 
@@ -175,6 +182,17 @@ const ordersService: DbServiceSchema<
   },
 
   methods: {
+    /** What the intake needs of this service and of the request: the caller, its key, and calls in its context. */
+    intakeOf(ctx: RequestContext<unknown>): Intake {
+      return {
+        db: this.db,
+        call: (action, params) => ctx.call(action, params),
+        references: this.references,
+        client: callerOf(ctx),
+        idempotencyKey: ctx.meta.idempotencyKey,
+      };
+    },
+
     move(ctx: RequestContext<OrderIdParams>, move: Move) {
       return moveOrder(this.db, callerOf(ctx), ctx.params.id, move);
     },
@@ -183,19 +201,13 @@ const ordersService: DbServiceSchema<
       this.importWorker?.wake();
     },
 
-    /** How the worker takes a line of an import for `client`: as its POST /orders would be, validation included. */
-    lineIntake(client: Principal): LineIntake {
-      const check = this.broker.validator!.compile(createOrderParams) as (body: object) => true | object[];
+    /** How the import worker takes lines for `client`: as its POST /orders/batch would be, without a key. */
+    lineIntake(client: Principal): Intake {
       return {
         db: this.db,
         call: (action, params) => this.broker.call(action, params, { meta: { client } }),
         references: this.references,
         client,
-        checkOrder(body) {
-          const result = check(body);
-          if (result !== true)
-            throw new Errors.ValidationError("Parameters validation error!", "VALIDATION_ERROR", result);
-        },
       };
     },
   },

@@ -34,7 +34,7 @@ import {
   idParams,
   listParams,
   resolveContactParams,
-  resolveOrderParams,
+  resolveOrdersParams,
   resolvePackagingsParams,
   upsertContactReferenceParams,
   type ContactReferenceInput,
@@ -44,7 +44,7 @@ import {
   type ListParams,
   type ReferenceLookup,
   type ResolveContactParams,
-  type ResolveOrderParams,
+  type ResolveOrdersParams,
   type ResolvePackagingsParams,
   type UpsertContactReferenceParams,
 } from "./references.params";
@@ -72,7 +72,7 @@ interface ReferencesMethods {
   contactReferencesOf(ctx: Ctx, rows: repo.ContactReferenceRow[]): Promise<ContactReference[]>;
   packagingReferencesOf(ctx: Ctx, rows: repo.PackagingReferenceRow[]): Promise<PackagingReference[]>;
   upsertContactReference(ctx: Ctx, clientId: number, input: ContactReferenceInput): Promise<UpsertedContactReference>;
-  resolveContact(ctx: Ctx, clientId: number, lookup: ReferenceLookup): Promise<ContactReference | null>;
+  resolveContacts(ctx: Ctx, clientId: number, lookups: ReferenceLookup[]): Promise<(ContactReference | null)[]>;
   resolvePackagings(ctx: Ctx, clientId: number, refs: ReferenceLookup[]): Promise<(PackagingReference | null)[]>;
 }
 
@@ -221,7 +221,7 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
       params: resolveContactParams,
       handler(ctx: RequestContext<ResolveContactParams>): Promise<ContactReference | null> {
         const { clientId, by, value } = ctx.params;
-        return this.resolveContact(ctx, clientId, { by, value });
+        return this.resolveContacts(ctx, clientId, [{ by, value }]).then(([found]) => found);
       },
     },
 
@@ -237,17 +237,20 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
       },
     },
 
-    /** Internal: resolveContact and resolvePackagings of one order, in one call. */
-    resolveOrder: {
+    /**
+     * Internal: the contact references and packaging references of one order or of a batch of
+     * them, in one call; each answer aligned with its lookups (null when none).
+     */
+    resolveOrders: {
       visibility: "public",
-      params: resolveOrderParams,
-      async handler(ctx: RequestContext<ResolveOrderParams>) {
-        const { clientId, contact, refs } = ctx.params;
-        const [resolvedContact, packagings] = await Promise.all([
-          this.resolveContact(ctx, clientId, contact),
+      params: resolveOrdersParams,
+      async handler(ctx: RequestContext<ResolveOrdersParams>) {
+        const { clientId, contacts, refs } = ctx.params;
+        const [resolvedContacts, packagings] = await Promise.all([
+          contacts.length > 0 ? this.resolveContacts(ctx, clientId, contacts) : Promise.resolve([]),
           refs.length > 0 ? this.resolvePackagings(ctx, clientId, refs) : Promise.resolve([]),
         ]);
-        return { contact: resolvedContact, packagings };
+        return { contacts: resolvedContacts, packagings };
       },
     },
 
@@ -294,12 +297,17 @@ const referencesService: DbServiceSchema<ReferencesMethods, UpstreamCaches> = {
       return withUpstream(rows, packagings, (r) => r.packaging_id, presentPackagingReference, "packaging");
     },
 
-    async resolveContact(ctx: Ctx, clientId: number, lookup: ReferenceLookup): Promise<ContactReference | null> {
-      const rows = await repo.findMatchingContactReferences(this.db, clientId, candidateKeys([lookup]));
-      const row = pick(indexCandidates(rows), lookup);
-      if (!row) return null;
-      const [reference] = await this.contactReferencesOf(ctx, [row]);
-      return reference ?? null;
+    async resolveContacts(
+      ctx: Ctx,
+      clientId: number,
+      lookups: ReferenceLookup[],
+    ): Promise<(ContactReference | null)[]> {
+      const rows = await repo.findMatchingContactReferences(this.db, clientId, candidateKeys(lookups));
+      const index = indexCandidates(rows);
+      const picked = lookups.map((lookup) => pick(index, lookup));
+      const usedRows = [...new Map(picked.flatMap((r) => (r ? [[r.id, r] as const] : []))).values()];
+      const presented = new Map((await this.contactReferencesOf(ctx, usedRows)).map((c) => [c.id, c]));
+      return picked.map((r) => (r ? (presented.get(r.id) ?? null) : null));
     },
 
     async resolvePackagings(

@@ -14,6 +14,7 @@
  * Problems are collected up to MAX_REPORTED_PROBLEMS; past that they are only counted.
  */
 import { InvalidInputError, MalformedRequestError, type FieldError } from "../errors";
+import { MAX_REPORTED_PROBLEMS } from "./problem";
 
 /** The media type of an import's upload and of its results: one JSON value per line. */
 export const NDJSON_MEDIA_TYPE = "application/x-ndjson";
@@ -29,9 +30,6 @@ export const JSON_LIMITS = {
   /** Keys of one object. */
   maxObjectKeys: 1_000,
 } as const;
-
-/** How many problems one answer lists; the rest are counted (`errorCount`). */
-export const MAX_REPORTED_PROBLEMS = 50;
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 

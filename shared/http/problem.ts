@@ -1,10 +1,14 @@
 /**
  * The one place where errors become HTTP: RFC 9457 problem documents
  * (`application/problem+json`) with `type`, `title`, `status`, `detail` and, for invalid
- * input, `errors: [{ path, message }]` naming each bad field.
+ * input, `errors: [{ path, message }]` naming each bad field. The gateway answers every refused
+ * request with one; a batch answers each refused row with one (orders.batch-intake.ts), which is
+ * why the mapping sits in shared/ rather than in the gateway, which alone writes responses.
  */
 import { ErrorType, type AcceptedInstead, type FieldError } from "../errors";
-import { MAX_REPORTED_PROBLEMS } from "./json-body";
+
+/** How many problems one answer lists; the rest are counted (`errorCount`). */
+export const MAX_REPORTED_PROBLEMS = 50;
 
 export interface ProblemDocument {
   type: string;
@@ -65,6 +69,11 @@ const KINDS: Record<string, Kind> = {
   [ErrorType.forbidden]: { status: 403, slug: "forbidden", title: "Not allowed for this API key" },
   [ErrorType.notFound]: { status: 404, slug: "not-found", title: "Not found" },
   [ErrorType.conflict]: { status: 409, slug: "conflict", title: "Conflict with the current state" },
+  [ErrorType.notTaken]: {
+    status: 424,
+    slug: "not-taken",
+    title: "Not taken: another row of the batch was refused",
+  },
   [ErrorType.rateLimited]: { status: 429, slug: "rate-limited", title: "Too many requests" },
   RATE_LIMIT_EXCEEDED: { status: 429, slug: "rate-limited", title: "Too many requests" },
   [ErrorType.malformedRequest]: { status: 400, slug: "malformed-request", title: "The request cannot be read" },

@@ -370,6 +370,21 @@ describe("the API keeps its OpenAPI contract", () => {
     expect((await backoffice.post<Order>(`/api/v1/orders/${created.body.id}/cancel`)).body.status).toBe("cancelled");
   });
 
+  it("when a back office sends a batch, one order good and one refused, then the answer keeps the contract", async () => {
+    const good = {
+      contact: { id: ids.contact },
+      invoicingAddress: ADDRESS,
+      deliveryAddress: ADDRESS,
+      items: [{ packaging: ids.packaging, orderedQuantity: 1 }],
+    };
+    const { status, body } = await backoffice.post<{ results: { status: number }[] }>("/api/v1/orders/batch", {
+      orders: [good, { ...good, items: [] }],
+      errorPolicy: "reject_failed_rows",
+    });
+    expect(status).toBe(200);
+    expect(body.results.map((r) => r.status)).toEqual([201, 422]);
+  });
+
   it("when events happen, then every webhook request keeps the contract, and deliveries can be listed and redelivered", async () => {
     const contract = await backoffice.contract();
     for (const event of [

@@ -155,11 +155,7 @@ async function validatorRefusal(action: string, req: Request): Promise<string | 
   if (refused) return refused;
   // An NDJSON upload (POST /order_imports): its body is checked line by line against lineParams, the query against params.
   if (registered?.lineParams) {
-    const line = await checked(
-      `${action} line`,
-      registered.lineParams,
-      structuredClone<object>((req.body ?? {}) as object),
-    );
+    const line = await checked(`${action} line`, registered.lineParams, structuredClone<object>(req.body ?? {}));
     return line ?? checked(action, registered.params ?? {}, { ...req.query, ...req.path });
   }
   return checked(action, registered?.params ?? {}, actionParams(req));

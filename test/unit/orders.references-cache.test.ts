@@ -53,10 +53,10 @@ describe("the references an order resolved, kept by orders", () => {
     clientId = 7,
     contact: { by: "external" | "internal"; value: string } = CONTACT,
     items: readonly { by: "external" | "internal"; value: string }[] = ITEMS,
-  ) => cache.resolve(clientId, contact, [...items], references.fetch);
+  ) => cache.resolve(clientId, [contact], [...items], references.fetch);
 
   beforeEach(() => {
-    answer = { contact: contactRef(1, "C-1", 10), packagings: [packagingRef(1, "P-1"), packagingRef(2, "P-2")] };
+    answer = { contacts: [contactRef(1, "C-1", 10)], packagings: [packagingRef(1, "P-1"), packagingRef(2, "P-2")] };
     cache = new ResolvedReferences();
     references = referencesStandIn(() => answer);
   });
@@ -83,15 +83,15 @@ describe("the references an order resolved, kept by orders", () => {
   });
 
   it("when a reference was unknown, then it is asked again next time (it may have been created meanwhile)", async () => {
-    answer = { contact: null, packagings: [null, null] };
+    answer = { contacts: [null], packagings: [null, null] };
     await resolve();
-    answer = { contact: contactRef(1, "C-1", 10), packagings: [packagingRef(1, "P-1"), packagingRef(2, "P-2")] };
-    expect((await resolve()).contact?.id).toBe(1);
+    answer = { contacts: [contactRef(1, "C-1", 10)], packagings: [packagingRef(1, "P-1"), packagingRef(2, "P-2")] };
+    expect((await resolve()).contacts[0]?.id).toBe(1);
     expect(references.calls.count).toBe(2);
   });
 
   it("when a code matched only as a record id, then it is not kept (a reference with that code would win later)", async () => {
-    answer = { contact: contactRef(5, "C-5", 10), packagings: [] };
+    answer = { contacts: [contactRef(5, "C-5", 10)], packagings: [] };
     await resolve(7, { by: "external", value: "5" }, []);
     await resolve(7, { by: "external", value: "5" }, []);
     expect(references.calls.count).toBe(2);
@@ -100,16 +100,16 @@ describe("the references an order resolved, kept by orders", () => {
   it("when crm broadcasts that the contact changed, then the next order asks references again", async () => {
     await resolve();
     cache.forgetContacts([10]);
-    answer = { ...answer, contact: contactRef(1, "C-1", 10, "Murray Hopper") };
-    expect((await resolve()).contact?.contact.lastName).toBe("Murray Hopper");
+    answer = { ...answer, contacts: [contactRef(1, "C-1", 10, "Murray Hopper")] };
+    expect((await resolve()).contacts[0]?.contact.lastName).toBe("Murray Hopper");
     expect(references.calls.count).toBe(2);
   });
 
   it("when references broadcasts that the contact reference was re-pointed, then the next order sees its new contact", async () => {
     await resolve();
     cache.forgetContactReferences([1]);
-    answer = { ...answer, contact: contactRef(1, "C-1", 11) };
-    expect((await resolve()).contact?.contact.id).toBe(11);
+    answer = { ...answer, contacts: [contactRef(1, "C-1", 11)] };
+    expect((await resolve()).contacts[0]?.contact.id).toBe(11);
   });
 
   it("when another contact or reference changes, then what is kept for this one stays", async () => {
@@ -124,7 +124,7 @@ describe("the references an order resolved, kept by orders", () => {
     let release: () => void = () => undefined;
     const slow = cache.resolve(
       7,
-      CONTACT,
+      [CONTACT],
       [...ITEMS],
       () =>
         new Promise<ReferencesAnswer>((resolve) => {
@@ -163,13 +163,13 @@ describe("the CRM contacts and catalogue packagings an order named by id, kept b
     let calls = 0;
     const fetch = async () => {
       calls += 1;
-      return current;
+      return [current];
     };
-    await cache.crmContact(3, fetch);
-    expect(await cache.crmContact(3, fetch)).toEqual(ada());
+    await cache.crmContactsById([3], fetch);
+    expect((await cache.crmContactsById([3], fetch)).get(3)).toEqual(ada());
     current = ada("King");
     cache.forgetContacts([3]);
-    expect((await cache.crmContact(3, fetch))?.lastName).toBe("King");
+    expect((await cache.crmContactsById([3], fetch)).get(3)?.lastName).toBe("King");
     expect(calls).toBe(2);
   });
 
@@ -178,10 +178,10 @@ describe("the CRM contacts and catalogue packagings an order named by id, kept b
     let calls = 0;
     const fetch = async () => {
       calls += 1;
-      return undefined;
+      return [];
     };
-    expect(await cache.crmContact(3, fetch)).toBeUndefined();
-    await cache.crmContact(3, fetch);
+    expect((await cache.crmContactsById([3], fetch)).get(3)).toBeUndefined();
+    await cache.crmContactsById([3], fetch);
     expect(calls).toBe(2);
   });
 

@@ -96,7 +96,7 @@ it("when the params files are walked, then the arrays of objects of orders, cata
       "orders.params.ts createOrderParams items",
       "catalogue.params.ts createProductParams taxes",
       "references.params.ts resolvePackagingsParams refs",
-      "references.params.ts resolveOrderParams refs",
+      "references.params.ts resolveOrdersParams refs",
     ]),
   );
 });
