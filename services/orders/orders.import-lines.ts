@@ -27,7 +27,12 @@ export async function importLines(intake: Intake, importId: number, lines: Pendi
   const resultsOf = (outcomes: Outcome[]): LineResult[] =>
     outcomes.map((outcome, i) => {
       const { status, order, problem } = resultOf(outcome, lines[i].line);
-      return { line: lines[i].line, status, orderId: order?.id ?? null, problem: problem ?? null };
+      return {
+        line: lines[i].line,
+        status,
+        orderId: order?.id ?? null,
+        problem: problem ? asLines(problem, lines) : null,
+      };
     });
   const { outcomes } = await takeOrders(
     { ...intake, alongside: (trx, taken) => insertResults(trx, importId, resultsOf(taken)) },
@@ -36,6 +41,18 @@ export async function importLines(intake: Intake, importId: number, lines: Pendi
   );
   // No order was taken (every line refused): nothing was written with them, the results go alone.
   await insertResults(intake.db, importId, resultsOf(outcomes!), { skipExisting: true });
+}
+
+/** A batch names a row by its place in the batch; an import's lines are named by their place in the import. */
+function asLines(problem: Record<string, unknown>, lines: PendingLine[]): Record<string, unknown> {
+  const first = problem.duplicateOfIndex;
+  if (typeof first !== "number" || !lines[first]) return problem;
+  const line = lines[first].line;
+  return {
+    ...problem,
+    duplicateOfIndex: line,
+    detail: `Line ${line} of this import has the same externalId ${JSON.stringify(problem.externalId)}: an externalId names one order.`,
+  };
 }
 
 /** The line as an order body, held to every rule a request body is held to; or why not. */

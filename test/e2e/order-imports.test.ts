@@ -73,7 +73,7 @@ describe("when a partner imports orders as NDJSON", () => {
       [4, 201],
     ]);
     expect(results[0].order).toMatchObject({ externalId: `${tag}-0` });
-    expect(results[1].problem).toMatchObject({ status: 409, existingOrderId: (results[0].order as { id: number }).id });
+    expect(results[1].problem).toMatchObject({ status: 409, duplicateOfIndex: 0 });
     expect((results[2].problem as { errors: { path: string }[] }).errors.map((e) => e.path)).toEqual(["items"]);
 
     await receiver.waitFor(
