@@ -5,6 +5,7 @@
  * catalogue). `readsOf` is what an owner can read of its own records, to compare before and
  * after another tenant's requests.
  */
+import { importEnded, ndjson, pathOf, uploadImport } from "./order-imports";
 import type { ApiClient } from "./http";
 import { ADDRESS } from "./fixtures";
 
@@ -18,6 +19,7 @@ export const OWNED_COLLECTIONS = [
   "webhooks",
   "deliveries",
   "recoveries",
+  "order_imports",
 ] as const;
 export type OwnedCollection = (typeof OWNED_COLLECTIONS)[number];
 
@@ -72,6 +74,7 @@ const emptyRecords = (): Record<OwnedCollection, OwnedRecord[]> => ({
   webhooks: [],
   deliveries: [],
   recoveries: [],
+  order_imports: [],
 });
 
 /** Events each tenant subscribes to: C (who hears every client's orders) only to moves that a refused request must never cause. */
@@ -219,6 +222,13 @@ export async function createTenantWorld(
     );
     t.records.orders.push({ id: o.id, code: externalId });
   }
+  // One import of one order each, ended before the reads are taken (its order's event is then waited for like the others).
+  for (const t of [tenants.A, tenants.B, tenants.C].filter((x) => x.scopes.includes("orders:write"))) {
+    const upload = await uploadImport(t.client, ndjson([{ ...t.orderBody, externalId: `IMP-${t.name}-${tag}` }]));
+    if (upload.status !== 202) throw new Error(`setup: ${t.name}'s import answered ${upload.status}`);
+    await importEnded(t.client, pathOf(upload.headers.location));
+    t.records.order_imports.push({ id: upload.body.id });
+  }
   // Moves that fire the events every tenant listens to: C (the back office) validates the partners' orders and cancels its own.
   for (const t of [tenants.A, tenants.B])
     await ok(`validate ${t.name}'s order`, tenants.C.client.post(`/api/v1/orders/${t.records.orders[0].id}/validate`));
@@ -274,6 +284,8 @@ export async function readsOf(world: TenantWorld, t: Tenant): Promise<Record<str
     for (const r of t.records.contact_references) paths.push(`/api/v1/contact_references/${r.id}`);
     for (const r of t.records.packaging_references) paths.push(`/api/v1/packaging_references/${r.id}`);
   }
+  for (const i of t.records.order_imports)
+    paths.push(`/api/v1/order_imports/${i.id}`, `/api/v1/order_imports/${i.id}/results`);
   paths.push("/api/v1/webhooks?limit=500");
   for (const s of t.records.webhooks)
     paths.push(`/api/v1/webhooks/${s.id}`, `/api/v1/webhooks/${s.id}/deliveries?limit=500`);
