@@ -5,7 +5,7 @@
  * catalogue). `readsOf` is what an owner can read of its own records, to compare before and
  * after another tenant's requests.
  */
-import { importEnded, ndjson, pathOf, uploadImport } from "./order-imports";
+import { importEnded, importResults, ndjson, pathOf, uploadImport } from "./order-imports";
 import type { ApiClient } from "./http";
 import { ADDRESS } from "./fixtures";
 
@@ -224,10 +224,15 @@ export async function createTenantWorld(
   }
   // One import of one order each, ended before the reads are taken (its order's event is then waited for like the others).
   for (const t of [tenants.A, tenants.B, tenants.C].filter((x) => x.scopes.includes("orders:write"))) {
-    const upload = await uploadImport(t.client, ndjson([{ ...t.orderBody, externalId: `IMP-${t.name}-${tag}` }]));
+    const externalId = `IMP-${t.name}-${tag}`;
+    const upload = await uploadImport(t.client, ndjson([{ ...t.orderBody, externalId }]));
     if (upload.status !== 202) throw new Error(`setup: ${t.name}'s import answered ${upload.status}`);
-    await importEnded(t.client, pathOf(upload.headers.location));
+    const location = pathOf(upload.headers.location);
+    await importEnded(t.client, location);
     t.records.order_imports.push({ id: upload.body.id });
+    const [result] = await importResults(t.client, location);
+    if (!result?.order) throw new Error(`setup: ${t.name}'s imported order was refused: ${JSON.stringify(result)}`);
+    t.records.orders.push({ id: (result.order as { id: number }).id, code: externalId });
   }
   // Moves that fire the events every tenant listens to: C (the back office) validates the partners' orders and cancels its own.
   for (const t of [tenants.A, tenants.B])
