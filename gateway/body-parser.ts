@@ -20,9 +20,16 @@ import {
   PayloadTooLargeError,
   UnsupportedMediaTypeError,
 } from "../shared/errors";
-import { inspectJsonValue, isForbiddenKey, parseJsonBody, ProblemList } from "./json-body";
+import {
+  BODY_LIMIT_BYTES,
+  NDJSON_MEDIA_TYPE,
+  inspectJsonValue,
+  isForbiddenKey,
+  parseJsonBody,
+  ProblemList,
+} from "../shared/http/json-body";
 
-export const BODY_LIMIT_BYTES = 1024 * 1024;
+export { BODY_LIMIT_BYTES };
 export const JSON_MEDIA_TYPE = "application/json";
 export const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 
@@ -129,6 +136,30 @@ function checkQuery(req: Req, body: unknown): void {
     }
   }
   found.throwIfAny();
+}
+
+/**
+ * A route whose body streams on to its action (an NDJSON import, gateway/routes.ts): only its
+ * media type, encoding and query are checked here; the service reads the lines one by one and
+ * holds them to its own limits (lines, bytes), so the body is never held here.
+ */
+export function checkStreamedBody(req: Req): void {
+  if (hasBody(req)) {
+    const type = (req.headers["content-type"] ?? "").split(";")[0].trim().toLowerCase();
+    if (type !== NDJSON_MEDIA_TYPE) {
+      throw new UnsupportedMediaTypeError(
+        `The body must be NDJSON, one order per line (Content-Type: ${NDJSON_MEDIA_TYPE}).`,
+        { mediaType: NDJSON_MEDIA_TYPE },
+      );
+    }
+    const encoding = (req.headers["content-encoding"] ?? "identity").trim().toLowerCase();
+    if (encoding !== "identity" && encoding !== "") {
+      throw new UnsupportedMediaTypeError(`An NDJSON upload is sent without Content-Encoding.`, {
+        encodings: "identity",
+      });
+    }
+  }
+  checkQuery(req, undefined);
 }
 
 /**

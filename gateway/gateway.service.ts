@@ -13,7 +13,15 @@ import { ErrorType, InvalidInputError } from "../shared/errors";
 import { BROADCASTS, type ClientsChangedPayload, type UsageReport } from "../shared/messaging/events";
 import { isPage } from "../shared/http/paging";
 import { onShutdown } from "../shared/shutdown";
-import { BODY_LIMIT_BYTES, bodyRequired, hasBody, jsonBodyParser, requiresBody, WITH_BODY } from "./body-parser";
+import {
+  BODY_LIMIT_BYTES,
+  bodyRequired,
+  checkStreamedBody,
+  hasBody,
+  jsonBodyParser,
+  requiresBody,
+  WITH_BODY,
+} from "./body-parser";
 import { answerClientErrors } from "./client-errors";
 import { answeredNotModified, readPreconditions } from "./conditional-headers";
 import { answerMethodSemantics } from "./http-methods";
@@ -106,6 +114,26 @@ function admitBeforeBody(
     .then(() => next(), next);
 }
 
+/**
+ * Route middleware: the body parser of the route, JSON for every route but those whose body
+ * streams on to their action (checked here, read by the service: gateway/body-parser.ts).
+ */
+function parseBody(
+  this: { resolveAlias: GatewayMethods["resolveAlias"]; bodyLimitOf(req: IncomingMessage): number },
+  req: Req,
+  res: ServerResponse,
+  next: (err?: unknown) => void,
+): void {
+  const found = this.resolveAlias(req.parsedUrl, req.method);
+  if (!found || (found.alias as { type?: string }).type !== "stream") return jsonBodyParser.call(this, req, res, next);
+  try {
+    checkStreamedBody(req);
+  } catch (err) {
+    return next(err);
+  }
+  next();
+}
+
 /** The names of the path's parameters (`id` of `/orders/:id`), from the alias moleculer-web matched. */
 function pathParamsOf(req: Req): string[] {
   const alias = (req as { $alias?: { keys?: { name: string }[] } }).$alias;
@@ -178,7 +206,7 @@ export function gatewaySchema(
           mergeParams: true,
           // Ours instead of body-parser's: every rule on bodies and query strings in one place.
           bodyParsers: false,
-          use: [admitBeforeBody, jsonBodyParser],
+          use: [admitBeforeBody, parseBody],
           onBeforeCall(ctx: Context<unknown, RequestMeta>, _route: unknown, req: Req) {
             readPreconditions(req, ctx.meta);
             const key = req.headers["idempotency-key"];

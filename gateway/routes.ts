@@ -6,6 +6,10 @@ export interface Route {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   path: string;
   action: string;
+  /** The body streams on to the action as it arrives, in this media type, instead of being parsed here (gateway/body-parser.ts). */
+  streamed?: "application/x-ndjson";
+  /** The answer is a stream in this media type rather than JSON. */
+  streams?: "application/x-ndjson";
   /** The largest body the route reads, when not the gateway's BODY_LIMIT_BYTES (gateway/body-parser.ts). */
   bodyLimitBytes?: number;
 }
@@ -26,6 +30,14 @@ export const ROUTES: Route[] = [
   { method: "GET", path: "/orders/:id", action: "orders.get" },
   { method: "POST", path: "/orders/:id/validate", action: "orders.validate" },
   { method: "POST", path: "/orders/:id/cancel", action: "orders.cancel" },
+  { method: "POST", path: "/order_imports", action: "orders.startImport", streamed: "application/x-ndjson" },
+  { method: "GET", path: "/order_imports/:id", action: "orders.getImport" },
+  {
+    method: "GET",
+    path: "/order_imports/:id/results",
+    action: "orders.importResults",
+    streams: "application/x-ndjson",
+  },
   // CRM
   { method: "GET", path: "/contacts", action: "crm.listContacts" },
   { method: "POST", path: "/contacts", action: "crm.createContact" },
@@ -88,5 +100,6 @@ export function bodyLimits(routes: Route[] = ROUTES): Map<string, number> {
 
 /** The table in moleculer-web's alias form ("POST /orders": "orders.create"). */
 export function aliases(routes: Route[] = ROUTES): Record<string, string> {
-  return Object.fromEntries(routes.map((r) => [`${r.method} ${r.path}`, r.action]));
+  // `stream:` hands the request itself to the action as its stream (moleculer-web's stream alias).
+  return Object.fromEntries(routes.map((r) => [`${r.method} ${r.path}`, `${r.streamed ? "stream:" : ""}${r.action}`]));
 }

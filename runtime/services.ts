@@ -22,6 +22,7 @@ import referencesService from "../services/references/references.service";
 import * as referencesOpenApi from "../services/references/references.openapi";
 import ordersService from "../services/orders/orders.service";
 import * as ordersOpenApi from "../services/orders/orders.openapi";
+import * as orderImportsOpenApi from "../services/orders/orders.imports.openapi";
 import webhooksService from "../services/webhooks/webhooks.service";
 import * as webhooksOpenApi from "../services/webhooks/webhooks.openapi";
 import * as webhooksEventsOpenApi from "../services/webhooks/webhooks.events.openapi";
@@ -30,7 +31,7 @@ type BusinessService = Exclude<ServiceName, "gateway">;
 
 /** In the order the document lists their component schemas. */
 const BUSINESS_SERVICES: Record<BusinessService, Omit<ServiceDescription, "name">> = {
-  orders: { schema: ordersService as ServiceSchema, components: ordersOpenApi },
+  orders: { schema: ordersService as ServiceSchema, components: { ...ordersOpenApi, ...orderImportsOpenApi } },
   crm: { schema: crmService as ServiceSchema, components: crmOpenApi },
   catalogue: { schema: catalogueService as ServiceSchema, components: catalogueOpenApi },
   references: { schema: referencesService as ServiceSchema, components: referencesOpenApi },

@@ -7,6 +7,7 @@ import type { Config } from "../shared/config/config";
 import type { ServiceName } from "../shared/config/variables";
 import { storageSettingsOf, type StorageSettings } from "../shared/service-settings";
 import type { ClientsSettings } from "../services/clients/clients.service";
+import type { OrdersSettings } from "../services/orders/orders.service";
 import type { WebhooksSettings } from "../services/webhooks/webhooks.service";
 
 type BusinessService = Exclude<ServiceName, "gateway">;
@@ -24,7 +25,7 @@ const SETTINGS: { [name in BusinessService]: (cfg: Config) => StorageSettings } 
       publicBaseUrl: cfg.publicBaseUrl,
     },
   }),
-  orders: storageSettingsOf,
+  orders: (cfg): OrdersSettings => ({ ...storageSettingsOf(cfg), orderImports: cfg.orderImports }),
   // The event bodies' schemas come from the root's service descriptions, not the configuration (runtime/services.ts).
   webhooks: (cfg): Omit<WebhooksSettings, "eventBodies"> => ({
     ...storageSettingsOf(cfg),

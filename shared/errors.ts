@@ -183,8 +183,15 @@ export class MalformedRequestError extends DomainError {
 }
 
 export class PayloadTooLargeError extends DomainError {
-  constructor(limitBytes: number) {
-    super(`The body is larger than ${limitBytes} bytes.`, 413, ErrorType.payloadTooLarge, { limitBytes });
+  constructor(limitBytes: number, message = `The body is larger than ${limitBytes} bytes.`) {
+    super(message, 413, ErrorType.payloadTooLarge, { limitBytes });
+  }
+}
+
+/** An NDJSON upload with more lines than the import takes (POST /order_imports). */
+export class TooManyLinesError extends DomainError {
+  constructor(limitLines: number) {
+    super(`The body has more than ${limitLines} lines.`, 413, ErrorType.payloadTooLarge, { limitLines });
   }
 }
 

@@ -16,6 +16,8 @@ declare module "moleculer" {
     scope?: Scope;
     /** Human summary, used by the OpenAPI document. */
     summary?: string;
+    /** The params of each line of a streamed NDJSON body (an import), for the OpenAPI document. */
+    lineParams?: Record<string, unknown>;
   }
 
   /** @moleculer/channels: a consumer of one channel (see shared/messaging/channels.ts). */

@@ -18,6 +18,8 @@ import type { ServiceDescription } from "./service-description";
 export interface ActionDefinition {
   name: string;
   params: FvSchema;
+  /** The params of each line of a streamed NDJSON body. */
+  lineParams?: FvSchema;
   scope?: Scope;
   summary?: string;
   visibility?: string;
@@ -36,6 +38,7 @@ export function actionLookup(services: readonly ServiceDescription[]): ActionLoo
     return {
       name: fullName,
       params: a.params ?? {},
+      lineParams: a.lineParams,
       scope: a.scope,
       summary: a.summary,
       visibility: a.visibility,

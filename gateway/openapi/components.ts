@@ -56,9 +56,10 @@ export const HEADERS = {
     schema: { type: "integer", format: "int32", minimum: 1, maximum: 60 },
   },
   AcceptPost: {
-    description: "On a body that is not JSON: `application/json`, the media type to send.",
+    description:
+      "On a body of another media type: the one to send, `application/json` (`application/x-ndjson` for POST /order_imports).",
     required: false,
-    schema: { const: "application/json" },
+    schema: { enum: ["application/json", "application/x-ndjson"] },
   },
   AcceptEncoding: {
     description: "On an unsupported `Content-Encoding`: those accepted.",

@@ -129,6 +129,7 @@ function successResponse(
   success: Success,
   idempotent: boolean,
   versionHeaders: Record<string, unknown>,
+  mediaType = "application/json",
 ): Record<string, unknown> {
   const headers: Record<string, unknown> = {
     "X-Request-ID": ref("headers", "RequestId"),
@@ -140,7 +141,7 @@ function successResponse(
   if (success.paged) headers.Link = ref("headers", "Link");
   if (!success.body) return { description: success.description, headers };
   const schema = success.array ? { type: "array", items: ref("schemas", success.body) } : ref("schemas", success.body);
-  return { description: success.description, headers, content: { "application/json": { schema } } };
+  return { description: success.description, headers, content: { [mediaType]: { schema } } };
 }
 
 function errorStatuses(
@@ -167,6 +168,9 @@ function operation(route: Route, actionDefinition: ActionLookup): Operation {
   const service = route.action.split(".")[0];
   const { parameters, body } = requestParts(route, convertParams(action?.params ?? {}));
   const versions = versionedParts(outcome?.versioned);
+  const content = route.streamed
+    ? { [route.streamed]: { schema: lineSchema(action) } }
+    : body && { "application/json": { schema: body.schema } };
   const headerParams = [
     ref("parameters", "RequestId"),
     ...(outcome?.idempotencyKey ? [ref("parameters", "IdempotencyKey")] : []),
@@ -179,6 +183,7 @@ function operation(route: Route, actionDefinition: ActionLookup): Operation {
       success,
       outcome?.idempotencyKey === true,
       versions.successHeaders,
+      route.streams,
     );
   Object.assign(responses, versions.responses);
   for (const status of errorStatuses(
@@ -201,10 +206,16 @@ function operation(route: Route, actionDefinition: ActionLookup): Operation {
     description: access,
     ...(action?.scope ? { "x-required-scope": action.scope } : {}),
     parameters: [...parameters, ...headerParams],
-    ...(body
-      ? { requestBody: { required: body.required, content: { "application/json": { schema: body.schema } } } }
-      : {}),
+    ...(content ? { requestBody: { required: route.streamed !== undefined || body!.required, content } } : {}),
     responses,
+  };
+}
+
+/** The schema of one line of a streamed NDJSON body: the action's `lineParams`. */
+function lineSchema(action: ActionDefinition | null): JsonSchema {
+  return {
+    ...convertParams(action?.lineParams ?? {}),
+    description: "One JSON value per line (NDJSON); this schema is that of each line.",
   };
 }
 

@@ -88,6 +88,28 @@ export const OUTCOMES: Record<string, Outcome> = {
     conflict: "The order is already cancelled.",
     versioned: "change",
   },
+  "orders.startImport": {
+    success: [
+      {
+        status: 202,
+        body: "OrderImport",
+        location: true,
+        description:
+          "Every line is stored and the import is queued; `Location` is where its progress is read. Too many lines or bytes is 413 naming the limit (`limitLines`, `limitBytes`), and nothing is kept.",
+      },
+    ],
+  },
+  "orders.getImport": { success: [one("OrderImport", "The import, its counts and timings.")] },
+  "orders.importResults": {
+    success: [
+      {
+        status: 200,
+        body: "OrderImportResult",
+        description:
+          "The results so far, as NDJSON (`application/x-ndjson`): one OrderImportResult per line, in line order; the schema is that of each line.",
+      },
+    ],
+  },
 
   "crm.listContacts": { success: [list("Contact")] },
   "crm.createContact": {

@@ -31,13 +31,13 @@ export interface BatchAnswer {
 const checkOrder = new Validator({ useNewCustomCheckerFunction: true }).compile(createOrderParams);
 
 /** The body, checked (and, as the action's params would be, trimmed and normalised), or the 422 it gets. */
-function checked(body: unknown): CreateOrderParams | Error {
+export function checked(body: unknown): CreateOrderParams | Error {
   const result = checkOrder(body);
   if (result === true) return body as CreateOrderParams;
   return new Errors.ValidationError("Parameters validation error!", "VALIDATION_ERROR", result);
 }
 
-function resultOf(outcome: Outcome, index: number): BatchResult {
+export function resultOf(outcome: Outcome, index: number): BatchResult {
   if ("order" in outcome) return { index, status: 201, order: outcome.order };
   const { status, body } = toProblem(outcome.error);
   return { index, status, problem: { ...body, index } };

@@ -43,6 +43,11 @@ export interface Intake {
   references: ResolvedReferences;
   client: Principal;
   idempotencyKey?: string;
+  /**
+   * What must commit with the orders, or not at all (an import's results for its lines:
+   * orders.import-lines.ts); the orders are then written in a transaction of their own with it.
+   */
+  alongside?: (trx: Knex.Transaction, outcomes: Outcome[]) => Promise<void>;
 }
 
 /** An order's outcome: taken, or refused with the error a single POST of it raises. */
@@ -247,10 +252,24 @@ async function writeOrders<T>(
     ? placeOnce(db, keeping.request, keeping.answer(outcomes), count === 1 ? writes[0].order.id : null, write).then(
         ({ answer, replayed }) => (replayed ? { replayed: answer } : { outcomes }),
       )
-    : write(db).then(() => ({ outcomes }));
+    : writeAlongside(db, write, outcomes, intake.alongside).then(() => ({ outcomes }));
   return conflictOnUnique(written, (constraint) =>
     constraint === EXTERNAL_ID_UNIQUE ? new ExternalIdTakenMeanwhile() : undefined,
   );
+}
+
+/** The write, in one transaction with what must commit with it, when there is such a thing. */
+function writeAlongside(
+  db: Knex,
+  write: (on: Db) => Promise<void>,
+  outcomes: Outcome[],
+  alongside: Intake["alongside"],
+): Promise<void> {
+  if (!alongside) return write(db);
+  return db.transaction(async (trx) => {
+    await write(trx);
+    await alongside(trx, outcomes);
+  });
 }
 
 function orderWrite(

@@ -35,18 +35,33 @@ import * as repo from "./orders.repository";
 import { lookUpOrders } from "./orders.lookups.repository";
 import { presentOrder, type Order } from "./orders.representation";
 import { migrations } from "./migrations";
+import { importActions, type OrderImportSettings } from "./orders.import-actions";
+import { ImportWorker } from "./orders.import-worker";
+import { importRetentionJob } from "./orders.import-retention";
+import type { StorageSettings } from "../../shared/service-settings";
+import type { PeriodicJob } from "../../shared/database/periodic-job";
+import type { Principal } from "../../shared/security/auth";
+
+/** What the composition root builds the orders service with (runtime/settings-from-config.ts). */
+export interface OrdersSettings extends StorageSettings {
+  orderImports: OrderImportSettings;
+}
 
 const ordersService: DbServiceSchema<
   {
     move(ctx: RequestContext<OrderIdParams>, move: Move): Promise<Order>;
     intakeOf(ctx: RequestContext<unknown>): Intake;
+    importQueued(): void;
+    lineIntake(client: Principal): Intake;
   },
-  { references: ResolvedReferences }
+  { references: ResolvedReferences; importWorker?: ImportWorker; importRetention?: PeriodicJob }
 > = {
   name: "orders",
   mixins: [databaseMixin("orders", migrations), outboxRelayMixin("orders"), outboxFeedMixin("orders")],
 
   actions: {
+    ...importActions,
+
     create: {
       visibility: "published",
       scope: "orders:write",
@@ -144,6 +159,32 @@ const ordersService: DbServiceSchema<
     this.references = new ResolvedReferences();
   },
 
+  // The import worker and its retention run beside the actions on every replica (orders.import-worker.ts).
+  started() {
+    const settings = this.settings as OrdersSettings;
+    const ready = () => this.broker.started;
+    this.importWorker = new ImportWorker({
+      db: this.db,
+      logger: this.logger,
+      intervalMs: settings.outbox.relayIntervalMs,
+      ready,
+      intakeFor: (client) => this.lineIntake(client),
+    });
+    this.importRetention = importRetentionJob({
+      db: this.db,
+      logger: this.logger,
+      retentionMs: settings.orderImports.retentionMs,
+      everyMs: settings.outbox.retentionIntervalMs,
+      ready,
+    });
+    this.importWorker.start();
+    this.importRetention.start();
+  },
+
+  async stopped() {
+    await Promise.all([this.importWorker?.stop(), this.importRetention?.stop()]);
+  },
+
   methods: {
     /** What the intake needs of this service and of the request: the caller, its key, and calls in its context. */
     intakeOf(ctx: RequestContext<unknown>): Intake {
@@ -160,6 +201,20 @@ const ordersService: DbServiceSchema<
       const order = await moveOrder(this.db, callerOf(ctx), ctx.params.id, move, ctx.meta.preconditions);
       respondVersion(ctx.meta, order.version);
       return order;
+    },
+
+    importQueued() {
+      this.importWorker?.wake();
+    },
+
+    /** How the import worker takes lines for `client`: as its POST /orders/batch would be, without a key. */
+    lineIntake(client: Principal): Intake {
+      return {
+        db: this.db,
+        call: (action, params) => this.broker.call(action, params, { meta: { client } }),
+        references: this.references,
+        client,
+      };
     },
   },
 };

@@ -80,6 +80,12 @@ export interface Config {
   };
   /** OUTBOX_RETENTION */
   outboxRetentionMs: number;
+  orderImports: {
+    /** ORDER_IMPORT_RETENTION */
+    retentionMs: number;
+    /** ORDER_IMPORT_MAX_LINES */
+    maxLines: number;
+  };
   /** RETENTION_INTERVAL */
   retentionIntervalMs: number;
   tracing: {
@@ -268,6 +274,10 @@ export function loadConfig(
     },
     // The events feed reads the outbox: it keeps events at least as long as deliveries are kept.
     outboxRetentionMs: Math.max(durationMs(String(raw.OUTBOX_RETENTION)), durationMs(String(raw.WEBHOOK_RETENTION))),
+    orderImports: {
+      retentionMs: durationMs(String(raw.ORDER_IMPORT_RETENTION)),
+      maxLines: Number(raw.ORDER_IMPORT_MAX_LINES),
+    },
     retentionIntervalMs: durationMs(String(raw.RETENTION_INTERVAL)),
     tracing: {
       otlpEndpoint: String(raw.OTEL_EXPORTER_OTLP_ENDPOINT) || null,

@@ -288,6 +288,19 @@ export const VARIABLES = {
       "Origins allowed to embed the portal page in a frame (its Content-Security-Policy frame-ancestors), comma-separated such as https://app.example.com; empty: none.",
     rule: { type: "array", items: { type: "string", pattern: FRAME_ANCESTOR_PATTERN } },
   },
+  ORDER_IMPORT_RETENTION: {
+    type: "string",
+    default: "7d",
+    description:
+      "An order import (POST /order_imports), with its results, is pruned once it ended this long ago; a duration such as 7d.",
+    rule: { pattern: DURATION_PATTERN },
+  },
+  ORDER_IMPORT_MAX_LINES: {
+    type: "integer",
+    default: "100000",
+    description: "Most orders (lines) one import may hold; more is answered 413 naming the limit.",
+    rule: { min: 1, max: 1000000 },
+  },
   OUTBOX_RETENTION: {
     type: "string",
     default: "30d",

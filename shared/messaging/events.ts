@@ -70,6 +70,16 @@ export const DOMAIN_EVENTS = {
     meaning: "A sales order was cancelled; the body is the order as GET /api/v1/orders/{id} returns it.",
     version: 1,
   },
+  order_import_completed: {
+    channel: "order_import.completed",
+    producer: "orders",
+    entity: "order_import",
+    body: "OrderImport",
+    summary: "One of your order imports ended.",
+    meaning:
+      "A background import of yours (POST /api/v1/order_imports) ended, `completed` or `failed`; the body is the import with its counts as GET /api/v1/order_imports/{id} returns it (GET …/results has each line's result).",
+    version: 1,
+  },
   contact_reference_created: {
     channel: "contact_reference.created",
     producer: "references",

@@ -20,6 +20,7 @@ import type {
 import { startEmbedded, type EmbeddedProcess } from "../helpers/embedded-process";
 import { ADDRESS } from "../helpers/fixtures";
 import { api, type ApiClient } from "../helpers/http";
+import { importEnded, importResults, ndjson, pathOf, uploadImport } from "../helpers/order-imports";
 
 interface ClientWithKey {
   id: number;
@@ -250,7 +251,12 @@ describe("the API keeps its OpenAPI contract", () => {
     expect(
       (await partner.put("/api/v1/webhooks", { event: "contact_reference_created", url: receiver.url })).status,
     ).toBe(201);
-    for (const event of ["webhook_endpoint_disabled", "webhook_delivery_exhausted", "webhook_endpoint_recovered"])
+    for (const event of [
+      "webhook_endpoint_disabled",
+      "webhook_delivery_exhausted",
+      "webhook_endpoint_recovered",
+      "order_import_completed",
+    ])
       expect((await backoffice.put("/api/v1/webhooks", { event, url: receiver.url })).status).toBe(201);
     for (const path of ["/down", "/flaky"])
       expect(
@@ -397,6 +403,20 @@ describe("the API keeps its OpenAPI contract", () => {
     expect(body.results.map((r) => r.status)).toEqual([201, 422]);
   });
 
+  it("when a back office imports two orders as NDJSON, one good and one refused, then the upload, the import and its results keep the contract", async () => {
+    const good = {
+      contact: { id: ids.contact },
+      invoicingAddress: ADDRESS,
+      deliveryAddress: ADDRESS,
+      items: [{ packaging: ids.packaging, orderedQuantity: 1 }],
+    };
+    const upload = await uploadImport(backoffice, ndjson([good, { ...good, items: [] }]));
+    expect(upload.status).toBe(202);
+    const location = pathOf(upload.headers.location);
+    expect((await importEnded(backoffice, location)).status).toBe("completed");
+    expect((await importResults(backoffice, location)).map((r) => r.status)).toEqual([201, 422]);
+  });
+
   it("when events happen, then every webhook request keeps the contract, and deliveries can be listed and redelivered", async () => {
     const contract = await backoffice.contract();
     for (const event of [
@@ -407,6 +427,7 @@ describe("the API keeps its OpenAPI contract", () => {
       "webhook_endpoint_disabled",
       "webhook_delivery_exhausted",
       "webhook_endpoint_recovered",
+      "order_import_completed",
     ]) {
       const delivered = await eventually(
         `the ${event} webhook`,

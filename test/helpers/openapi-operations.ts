@@ -26,7 +26,7 @@ export interface Operation {
   /** `x-required-scope`; null for an operation open to anyone (`security: []`). */
   scope: string | null;
   parameters: Parameter[];
-  body: { schema: Schema; schemaAt: string; required: boolean } | null;
+  body: { schema: Schema; schemaAt: string; required: boolean; mediaType: string } | null;
 }
 
 export function operationsOf(document: Document): Operation[] {
@@ -65,10 +65,16 @@ function operation(document: Document, template: string, method: string): Operat
   if (op.requestBody) {
     const { node: requestBody, pointer: bodyAt } = dereference(document, `${opAt}/requestBody`);
     const content = (requestBody.content ?? {}) as Record<string, unknown>;
-    if (!("application/json" in content))
-      throw new Error(`${method.toUpperCase()} ${template}: only application/json bodies are generated`);
-    const schemaAt = `${bodyAt}${pointer("content", "application/json", "schema")}`;
-    body = { schema: dereference(document, schemaAt).node, schemaAt, required: requestBody.required === true };
+    // An NDJSON body (POST /order_imports) is drawn as one line: its schema is each line's.
+    const mediaType = ["application/json", "application/x-ndjson"].find((type) => type in content);
+    if (!mediaType) throw new Error(`${method.toUpperCase()} ${template}: only JSON and NDJSON bodies are generated`);
+    const schemaAt = `${bodyAt}${pointer("content", mediaType, "schema")}`;
+    body = {
+      schema: dereference(document, schemaAt).node,
+      schemaAt,
+      required: requestBody.required === true,
+      mediaType,
+    };
   }
   const scope = typeof op["x-required-scope"] === "string" ? op["x-required-scope"] : null;
   if (!scope && !open)

@@ -1,5 +1,5 @@
 /** Whether a JSON value holds, at any depth, a key the gateway refuses as a prototype name. */
-import { isForbiddenKey } from "../../gateway/json-body";
+import { isForbiddenKey } from "../../shared/http/json-body";
 
 export function hasPrototypeKey(value: unknown): boolean {
   if (Array.isArray(value)) return value.some(hasPrototypeKey);

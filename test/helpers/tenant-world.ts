@@ -5,6 +5,7 @@
  * catalogue). `readsOf` is what an owner can read of its own records, to compare before and
  * after another tenant's requests.
  */
+import { importEnded, importResults, ndjson, pathOf, uploadImport } from "./order-imports";
 import type { ApiClient } from "./http";
 import { ADDRESS } from "./fixtures";
 
@@ -19,6 +20,7 @@ export const OWNED_COLLECTIONS = [
   "deliveries",
   "recoveries",
   "portal_sessions",
+  "order_imports",
 ] as const;
 export type OwnedCollection = (typeof OWNED_COLLECTIONS)[number];
 
@@ -74,6 +76,7 @@ const emptyRecords = (): Record<OwnedCollection, OwnedRecord[]> => ({
   deliveries: [],
   recoveries: [],
   portal_sessions: [],
+  order_imports: [],
 });
 
 /** Events each tenant subscribes to: C (who hears every client's orders) only to moves that a refused request must never cause. */
@@ -221,6 +224,18 @@ export async function createTenantWorld(
     );
     t.records.orders.push({ id: o.id, code: externalId });
   }
+  // One import of one order each, ended before the reads are taken (its order's event is then waited for like the others).
+  for (const t of [tenants.A, tenants.B, tenants.C].filter((x) => x.scopes.includes("orders:write"))) {
+    const externalId = `IMP-${t.name}-${tag}`;
+    const upload = await uploadImport(t.client, ndjson([{ ...t.orderBody, externalId }]));
+    if (upload.status !== 202) throw new Error(`setup: ${t.name}'s import answered ${upload.status}`);
+    const location = pathOf(upload.headers.location);
+    await importEnded(t.client, location);
+    t.records.order_imports.push({ id: upload.body.id });
+    const [result] = await importResults(t.client, location);
+    if (!result?.order) throw new Error(`setup: ${t.name}'s imported order was refused: ${JSON.stringify(result)}`);
+    t.records.orders.push({ id: (result.order as { id: number }).id, code: externalId });
+  }
   // Moves that fire the events every tenant listens to: C (the back office) validates the partners' orders and cancels its own.
   for (const t of [tenants.A, tenants.B])
     await ok(`validate ${t.name}'s order`, tenants.C.client.post(`/api/v1/orders/${t.records.orders[0].id}/validate`));
@@ -279,6 +294,8 @@ export async function readsOf(world: TenantWorld, t: Tenant): Promise<Record<str
     for (const r of t.records.contact_references) paths.push(`/api/v1/contact_references/${r.id}`);
     for (const r of t.records.packaging_references) paths.push(`/api/v1/packaging_references/${r.id}`);
   }
+  for (const i of t.records.order_imports)
+    paths.push(`/api/v1/order_imports/${i.id}`, `/api/v1/order_imports/${i.id}/results`);
   paths.push("/api/v1/webhooks?limit=500");
   for (const s of t.records.webhooks)
     paths.push(`/api/v1/webhooks/${s.id}`, `/api/v1/webhooks/${s.id}/deliveries?limit=500`);

@@ -6,7 +6,7 @@
  */
 import fc from "fast-check";
 import { InvalidInputError, MalformedRequestError } from "../../shared/errors";
-import { JSON_LIMITS, parseJsonBody } from "../../gateway/json-body";
+import { JSON_LIMITS, parseJsonBody } from "../../shared/http/json-body";
 import { MAX_REPORTED_PROBLEMS } from "../../shared/http/problem";
 import { startingWith } from "../helpers/matchers";
 import { hasPrototypeKey } from "../helpers/prototype-keys";

@@ -86,10 +86,13 @@ beforeAll(async () => {
 
 afterAll(() => tb?.stop(), 30_000);
 
-function registeredAction(broker: ServiceBroker, name: string): { scope?: string; params?: object } | null {
+function registeredAction(
+  broker: ServiceBroker,
+  name: string,
+): { scope?: string; params?: object; lineParams?: object } | null {
   const list = broker.registry.getActionList({}) as unknown as {
     name: string;
-    action?: { scope?: string; params?: object };
+    action?: { scope?: string; params?: object; lineParams?: object };
   }[];
   return list.find((a) => a.name === name)?.action ?? null;
 }
@@ -152,16 +155,25 @@ function gatewayRefusal(req: Request): string | null {
  * why not (a path id outside the grammar throws its 404).
  */
 async function validatorRefusal(action: string, req: Request): Promise<string | null> {
-  let check = checkers.get(action);
-  if (!check) {
-    const params = registeredAction(tb.broker, action)?.params ?? {};
-    check = tb.broker.validator!.compile(params) as unknown as Checker;
-    checkers.set(action, check);
-  }
+  const registered = registeredAction(tb.broker, action);
   const refused = gatewayRefusal(req);
   if (refused) return refused;
+  // An NDJSON upload (POST /order_imports): its body is checked line by line against lineParams, the query against params.
+  if (registered?.lineParams) {
+    const line = await checked(`${action} line`, registered.lineParams, structuredClone<object>(req.body ?? {}));
+    return line ?? checked(action, registered.params ?? {}, { ...req.query, ...req.path });
+  }
+  return checked(action, registered?.params ?? {}, actionParams(req));
+}
+
+async function checked(key: string, schema: object, value: object): Promise<string | null> {
+  let check = checkers.get(key);
+  if (!check) {
+    check = tb.broker.validator!.compile(schema) as unknown as Checker;
+    checkers.set(key, check);
+  }
   try {
-    const result = await check(actionParams(req), { meta: {} });
+    const result = await check(value, { meta: {} });
     return result === true ? null : result.map((e) => `${e.field}: ${e.message}`).join("; ");
   } catch (err) {
     return (err as Error).message;

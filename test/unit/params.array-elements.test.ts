@@ -73,7 +73,7 @@ function placed(fieldPath: string, value: unknown): object {
 }
 
 // JSON values only, as the gateway's parser hands them on: it refuses keys named like
-// Object.prototype members (gateway/json-body.ts), so none of those reach a validator.
+// Object.prototype members (shared/http/json-body.ts), so none of those reach a validator.
 const notAnObject = fc.oneof(
   fc.constant(null),
   fc.double(),

@@ -7,6 +7,7 @@ import * as outboxTraceparent from "./20261205000000_outbox_traceparent";
 import * as orderLookups from "./20261210000000_order_lookups";
 import * as orderVersions from "./20261215000000_order_versions";
 import * as outboxPositions from "./20261215010000_outbox_positions";
+import * as orderImports from "./20261215040000_order_imports";
 
 export const migrations: Migration[] = [
   { name: "20261121000400_create_orders", ...createOrders },
@@ -17,4 +18,5 @@ export const migrations: Migration[] = [
   { name: "20261210000000_order_lookups", ...orderLookups },
   { name: "20261215000000_order_versions", ...orderVersions },
   { name: "20261215010000_outbox_positions", ...outboxPositions },
+  { name: "20261215040000_order_imports", ...orderImports },
 ];

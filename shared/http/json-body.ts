@@ -1,6 +1,8 @@
 /**
  * The rules every JSON value from a client passes before any service sees it (bodies and query
- * strings alike), checked once, here, for every route:
+ * strings alike), checked once, here: by the gateway for every route (gateway/body-parser.ts),
+ * and by the orders service for each line of an NDJSON import, which streams past the gateway
+ * (services/orders/orders.import-line.ts):
  *
  * - no `__proto__`, `constructor` or `prototype` key at any depth: such a key is refused as an
  *   unknown field, so it can never reach an object's prototype when moleculer-web merges the body
@@ -11,8 +13,14 @@
  *
  * Problems are collected up to MAX_REPORTED_PROBLEMS; past that they are only counted.
  */
-import { InvalidInputError, MalformedRequestError, type FieldError } from "../shared/errors";
-import { MAX_REPORTED_PROBLEMS } from "../shared/http/problem";
+import { InvalidInputError, MalformedRequestError, type FieldError } from "../errors";
+import { MAX_REPORTED_PROBLEMS } from "./problem";
+
+/** The media type of an import's upload and of its results: one JSON value per line. */
+export const NDJSON_MEDIA_TYPE = "application/x-ndjson";
+
+/** Bytes of one request body (and of one line of an NDJSON import: one order body). */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
 
 export const JSON_LIMITS = {
   /** Objects and arrays inside one another; the deepest valid order is 4. */
