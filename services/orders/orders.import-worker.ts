@@ -8,7 +8,7 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Knex } from "knex";
 import type { Service } from "moleculer";
-import { AT_ONCE, PollingLoop } from "../../shared/polling-loop";
+import { JobLoop } from "../../shared/polling-loop";
 import { appendEvent } from "../../shared/messaging/outbox";
 import { uniqueViolation } from "../../shared/database/db";
 import { importLines, type PendingLine } from "./orders.import-lines";
@@ -36,7 +36,6 @@ export const IMPORT_LEASE_MS = 15_000;
 const LINES_PER_BATCH = 100;
 /** Claims of an import in a row that end without finishing a chunk (a line that always fails on our side): then it fails. */
 const MAX_ATTEMPTS = 10;
-const NOT_READY_PAUSE_MS = 250;
 
 export interface ImportWorkerOptions {
   db: Knex;
@@ -48,40 +47,17 @@ export interface ImportWorkerOptions {
   intakeFor(client: ImportRow["principal"]): Intake;
 }
 
-export class ImportWorker {
-  private readonly loop = new PollingLoop({ round: () => this.round() });
-
-  constructor(private readonly opts: ImportWorkerOptions) {}
-
-  start(): void {
-    this.loop.start();
+export class ImportWorker extends JobLoop<ImportRow> {
+  constructor(private readonly opts: ImportWorkerOptions) {
+    super({ name: "Order import", logger: opts.logger, intervalMs: opts.intervalMs, ready: opts.ready });
   }
 
-  async stop(): Promise<void> {
-    await this.loop.stop();
-  }
-
-  /** An import was queued: look now rather than at the next round. */
-  wake(): void {
-    this.loop.wake();
-  }
-
-  private async round(): Promise<number | typeof AT_ONCE> {
-    if (!this.opts.ready()) return NOT_READY_PAUSE_MS;
-    try {
-      const claimed = await claimImport(this.opts.db, IMPORT_LEASE_MS);
-      if (claimed) {
-        await this.work(claimed);
-        return AT_ONCE;
-      }
-    } catch (err) {
-      this.opts.logger.warn(`Order import: will try again: ${(err as Error).message}`);
-    }
-    return this.opts.intervalMs;
+  protected claim(): Promise<ImportRow | undefined> {
+    return claimImport(this.opts.db, IMPORT_LEASE_MS);
   }
 
   /** Chunk after chunk until the import ends, the claim is lost, or the process stops (the lease then hands it on). */
-  private async work(job: ImportRow): Promise<void> {
+  protected async work(job: ImportRow): Promise<void> {
     if (job.attempts > MAX_ATTEMPTS) return this.finish(job, "failed");
     const heartbeat = setInterval(() => {
       renewLease(this.opts.db, job, IMPORT_LEASE_MS).catch((err: Error) =>
@@ -98,7 +74,7 @@ export class ImportWorker {
   private async workOn(job: ImportRow): Promise<void> {
     const intake = this.opts.intakeFor(job.principal);
     let next = job.next_line;
-    while (this.loop.running) {
+    while (this.running) {
       const chunk = next < job.total ? await chunkAt(this.opts.db, job.id, next) : undefined;
       if (!chunk) return this.finish(job, "completed");
       const lines = chunk.lines.split("\n");
@@ -107,12 +83,12 @@ export class ImportWorker {
       const todo = lines
         .map((text, i) => ({ text, line: chunk.first_line + i }))
         .filter(({ line }) => line >= next && !done.has(line));
-      for (let at = 0; at < todo.length && this.loop.running; at += LINES_PER_BATCH) {
+      for (let at = 0; at < todo.length && this.running; at += LINES_PER_BATCH) {
         if (!(await this.take(intake, job, todo.slice(at, at + LINES_PER_BATCH)))) return;
         // PGlite answers on this thread without a pause: requests waiting on sockets get their turn here.
         await yieldToEventLoop();
       }
-      if (!this.loop.running) return;
+      if (!this.running) return;
       if (!(await advance(this.opts.db, job, end, IMPORT_LEASE_MS))) return;
       next = end;
     }

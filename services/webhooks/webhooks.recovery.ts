@@ -8,7 +8,7 @@
  */
 import type { Knex } from "knex";
 import type { Service } from "moleculer";
-import { AT_ONCE, PollingLoop } from "../../shared/polling-loop";
+import { JobLoop } from "../../shared/polling-loop";
 import {
   claimRecovery,
   recoverNextBatch,
@@ -29,41 +29,18 @@ export interface RecovererOptions {
   queued(): void;
 }
 
-export class Recoverer {
-  private readonly loop = new PollingLoop({ round: () => this.round() });
-
-  constructor(private readonly opts: RecovererOptions) {}
-
-  start(): void {
-    this.loop.start();
+export class Recoverer extends JobLoop<RecoveryRow> {
+  constructor(private readonly opts: RecovererOptions) {
+    super({ name: "Webhook recovery", logger: opts.logger, intervalMs: opts.intervalMs });
   }
 
-  async stop(): Promise<void> {
-    await this.loop.stop();
-  }
-
-  /** A recovery was asked for: look now rather than at the next round. */
-  wake(): void {
-    this.loop.wake();
-  }
-
-  /** Works on one recovery if there is one, and then looks for the next at once. */
-  private async round(): Promise<number | typeof AT_ONCE> {
-    try {
-      const claimed = await claimRecovery(this.opts.db, LEASE_MS);
-      if (claimed) {
-        await this.work(claimed);
-        return AT_ONCE;
-      }
-    } catch (err) {
-      this.opts.logger.warn(`Webhook recovery: will try again: ${(err as Error).message}`);
-    }
-    return this.opts.intervalMs;
+  protected claim(): Promise<RecoveryRow | undefined> {
+    return claimRecovery(this.opts.db, LEASE_MS);
   }
 
   /** Batch after batch until the window is done, the claim is lost, or the process stops (the lease then hands it on). */
-  private async work(recovery: RecoveryRow): Promise<void> {
-    while (this.loop.running) {
+  protected async work(recovery: RecoveryRow): Promise<void> {
+    while (this.running) {
       const step = await recoverNextBatch(this.opts.db, recovery, BATCH, LEASE_MS);
       if (!step) return;
       if (step.queued > 0) this.opts.queued();

@@ -1,9 +1,10 @@
 /**
  * shared/polling-loop.ts: the start/stop loop the outbox relay, the periodic jobs, the webhooks
- * dispatcher and recoverer and the gateway's usage reports run on. Fake timers: a pause ends
+ * dispatcher and the gateway's usage reports run on, and JobLoop, the leased jobs' (the webhooks
+ * recoverer, the order import worker). Fake timers: a pause ends
  * only when the test moves the clock or wakes the loop.
  */
-import { AT_ONCE, PollingLoop } from "../../shared/polling-loop";
+import { AT_ONCE, JobLoop, PollingLoop } from "../../shared/polling-loop";
 
 /** Lets every promise that can settle now settle (the loop awaits between its steps). */
 const settle = () => jest.advanceTimersByTimeAsync(0);
@@ -124,5 +125,77 @@ describe("PollingLoop", () => {
     } finally {
       timers.mockRestore();
     }
+  });
+});
+
+/** A JobLoop over a queue of job names; a name "fail" makes its claim throw. */
+class QueueLoop extends JobLoop<string> {
+  readonly worked: string[] = [];
+  readonly warnings: string[];
+  isReady = true;
+
+  constructor(private readonly queue: string[]) {
+    const warnings: string[] = [];
+    super({
+      name: "Test job",
+      logger: { warn: (m) => warnings.push(m) },
+      intervalMs: 1_000,
+      ready: () => this.isReady,
+    });
+    this.warnings = warnings;
+  }
+
+  protected claim(): Promise<string | undefined> {
+    const next = this.queue.shift();
+    return next === "fail" ? Promise.reject(new Error("database down")) : Promise.resolve(next);
+  }
+
+  protected work(job: string): Promise<void> {
+    this.worked.push(job);
+    return Promise.resolve();
+  }
+}
+
+describe("JobLoop", () => {
+  beforeEach(() => jest.useFakeTimers());
+  afterEach(() => jest.useRealTimers());
+
+  it("when jobs are waiting, then it works on them one after the other at once, and pauses once none is left", async () => {
+    const queue = ["a", "b"];
+    const jobs = new QueueLoop(queue);
+    jobs.start();
+    await settle();
+    expect(jobs.worked).toEqual(["a", "b"]);
+    queue.push("c");
+    await jest.advanceTimersByTimeAsync(999);
+    expect(jobs.worked).toEqual(["a", "b"]);
+    jobs.wake();
+    await settle();
+    expect(jobs.worked).toEqual(["a", "b", "c"]);
+    await jobs.stop();
+    expect(jobs.running).toBe(false);
+  });
+
+  it("when a claim fails, then it says so with the job's name and tries again after the interval", async () => {
+    const jobs = new QueueLoop(["fail", "a"]);
+    jobs.start();
+    await settle();
+    expect(jobs.warnings).toEqual(["Test job: will try again: database down"]);
+    expect(jobs.worked).toEqual([]);
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(jobs.worked).toEqual(["a"]);
+    await jobs.stop();
+  });
+
+  it("when the process is not ready, then it claims nothing until it is", async () => {
+    const jobs = new QueueLoop(["a"]);
+    jobs.isReady = false;
+    jobs.start();
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(jobs.worked).toEqual([]);
+    jobs.isReady = true;
+    await jest.advanceTimersByTimeAsync(250);
+    expect(jobs.worked).toEqual(["a"]);
+    await jobs.stop();
   });
 });
