@@ -49,7 +49,7 @@ export interface ImportWorkerOptions {
 
 export class ImportWorker extends JobLoop<ImportRow> {
   constructor(private readonly opts: ImportWorkerOptions) {
-    super({ name: "Order import", logger: opts.logger, intervalMs: opts.intervalMs, ready: opts.ready });
+    super({ name: "Order import", logger: opts.logger, intervalMs: opts.intervalMs, ready: () => opts.ready() });
   }
 
   protected claim(): Promise<ImportRow | undefined> {
