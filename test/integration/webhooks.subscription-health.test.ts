@@ -70,6 +70,16 @@ describe("webhook endpoint health", () => {
     }
   };
 
+  /** The subscription's stats once `ready` holds of them (or the last read, at the deadline). */
+  const statsOnce = async (as: Principal, id: number, ready: (stats: Record<string, unknown>) => boolean) => {
+    const deadline = Date.now() + EVENTUALLY_MS;
+    for (;;) {
+      const stats = await call<Record<string, unknown>>("webhooks.stats", { id }, as);
+      if (ready(stats) || Date.now() > deadline) return stats;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+
   beforeAll(async () => {
     t = await startTestBroker({
       services: ["webhooks"],
@@ -172,7 +182,8 @@ describe("webhook endpoint health", () => {
         .pluck("attempt_count");
       expect(counts).toEqual([1, 1]);
 
-      const stats = await call<Record<string, unknown>>("webhooks.stats", { id: first.id }, owner);
+      // A batch's health is noted just after its attempts are recorded (webhooks.subscription-health.ts).
+      const stats = await statsOnce(owner, first.id, (s) => s.lastSuccessAt !== null);
       expect(stats).toMatchObject({
         id: first.id,
         status: "active",
