@@ -101,6 +101,7 @@ describe("shutdown under load", () => {
     const drained = answered.filter((o) => o.startedAt < sigtermAt && o.endedAt >= sigtermAt);
     expect(drained.length).toBeGreaterThan(0);
     expect(server.output()).toContain("SIGTERM received");
+    expect(server.output()).toContain("Stopped after SIGTERM: every service drained; exiting with code 0.");
   }, 60_000);
 });
 
