@@ -135,6 +135,8 @@ async function placeOrder(pool: pg.Pool, clientId: number, body: OrderBody, requ
     updated_at: at,
     validated_at: null,
     cancelled_at: null,
+    // No broker sends its calls again: nothing to recognise.
+    taken_by_call: null,
   };
   const itemRows = items.map((i) => ({ ...i, order_id: id }));
   const created = presentOrder(row, itemRows);

@@ -7,6 +7,7 @@
 import type { Knex } from "knex";
 import { ConflictError } from "../../shared/errors";
 import * as repo from "./orders.repository";
+import { presentOrder, type Order } from "./orders.representation";
 
 /** The orders table's unique index on a client's externalId. */
 export const EXTERNAL_ID_UNIQUE = "orders_client_external_id_unique";
@@ -21,14 +22,40 @@ function duplicateOf(existing: repo.OrderRow, externalId: string): ConflictError
   );
 }
 
-/** The 409 naming the client's order with each of these externalIds that has one (one query). */
-export async function duplicateOrders(
+/** The client's earlier orders with these externalIds: each a 409 naming it, or the call's own. */
+export interface EarlierOrders {
+  duplicates: Map<string, ConflictError>;
+  /**
+   * Orders that this very call took in an earlier attempt: the broker sends a slow order again
+   * (shared/messaging/repeatable-calls.ts), and the repeat answers the order its first attempt
+   * wrote, as that attempt would have, instead of a 409 naming it.
+   */
+  own: Map<string, Order>;
+}
+
+/** The client's orders that already have one of these externalIds (one query; their items only for the call's own). */
+export async function earlierOrders(
   db: Knex,
   clientId: number,
   externalIds: string[],
-): Promise<Map<string, ConflictError>> {
+  callId: string | undefined,
+): Promise<EarlierOrders> {
   const existing = await repo.findOrdersByExternalIds(db, clientId, [...new Set(externalIds)]);
-  return new Map(existing.map((row) => [row.external_id!, duplicateOf(row, row.external_id!)]));
+  const isOwn = (row: repo.OrderRow) => callId !== undefined && row.taken_by_call === callId;
+  const ownRows = existing.filter(isOwn);
+  const items =
+    ownRows.length > 0
+      ? await repo.itemsOf(
+          db,
+          ownRows.map((row) => row.id),
+        )
+      : new Map<number, repo.ItemRow[]>();
+  return {
+    duplicates: new Map(
+      existing.filter((row) => !isOwn(row)).map((row) => [row.external_id!, duplicateOf(row, row.external_id!)]),
+    ),
+    own: new Map(ownRows.map((row) => [row.external_id!, presentOrder(row, items.get(row.id) ?? [])])),
+  };
 }
 
 /**

@@ -22,7 +22,7 @@ import type { Db } from "../../shared/database/db";
 import { eventsAppended, outboxRow } from "../../shared/messaging/outbox";
 import { requestHash } from "../../shared/http/idempotency";
 import { codeDay, orderCode } from "./orders.code";
-import { duplicateOrders, EXTERNAL_ID_UNIQUE, holdingExternalIds, sameExternalIdAs } from "./orders.external-id";
+import { earlierOrders, EXTERNAL_ID_UNIQUE, holdingExternalIds, sameExternalIdAs } from "./orders.external-id";
 import { checkScopes, contactModeOf, itemModesOf } from "./orders.identify";
 import { placeOnce, replayOf, type KeyedRequest } from "./orders.idempotency";
 import type { CreateOrderParams, ErrorPolicy } from "./orders.params";
@@ -43,6 +43,11 @@ export interface Intake {
   references: ResolvedReferences;
   client: Principal;
   idempotencyKey?: string;
+  /**
+   * The id a call keeps when the broker sends it again (its parent context's, the request's):
+   * stored with the order, so that a repeat of a slow order answers it (orders.external-id.ts).
+   */
+  callId?: string;
   /**
    * What must commit with the orders, or not at all (an import's results for its lines:
    * orders.import-lines.ts); the orders are then written in a transaction of their own with it.
@@ -69,6 +74,8 @@ interface Candidate {
   modes: OrderModes;
   contact?: ResolvedContact;
   items?: repo.NewItem[];
+  /** The order an earlier attempt of this very call took: answered, not written again. */
+  earlier?: Order;
 }
 
 /** Thrown when the unique index refused an externalId that another request took meanwhile. */
@@ -163,10 +170,11 @@ async function refuseDuplicates(
 ): Promise<void> {
   const pending = candidates.filter((c) => !refused.has(c.index) && c.order.externalId !== undefined);
   const ids = pending.map((c) => c.order.externalId!);
-  const existing = await duplicateOrders(intake.db, intake.client.clientId, ids);
+  const earlier = await earlierOrders(intake.db, intake.client.clientId, ids, intake.callId);
   for (const c of pending) {
-    const conflict = existing.get(c.order.externalId!) ?? busy.get(c.order.externalId!);
-    if (conflict) refused.set(c.index, conflict);
+    c.earlier = earlier.own.get(c.order.externalId!);
+    const conflict = earlier.duplicates.get(c.order.externalId!) ?? busy.get(c.order.externalId!);
+    if (conflict && !c.earlier) refused.set(c.index, conflict);
   }
 }
 
@@ -183,12 +191,13 @@ async function takeGood<T>(
       const notTaken = new RowNotTakenError([...refused.keys()].sort((a, b) => a - b));
       for (const c of candidates) if (!refused.has(c.index)) refused.set(c.index, notTaken);
     }
-    const good = candidates.filter((c) => !refused.has(c.index));
-    if (good.length === 0) return { outcomes: outcomesOf(count, refused, []) };
+    const earlier = candidates.flatMap((c): [number, Order][] => (c.earlier ? [[c.index, c.earlier]] : []));
+    const good = candidates.filter((c) => !refused.has(c.index) && !c.earlier);
+    if (good.length === 0) return { outcomes: outcomesOf(count, refused, earlier) };
     await registerInlineContacts(intake, good, refused);
     const ready = good.filter((c) => !refused.has(c.index));
     try {
-      return await writeOrders(intake, count, ready, refused, keeping);
+      return await writeOrders(intake, count, ready, refused, earlier, keeping);
     } catch (err) {
       if (!(err instanceof ExternalIdTakenMeanwhile)) throw err;
       // Another request took one of these externalIds since they were checked: refuse those, try the rest again.
@@ -232,18 +241,18 @@ async function writeOrders<T>(
   count: number,
   ready: Candidate[],
   refused: Map<number, Error>,
+  earlier: [number, Order][],
   keeping?: Keeping<T>,
 ): Promise<Taken<T>> {
-  const { db, client } = intake;
+  const { db } = intake;
   const day = codeDay(new Date());
   // The day's counter moves even for orders refused below: codes may skip a number, never repeat.
   const reservations = await repo.reserveOrders(db, day, ready.length);
-  const writes = ready.map((c, i) => orderWrite(client, c, day, reservations[i]));
-  const outcomes = outcomesOf(
-    count,
-    refused,
-    writes.map((w, i) => [ready[i].index, w.order]),
-  );
+  const writes = ready.map((c, i) => orderWrite(intake, c, day, reservations[i]));
+  const outcomes = outcomesOf(count, refused, [
+    ...earlier,
+    ...writes.map((w, i): [number, Order] => [ready[i].index, w.order]),
+  ]);
   const write = async (on: Db) => {
     await repo.insertOrders(on, writes);
     eventsAppended(on, "orders");
@@ -273,7 +282,7 @@ function writeAlongside(
 }
 
 function orderWrite(
-  client: Principal,
+  { client, callId }: Intake,
   c: Candidate,
   day: string,
   reservation: repo.Reservation,
@@ -289,6 +298,7 @@ function orderWrite(
       customer,
       invoicingAddress: c.order.invoicingAddress,
       deliveryAddress: c.order.deliveryAddress,
+      takenByCall: callId ?? null,
     },
     reservation,
   );

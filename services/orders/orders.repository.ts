@@ -27,6 +27,8 @@ export interface OrderRow {
   updated_at: Date;
   validated_at: Date | null;
   cancelled_at: Date | null;
+  /** The call that took it, when one request sent it (orders.intake.ts, a repeat of that call). */
+  taken_by_call: string | null;
 }
 
 export interface ItemRow {
@@ -47,6 +49,7 @@ export interface NewOrder {
   customer: { id: number; name: string };
   invoicingAddress: AddressInput;
   deliveryAddress: AddressInput;
+  takenByCall: string | null;
 }
 
 export type NewItem = Omit<ItemRow, "order_id">;
@@ -97,6 +100,7 @@ export function newOrderRow(o: NewOrder, r: Reservation): OrderRow {
     updated_at: r.at,
     validated_at: null,
     cancelled_at: null,
+    taken_by_call: o.takenByCall,
   };
 }
 

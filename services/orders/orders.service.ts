@@ -68,7 +68,9 @@ const ordersService: DbServiceSchema<
       summary: "Create a sales order (201 with the order; Idempotency-Key replays).",
       params: createOrderParams,
       async handler(ctx: RequestContext<CreateOrderParams>): Promise<Order> {
-        const { order, replayed } = await placeOrder(this.intakeOf(ctx), ctx.params);
+        // The parent context is the gateway's request: a repeat the broker sends keeps it (Context.copy).
+        const callId = ctx.parentID ?? undefined;
+        const { order, replayed } = await placeOrder({ ...this.intakeOf(ctx), callId }, ctx.params);
         respondCreated(ctx, "orders", order.id);
         respondVersion(ctx.meta, order.version);
         if (replayed) markReplayed(ctx.meta);

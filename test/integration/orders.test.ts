@@ -1,4 +1,5 @@
 import type { Knex } from "knex";
+import { Context } from "moleculer";
 import { openDatabase } from "../../shared/database/db";
 import { fieldErrorsFromValidator } from "../../shared/http/problem";
 import type { Order } from "../../services/orders/orders.representation";
@@ -323,6 +324,24 @@ describe("when the same order is sent twice", () => {
     expect(r.data).toMatchObject({ existingOrderId: first.id, existingOrderCode: first.code });
     // Another client may use the same externalId.
     expect((await create(backofficeOrder(f, { externalId: "EXT-DUP" }), f.backoffice)).id).not.toBe(first.id);
+  });
+});
+
+describe("when the broker sends an order's call again while its first attempt is still writing", () => {
+  it("then the repeat answers the order the first attempt took, and another request with the externalId is a 409", async () => {
+    const body = partnerOrder(f, { externalId: "EXT-REPEAT" });
+    // The gateway's request is the calls' parent; a repeat the broker sends is a copy of the call.
+    const request = Context.create(t.broker);
+    const attempt = () =>
+      t.broker.call<Order, unknown>("orders.create", body, { meta: { client: f.partner }, parentCtx: request });
+    // Both at once: one waits on the externalId's unique index until the other commits.
+    const [first, repeat] = await Promise.all([attempt(), attempt()]);
+    expect(repeat).toEqual(first);
+    expect(await db.withSchema("orders").table("orders").where({ external_id: "EXT-REPEAT" })).toHaveLength(1);
+    expect(await db.withSchema("orders").table("outbox").where({ entity_id: first.id })).toHaveLength(1);
+
+    const r = await rejection(create(JSON.parse(JSON.stringify(body))));
+    expect([r.status, r.data]).toEqual([409, { existingOrderId: first.id, existingOrderCode: first.code }]);
   });
 });
 

@@ -8,6 +8,7 @@ import * as orderLookups from "./20261210000000_order_lookups";
 import * as orderVersions from "./20261215000000_order_versions";
 import * as outboxPositions from "./20261215010000_outbox_positions";
 import * as orderImports from "./20261215040000_order_imports";
+import * as ordersTakenByCall from "./20261227000000_orders_taken_by_call";
 
 export const migrations: Migration[] = [
   { name: "20261121000400_create_orders", ...createOrders },
@@ -19,4 +20,5 @@ export const migrations: Migration[] = [
   { name: "20261215000000_order_versions", ...orderVersions },
   { name: "20261215010000_outbox_positions", ...outboxPositions },
   { name: "20261215040000_order_imports", ...orderImports },
+  { name: "20261227000000_orders_taken_by_call", ...ordersTakenByCall },
 ];
