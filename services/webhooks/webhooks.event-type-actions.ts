@@ -8,6 +8,7 @@ import { DOMAIN_EVENTS, type EventName } from "../../shared/messaging/events";
 import { callerOf, type RequestContext } from "../../shared/security/auth";
 import { availableEvents } from "./webhooks.audience";
 import { availableParams } from "./webhooks.params";
+import { listenedEventNames } from "./webhooks.subscriptions.repository";
 import type { WebhooksActions, WebhooksSettings } from "./webhooks.service-context";
 
 /** One entry of the catalogue. */
@@ -37,6 +38,18 @@ export const eventTypeActions: WebhooksActions = {
     handler(ctx: RequestContext): EventType[] {
       const bodies = (this.settings as WebhooksSettings).eventBodies;
       return availableEvents(callerOf(ctx)).map((event) => eventType(event, bodies));
+    },
+  },
+
+  /**
+   * The event names some active subscription listens to: the outbox relays settle the others
+   * without publishing them (shared/messaging/listened-events.ts), each asking about once a
+   * second while events flow.
+   */
+  listenedEvents: {
+    visibility: "public",
+    handler(): Promise<EventName[]> {
+      return listenedEventNames(this.db);
     },
   },
 };

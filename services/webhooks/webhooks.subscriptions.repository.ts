@@ -257,6 +257,16 @@ export interface ListeningSubscription extends CandidateSubscription {
 }
 
 /** Every active subscription to this event name: what webhooks.listeners.ts keeps per process. */
+/** The event names that at least one active subscription listens to. */
+export async function listenedEventNames(db: Db): Promise<EventName[]> {
+  const rows = await db
+    .withSchema(S)
+    .from("subscriptions")
+    .where({ status: "active" })
+    .distinct<{ event: EventName }[]>("event");
+  return rows.map((r) => r.event);
+}
+
 export async function listeningSubscriptions(db: Db, event: EventName): Promise<ListeningSubscription[]> {
   return db
     .withSchema(S)

@@ -225,9 +225,9 @@ export const BROADCASTS = {
   subscriptionsChanged: {
     name: "webhooks.subscriptionsChanged",
     producer: "webhooks",
-    listeners: ["webhooks"],
+    listeners: ["webhooks", "orders", "references"],
     meaning:
-      "A webhook subscription was created, enabled, moved to another URL, disabled by its owner or deleted: drop the lists of who listens to each event (services/webhooks/webhooks.listeners.ts).",
+      "A webhook subscription was created, enabled, moved to another URL, disabled by its owner or deleted: drop the lists of who listens to each event (services/webhooks/webhooks.listeners.ts, and each outbox relay's shared/messaging/listened-events.ts).",
   },
   usageCounted: {
     name: "gateway.usageCounted",

@@ -25,7 +25,7 @@
 import type { Knex } from "knex";
 import type { Service, ServiceBroker, ServiceSchema } from "moleculer";
 import { channelOf, type DomainEvent } from "./events";
-import { countPrunedRows, countPublishFailures } from "../observability/metrics";
+import { countPrunedRows, countPublishFailures, countUnheardEvents } from "../observability/metrics";
 import type { CheckState, EventFlowProbes } from "../observability/readiness";
 import {
   claimUnpublished,
@@ -36,6 +36,8 @@ import {
   type Claim,
 } from "./outbox";
 import { eventFlowChecks, RelayHealth, type RoundFailure } from "./outbox-relay-health";
+import { BROADCASTS } from "./events";
+import { LISTENED_EVENTS_ACTION, ListenedEvents } from "./listened-events";
 import { PeriodicJob, pruneInBatches } from "../database/periodic-job";
 import { currentTraceparent, resumeTrace, SpanKind } from "../observability/tracing";
 import type { OutboxSettings, StorageSettings } from "../service-settings";
@@ -72,6 +74,8 @@ export interface OutboxRelayOptions {
   intervalMs: number;
   /** How long a round's claim holds its rows (DEFAULT_LEASE_MS). */
   leaseMs?: number;
+  /** Who listens (listened-events.ts): an event nobody does is settled unpublished. Absent: every event is published. */
+  listened?: ListenedEvents;
 }
 
 export class OutboxRelay {
@@ -94,17 +98,18 @@ export class OutboxRelay {
     await this.loop.stop();
   }
 
-  /** One round; resolves to the number of rows published. Exposed for tests. */
+  /** One round; resolves to the number of rows settled as sent (published, or heard by nobody). Exposed for tests. */
   async relayOnce(): Promise<number> {
     const { db, schema } = this.opts;
     const claim = await claimUnpublished(db, schema, BATCH, this.leaseMs);
-    if (claim.events.length === 0) {
-      this.health.roundSucceeded();
-      return 0;
-    }
-    const published = await this.publishWithinLease(claim);
-    await settleClaim(db, schema, claim, published);
-    return published.length;
+    const unheard = (await this.opts.listened?.unheard(claim.events)) ?? [];
+    const heard = unheard.length === 0 ? claim.events : claim.events.filter((e) => !unheard.includes(e));
+    if (claim.events.length === 0 || heard.length === 0) this.health.roundSucceeded();
+    if (claim.events.length === 0) return 0;
+    const published = heard.length > 0 ? await this.publishWithinLease({ ...claim, events: heard }) : [];
+    await settleClaim(db, schema, claim, [...published, ...unheard.map((e) => e.id)]);
+    countUnheardEvents(schema, unheard.length);
+    return published.length + unheard.length;
   }
 
   private get leaseMs(): number {
@@ -208,7 +213,18 @@ export class OutboxRelay {
 }
 
 /** The service the mixin is part of: databaseMixin gave it `db`. */
-type RelayHost = Service & { db: Knex; outboxRelay?: OutboxRelay; outboxRetention?: PeriodicJob };
+type RelayHost = Service & {
+  db: Knex;
+  outboxRelay?: OutboxRelay;
+  outboxRetention?: PeriodicJob;
+  listenedEvents?: ListenedEvents;
+};
+
+/**
+ * How long a relay waits for the webhooks service to name the listened events: when it does not
+ * answer, the round publishes everything, so a webhooks outage slows no event by more than this.
+ */
+const LISTENED_EVENTS_CALL_TIMEOUT_MS = 500;
 
 /**
  * Sent rows are kept OUTBOX_RETENTION (to look into what was published), then pruned, once per
@@ -251,14 +267,28 @@ export function outboxRelayMixin(schema: string): Partial<ServiceSchema> {
         return (this.outboxRelay?.failingForMs() ?? 0) / 1000;
       },
     } satisfies EventFlowProbes & ThisType<RelayHost>,
+    events: {
+      // A subscription was created, enabled or moved: ask who listens before settling the next event.
+      [BROADCASTS.subscriptionsChanged.name](this: RelayHost) {
+        this.listenedEvents?.forget();
+      },
+    },
     started(this: RelayHost) {
       const cfg = (this.settings as StorageSettings).outbox;
+      this.listenedEvents = new ListenedEvents(() =>
+        this.broker.call<string[], Record<string, never>>(
+          LISTENED_EVENTS_ACTION,
+          {},
+          { timeout: LISTENED_EVENTS_CALL_TIMEOUT_MS },
+        ),
+      );
       this.outboxRelay = new OutboxRelay({
         broker: this.broker,
         db: this.db,
         schema,
         logger: this.logger,
         intervalMs: cfg.relayIntervalMs,
+        listened: this.listenedEvents,
       });
       this.outboxRelay.start();
       this.outboxRetention = outboxRetentionJob(this, schema, cfg);

@@ -75,9 +75,21 @@ const publishFailures = new Counter({
   registers: [registry],
 });
 
+const eventsUnheard = new Counter({
+  name: "outbox_events_unheard_total",
+  help: "Outbox events settled without being published because no webhook subscription listens to them, by schema.",
+  labelNames: ["schema"] as const,
+  registers: [registry],
+});
+
 /** Publishes of one relay round that failed. */
 export function countPublishFailures(schema: string, failures: number): void {
   if (failures > 0) publishFailures.inc({ schema }, failures);
+}
+
+/** Events of one relay round that nobody listens to (shared/messaging/listened-events.ts). */
+export function countUnheardEvents(schema: string, count: number): void {
+  if (count > 0) eventsUnheard.inc({ schema }, count);
 }
 
 /** How one webhook delivery attempt ended. */

@@ -1,4 +1,4 @@
-import { channelOf, type DomainEvent } from "../../shared/messaging/events";
+import { BROADCASTS, channelOf, type DomainEvent } from "../../shared/messaging/events";
 import { startTestBroker, type TestBroker } from "../helpers/broker";
 import { EVENTUALLY_MS } from "../helpers/deadlines";
 import { addEventSource, type EventSource } from "../helpers/event-source";
@@ -65,5 +65,34 @@ describe("outbox relay", () => {
     await source.emit([{ event: "sales_order_created", ownerClientId: 7, data: { n: 2 } }]);
     await until(async () => (await source.unpublished()) === 0);
     expect(calls).toBe(3);
+  });
+
+  it("when no webhook subscription listens to an event, then it is settled unpublished, and published once one does", async () => {
+    const received: DomainEvent[] = [];
+    t.broker.createService({
+      name: "relay-test-validated",
+      channels: {
+        [channelOf("sales_order_validated")]: {
+          handler(payload) {
+            received.push(payload as DomainEvent);
+          },
+        },
+      },
+    });
+    // The webhooks service as the relays see it: who listens to what.
+    let listened: string[] = [];
+    t.broker.createService({ name: "webhooks", actions: { listenedEvents: () => listened } });
+    await t.broker.waitForServices(["relay-test-validated", "webhooks"]);
+
+    await source.emit([{ event: "sales_order_validated", ownerClientId: 7, data: { n: 3 } }]);
+    await until(async () => (await source.unpublished()) === 0);
+    // Had it been published, the in-process channel would have handed it over before settling.
+    expect(received).toEqual([]);
+
+    listened = ["sales_order_validated"];
+    await t.broker.broadcast(BROADCASTS.subscriptionsChanged.name, {});
+    await source.emit([{ event: "sales_order_validated", ownerClientId: 7, data: { n: 4 } }]);
+    await until(async () => (await source.unpublished()) === 0);
+    expect(received.map((e) => e.data)).toEqual([{ n: 4 }]);
   });
 });

@@ -102,13 +102,20 @@ describe("the event contract", () => {
 
   it("when a broadcast is declared, then exactly its declared listeners handle it, and no service listens to anything undeclared", () => {
     const declared = new Set<string>(Object.values(BROADCASTS).map((b) => b.name));
+    // What a service hears: its own handlers and its mixins' (an outbox relay's, say), but
+    // moleculer's own `$` events (moleculer-web's `$services.changed`).
+    const heardBy = (schema: (typeof serviceSchemas)[string]): string[] =>
+      [
+        ...Object.keys(schema.events ?? {}),
+        ...((schema.mixins ?? []) as { events?: object }[]).flatMap((mixin) => Object.keys(mixin.events ?? {})),
+      ].filter((name) => !name.startsWith("$"));
     for (const [service, schema] of Object.entries(serviceSchemas)) {
-      const heard = Object.keys(schema.events ?? {});
+      const heard = heardBy(schema);
       expect({ service, undeclared: heard.filter((name) => !declared.has(name)) }).toEqual({ service, undeclared: [] });
     }
     for (const broadcast of Object.values(BROADCASTS)) {
       const listeners = Object.entries(serviceSchemas)
-        .filter(([, schema]) => broadcast.name in (schema.events ?? {}))
+        .filter(([, schema]) => heardBy(schema).includes(broadcast.name))
         .map(([s]) => s);
       expect({ broadcast: broadcast.name, listeners: listeners.sort() }).toEqual({
         broadcast: broadcast.name,
