@@ -35,8 +35,9 @@ export interface SenderOptions {
   timeoutMs: number;
   allowInsecure: boolean;
   /**
-   * Opens the stored key and secret, just before signing: one that cannot be opened (its
-   * encryption key is gone) is an `error` attempt, retried like any other, not a stalled queue.
+   * Opens the stored values, once per sealed value (webhooks.opened-subscription.ts): one that
+   * cannot be opened (its encryption key is gone) is an `error` attempt, retried like any other,
+   * not a stalled queue.
    */
   secrets: Pick<SecretBox, "open">;
 }
