@@ -9,6 +9,10 @@
  * leaves to run later (a deadline timer firing) is counted too; the process is otherwise idle then.
  *
  *   node dist/bench/sender-cost.bench.js [--attempts 20000] [--in-flight 50] [--warmup 2000]
+ *     [--host 127.0.0.1]
+ *
+ * `--host localhost` names the receiver by a host name: each attempt's address check then asks
+ * the system resolver (getaddrinfo, on libuv's thread pool: its CPU is this process's too).
  *
  * The subscription is a usual one: sealed key and secret, one custom header, no key pair, no
  * rotation under way; its secrets are opened through the worker's `rememberingOpener`, as in
@@ -80,6 +84,7 @@ async function main(): Promise<void> {
       attempts: { type: "string", default: "20000" },
       "in-flight": { type: "string", default: "50" },
       warmup: { type: "string", default: "2000" },
+      host: { type: "string", default: LOOPBACK },
     },
     strict: true,
   });
@@ -90,7 +95,7 @@ async function main(): Promise<void> {
   const box = new SecretBox(parseEncryptionKeys([newEncryptionKeyEntry("bench")], "keys").keys);
   const receiver = await startReceiver();
   const stored = {
-    url: `http://${LOOPBACK}:${receiver.port}/hooks`,
+    url: `http://${values.host}:${receiver.port}/hooks`,
     event: "sales_order_validated",
     key: box.seal(generateKey()),
     secret: box.seal(generateSecret()),
