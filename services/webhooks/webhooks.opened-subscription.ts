@@ -12,7 +12,7 @@
  */
 import { productUserAgent } from "../../shared/product";
 import { LeastRecentlyUsed } from "../../shared/least-recently-used";
-import type { SecretBox } from "../../shared/security/secret-box";
+import { SecretBoxError, type SecretBox } from "../../shared/security/secret-box";
 import { ACCEPT } from "./webhooks.http-client";
 import { signerFor, type Signer } from "./webhooks.signing";
 
@@ -120,6 +120,12 @@ export function openedSubscription(
   try {
     return memo.getOrMake(snapshotId(sealed), () => opening(sealed, secrets));
   } catch (err) {
-    return { error: (err as Error).message };
+    // A SecretBoxError names the key, never the value; anything else (custom headers that do not
+    // parse, a damaged signing key) could quote what it read, which is secret: only its kind is told.
+    const error =
+      err instanceof SecretBoxError
+        ? err.message
+        : `The subscription's stored values could not be used (${(err as Error).name}).`;
+    return { error };
   }
 }
