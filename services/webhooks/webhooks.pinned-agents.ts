@@ -9,6 +9,7 @@
 import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
+import { LeastRecentlyUsed } from "../../shared/least-recently-used";
 import type { ResolvedAddress } from "./webhooks.url-policy";
 
 export interface PinnedAgents {
@@ -20,6 +21,13 @@ export interface PinnedAgents {
 const MAX_POOLED_ADDRESSES = 256;
 /** An idle socket closes after this: a pair let go frees its sockets without cutting requests short. */
 const IDLE_SOCKET_MS = 30_000;
+/**
+ * TCP keep-alive probes' initial delay: the 60 s axios's adapter sets on every request's socket.
+ * The agent sets its own (1 s by default) each time a socket returns to the pool, and Node only
+ * skips the system call when the value is unchanged: with two values, every request made two
+ * (`Socket.setKeepAlive`, 1 % of a webhooks process in bench/README.md, issue 23).
+ */
+const KEEP_ALIVE_PROBE_DELAY_MS = 60_000;
 
 function lookupOnly({ address, family }: ResolvedAddress): LookupFunction {
   return (_hostname, options, callback) => {
@@ -28,19 +36,17 @@ function lookupOnly({ address, family }: ResolvedAddress): LookupFunction {
   };
 }
 
-const pools = new Map<string, PinnedAgents>();
+const pools = new LeastRecentlyUsed<string, PinnedAgents>(MAX_POOLED_ADDRESSES);
 
 /** The agents that connect to this address only, whatever the URL's host name. */
 export function agentsFor(target: ResolvedAddress): PinnedAgents {
-  const id = `${target.family}/${target.address}`;
-  let agents = pools.get(id);
-  if (agents) {
-    pools.delete(id);
-  } else {
-    const options = { keepAlive: true, timeout: IDLE_SOCKET_MS, lookup: lookupOnly(target) };
-    agents = { httpAgent: new http.Agent(options), httpsAgent: new https.Agent(options) };
-  }
-  pools.set(id, agents);
-  if (pools.size > MAX_POOLED_ADDRESSES) pools.delete(pools.keys().next().value as string);
-  return agents;
+  return pools.getOrMake(`${target.family}/${target.address}`, () => {
+    const options = {
+      keepAlive: true,
+      keepAliveMsecs: KEEP_ALIVE_PROBE_DELAY_MS,
+      timeout: IDLE_SOCKET_MS,
+      lookup: lookupOnly(target),
+    };
+    return { httpAgent: new http.Agent(options), httpsAgent: new https.Agent(options) };
+  });
 }

@@ -39,9 +39,9 @@ export interface CapturedResponse {
   bodyTruncated: boolean;
 }
 
-/** Replaces every occurrence of the secrets in `text`. */
+/** Replaces every occurrence of the secrets in `text` (most texts hold none: they are left as they are). */
 function redact(text: string, secrets: readonly string[]): string {
-  return secrets.reduce((t, secret) => (secret ? t.split(secret).join(REDACTED) : t), text);
+  return secrets.reduce((t, secret) => (secret && t.includes(secret) ? t.replaceAll(secret, REDACTED) : t), text);
 }
 
 /** A header's value as received: node gives a string, or a list of them for repeated headers. */

@@ -5,27 +5,27 @@
  * whole attempt, DNS included: a resolver that hangs ends as a `timeout`. It never throws.
  */
 import type { Readable } from "node:stream";
-import axios, { type AxiosError } from "axios";
-import { productUserAgent } from "../../shared/product";
+import type { AxiosError } from "axios";
 import type { SecretBox } from "../../shared/security/secret-box";
-import { traceHeaders } from "../../shared/observability/tracing";
+import { currentTraceparent } from "../../shared/observability/tracing";
+import { postWebhook } from "./webhooks.http-client";
+import {
+  openedSubscription,
+  subscriptionHeaders,
+  type OpenedSubscription,
+  type SubscriptionValues,
+} from "./webhooks.opened-subscription";
 import { agentsFor } from "./webhooks.pinned-agents";
 import { keptBody, keptHeaders, readBodyStart, type CapturedResponse } from "./webhooks.response-capture";
-import { signatureHeader } from "./webhooks.signing";
+import { signerFor, type Signer } from "./webhooks.signing";
 import { checkTarget } from "./webhooks.url-policy";
 
-export interface OutgoingWebhook {
+/**
+ * One request to send: the subscription's values as stored, sealed (shared/security/secret-box.ts;
+ * see SubscriptionValues), and the request's own.
+ */
+export interface OutgoingWebhook extends SubscriptionValues {
   url: string;
-  event: string;
-  /** The X-WEBHOOK-KEY value and the signing secret as stored: sealed (shared/security/secret-box.ts). */
-  key: string;
-  secret: string;
-  /** Sealed too; absent or null when the subscription has no Ed25519 key pair. */
-  signingKey?: string | null;
-  /** What a rotation replaced, sealed, while its overlap lasts; absent or null otherwise (webhooks.signing.ts). */
-  previous?: { key: string; secret: string; signingKey?: string | null } | null;
-  /** The subscription's custom headers as one JSON object, sealed (webhooks.custom-headers.ts); absent or null when none. */
-  customHeaders?: string | null;
   webhookId: string;
   /** The exact JSON text to send. */
   body: string;
@@ -35,8 +35,9 @@ export interface SenderOptions {
   timeoutMs: number;
   allowInsecure: boolean;
   /**
-   * Opens the stored key and secret, just before signing: one that cannot be opened (its
-   * encryption key is gone) is an `error` attempt, retried like any other, not a stalled queue.
+   * Opens the stored values, once per sealed value (webhooks.opened-subscription.ts): one that
+   * cannot be opened (its encryption key is gone) is an `error` attempt, retried like any other,
+   * not a stalled queue.
    */
   secrets: Pick<SecretBox, "open">;
 }
@@ -53,25 +54,19 @@ export type AttemptOutcome =
   /** Not sent: the URL now leads to a forbidden address (or is no longer acceptable). */
   | { kind: "refused"; error: string; durationMs: number };
 
-/**
- * The keys and secrets here are the opened (clear) values. During a rotation's overlap the
- * replaced key rides along in X-WEBHOOK-PREVIOUS-KEY, as the replaced secret's signature does in
- * webhook-signature: a receiver accepts either until it has switched (docs/webhooks.md).
- */
-export function webhookHeaders(w: OutgoingWebhook, now: Date = new Date()): Record<string, string> {
+/** The headers that differ for each request: its id, and its signature at this time. */
+function requestHeaders(sign: Signer, webhookId: string, body: string, now: Date): Record<string, string> {
   const timestamp = Math.floor(now.getTime() / 1000);
   return {
-    // First, so nothing of ours could be replaced (reserved names are refused anyway).
-    ...(w.customHeaders ? (JSON.parse(w.customHeaders) as Record<string, string>) : {}),
-    "Content-Type": "application/json",
-    "User-Agent": productUserAgent(),
-    "X-WEBHOOK-EVENT": w.event,
-    "X-WEBHOOK-KEY": w.key,
-    ...(w.previous ? { "X-WEBHOOK-PREVIOUS-KEY": w.previous.key } : {}),
-    "webhook-id": w.webhookId,
+    "webhook-id": webhookId,
     "webhook-timestamp": String(timestamp),
-    "webhook-signature": signatureHeader(w, w.webhookId, timestamp, w.body),
+    "webhook-signature": sign(webhookId, timestamp, body),
   };
+}
+
+/** Every header of one request, from the subscription's values in clear (the sender keeps the fixed part opened). */
+export function webhookHeaders(w: OutgoingWebhook, now: Date = new Date()): Record<string, string> {
+  return { ...subscriptionHeaders(w), ...requestHeaders(signerFor(w), w.webhookId, w.body, now) };
 }
 
 const TIMEOUT_CODES = new Set(["ECONNABORTED", "ETIMEDOUT", "ERR_CANCELED"]);
@@ -96,6 +91,25 @@ function headersOf(headers: unknown): Record<string, unknown> {
   return typeof h.toJSON === "function" ? h.toJSON() : { ...h };
 }
 
+/**
+ * The attempt's deadline: `signal` aborts `ms` from now, cutting the check, the request and the
+ * reading of the answer alike. `clear` stops its timer once nothing of the attempt runs any more
+ * (AbortSignal.timeout's would run to its end after every attempt, and make an error then).
+ */
+function deadlineIn(ms: number): { signal: AbortSignal; clear: () => void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), ms);
+  // Like AbortSignal.timeout's: an attempt under way holds its socket; the timer holds nothing.
+  timer.unref();
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+}
+
+/** Calls `done` once the stream is closed: the answer was read (or drained) to its end, or cut. */
+function whenClosed(stream: Readable, done: () => void): void {
+  if (stream.closed) done();
+  else stream.once("close", done);
+}
+
 const TIMED_OUT = Symbol("timed out");
 
 /** `work`'s result, or TIMED_OUT once `deadline` fires first (the work itself is left to finish). */
@@ -108,33 +122,26 @@ function beforeDeadline<T>(work: Promise<T>, deadline: AbortSignal): Promise<T |
   });
 }
 
-function opened(w: OutgoingWebhook, secrets: SenderOptions["secrets"]): OutgoingWebhook | { error: string } {
-  const open = (sealed: string | null | undefined) => (sealed ? secrets.open(sealed) : null);
-  try {
-    return {
-      ...w,
-      key: secrets.open(w.key),
-      secret: secrets.open(w.secret),
-      signingKey: open(w.signingKey),
-      customHeaders: open(w.customHeaders),
-      previous: w.previous && {
-        key: secrets.open(w.previous.key),
-        secret: secrets.open(w.previous.secret),
-        signingKey: open(w.previous.signingKey),
-      },
-    };
-  } catch (err) {
-    return { error: (err as Error).message };
-  }
-}
-
-export async function sendWebhook(stored: OutgoingWebhook, opts: SenderOptions): Promise<AttemptOutcome> {
+export async function sendWebhook(w: OutgoingWebhook, opts: SenderOptions): Promise<AttemptOutcome> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
-  const w = opened(stored, opts.secrets);
-  if ("error" in w) return { kind: "error", error: w.error, durationMs: elapsed() };
-  const deadline = AbortSignal.timeout(opts.timeoutMs);
-  const target = await beforeDeadline(checkTarget(w.url, { allowInsecure: opts.allowInsecure }), deadline);
+  const subscription = openedSubscription(w, opts.secrets);
+  if ("error" in subscription) return { kind: "error", error: subscription.error, durationMs: elapsed() };
+  const deadline = deadlineIn(opts.timeoutMs);
+  const outcome = await attempt(w, subscription, opts, deadline, elapsed);
+  // After an answer, the deadline still covers the draining of its body (cleared when it ends).
+  if (outcome.kind !== "delivered" && outcome.kind !== "rejected") deadline.clear();
+  return outcome;
+}
+
+async function attempt(
+  w: OutgoingWebhook,
+  subscription: OpenedSubscription,
+  opts: SenderOptions,
+  deadline: { signal: AbortSignal; clear: () => void },
+  elapsed: () => number,
+): Promise<AttemptOutcome> {
+  const target = await beforeDeadline(checkTarget(w.url, { allowInsecure: opts.allowInsecure }), deadline.signal);
   if (target === TIMED_OUT)
     return { kind: "timeout", error: `The host did not resolve within ${opts.timeoutMs} ms.`, durationMs: elapsed() };
   if (!target.ok) {
@@ -142,28 +149,26 @@ export async function sendWebhook(stored: OutgoingWebhook, opts: SenderOptions):
       ? { kind: "error", error: target.reason, durationMs: elapsed() }
       : { kind: "refused", error: target.reason, durationMs: elapsed() };
   }
+  const headers = { ...subscription.headers, ...requestHeaders(subscription.sign, w.webhookId, w.body, new Date()) };
+  // The attempt's span (webhooks.dispatcher.ts), so the receiver can continue the trace.
+  const traceparent = currentTraceparent();
+  if (traceparent) headers.traceparent = traceparent;
   try {
-    const response = await axios.post(target.url.href, w.body, {
-      // traceparent: the attempt's span (webhooks.dispatcher.ts), so the receiver can continue the trace.
-      headers: { ...webhookHeaders(w), ...traceHeaders() },
-      // The body is already the exact JSON text: no transformation.
-      transformRequest: [(data: unknown) => data],
-      responseType: "stream",
-      // A redirect could lead anywhere, past the address check: it counts as a failure.
-      maxRedirects: 0,
-      validateStatus: () => true,
-      // What is left of the attempt's time-out after the check.
-      timeout: Math.max(1, opts.timeoutMs - elapsed()),
-      signal: deadline,
+    const response = await postWebhook({
+      url: target.url.href,
+      body: w.body,
+      headers,
       // Pooled per checked address; the agents' own lookup answers that address only.
-      ...agentsFor(target.addresses[0]),
-      proxy: false,
+      agents: agentsFor(target.addresses[0]),
+      signal: deadline.signal,
     });
+    const body = response.data as Readable;
+    whenClosed(body, deadline.clear);
     // The keys this request carried in clear: never kept, even when the receiver echoes them.
-    const sentSecrets = [w.key, w.previous?.key ?? ""];
+    const sentSecrets = subscription.sentKeys;
     const rawHeaders = headersOf(response.headers);
     // The start of the body is kept; the rest is drained unread so the connection can be reused.
-    const start = await readBodyStart(response.data as Readable, sentSecrets);
+    const start = await readBodyStart(body, sentSecrets);
     const captured = {
       headers: keptHeaders(rawHeaders, sentSecrets),
       ...keptBody(start.bytes, start.complete, sentSecrets),

@@ -7,7 +7,14 @@
  * of its 32 bytes). Several signatures are separated by spaces; a receiver accepts the request
  * when any of them verifies (docs/webhooks.md).
  */
-import { createHmac, createPrivateKey, generateKeyPairSync, randomBytes, sign as signWithKey } from "node:crypto";
+import {
+  createHmac,
+  createPrivateKey,
+  generateKeyPairSync,
+  randomBytes,
+  sign as signWithKey,
+  type KeyObject,
+} from "node:crypto";
 
 const SECRET_PREFIX = "whsec_";
 const KEY_PREFIX = "whk_";
@@ -46,19 +53,25 @@ export function generateSigningKeyPair(): SigningKeyPair {
 
 const signedContent = (webhookId: string, timestamp: number, body: string) => `${webhookId}.${timestamp}.${body}`;
 
-/** `v1,<signature>` of one request. `timestamp` is in whole seconds since the epoch. */
-export function sign(secret: string, webhookId: string, timestamp: number, body: string): string {
-  const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, "base64");
-  const digest = createHmac("sha256", key)
-    .update(signedContent(webhookId, timestamp, body), "utf8")
-    .digest("base64");
-  return `v1,${digest}`;
+/** The HMAC key: the secret's bytes (base64 after the `whsec_` prefix). */
+function hmacKey(secret: string): Buffer {
+  return Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, "base64");
 }
 
-/** `v1a,<signature>` of one request with an Ed25519 private key (PKCS#8 DER in base64). */
-export function signAsymmetric(privateKey: string, webhookId: string, timestamp: number, body: string): string {
-  const key = createPrivateKey({ key: Buffer.from(privateKey, "base64"), format: "der", type: "pkcs8" });
-  return `v1a,${signWithKey(null, Buffer.from(signedContent(webhookId, timestamp, body), "utf8"), key).toString("base64")}`;
+const hmacSignature = (key: Buffer, content: string) =>
+  `v1,${createHmac("sha256", key).update(content, "utf8").digest("base64")}`;
+
+const ed25519Signature = (key: KeyObject, content: string) =>
+  `v1a,${signWithKey(null, Buffer.from(content, "utf8"), key).toString("base64")}`;
+
+/** `v1,<signature>` of one request. `timestamp` is in whole seconds since the epoch. */
+export function sign(secret: string, webhookId: string, timestamp: number, body: string): string {
+  return hmacSignature(hmacKey(secret), signedContent(webhookId, timestamp, body));
+}
+
+/** The Ed25519 private key (PKCS#8 DER in base64) as a key object: decoding it costs more than a signature. */
+function ed25519Key(privateKey: string): KeyObject {
+  return createPrivateKey({ key: Buffer.from(privateKey, "base64"), format: "der", type: "pkcs8" });
 }
 
 /** What signs one request, opened: the current values, and those a rotation replaced while its overlap lasts. */
@@ -68,15 +81,27 @@ export interface SigningMaterial {
   previous?: { secret: string; signingKey?: string | null } | null;
 }
 
+/** Gives one request's `webhook-signature` value. */
+export type Signer = (webhookId: string, timestamp: number, body: string) => string;
+
 /**
- * The `webhook-signature` value: the asymmetric signature first when there is a key pair, then
- * the HMAC; during a rotation's overlap the previous values' signatures follow the current ones.
+ * The signer of one subscription's material, its keys decoded once (a sender keeps it with the
+ * subscription's other opened values, webhooks.opened-subscription.ts). It writes the
+ * asymmetric signature first when there is a key pair, then the HMAC; during a rotation's
+ * overlap the previous values' signatures follow the current ones.
  */
-export function signatureHeader(m: SigningMaterial, webhookId: string, timestamp: number, body: string): string {
+export function signerFor(m: SigningMaterial): Signer {
   const generations = m.previous ? [m, m.previous] : [m];
-  const signatures = generations.flatMap((g) => [
-    ...(g.signingKey ? [signAsymmetric(g.signingKey, webhookId, timestamp, body)] : []),
-    sign(g.secret, webhookId, timestamp, body),
-  ]);
-  return signatures.join(" ");
+  const signers = generations.flatMap((g) => {
+    const hmac = hmacKey(g.secret);
+    const ed25519 = g.signingKey ? ed25519Key(g.signingKey) : null;
+    return [
+      ...(ed25519 ? [(content: string) => ed25519Signature(ed25519, content)] : []),
+      (content: string) => hmacSignature(hmac, content),
+    ];
+  });
+  return (webhookId, timestamp, body) => {
+    const content = signedContent(webhookId, timestamp, body);
+    return signers.length === 1 ? signers[0](content) : signers.map((signOne) => signOne(content)).join(" ");
+  };
 }

@@ -63,6 +63,40 @@ describe("webhook sender", () => {
     }
   });
 
+  it("when the receiver never answers, then the deadline ends the attempt as a timeout", async () => {
+    const silent = http.createServer((req) => req.resume());
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/in`;
+    try {
+      const outcome = await sendWebhook(webhook(url), { timeoutMs: 300, allowInsecure: true, secrets: box });
+      expect(outcome).toMatchObject({ kind: "timeout", error: "No answer within 300 ms." });
+    } finally {
+      silent.closeAllConnections();
+      await new Promise((r) => silent.close(r));
+    }
+  });
+
+  it("when one subscription is sent to again and again, then its sealed values are opened once, not per attempt", async () => {
+    const receiver = await serverOn("127.0.0.1");
+    const opened: string[] = [];
+    const counting = { open: (sealed: string) => (opened.push(sealed), box.open(sealed)) };
+    const stored = webhook(`http://127.0.0.1:${receiver.port}/in`);
+    try {
+      for (let i = 0; i < 3; i++)
+        expect(
+          await sendWebhook(
+            { ...stored, webhookId: `msg_${i}` },
+            { timeoutMs: 5_000, allowInsecure: true, secrets: counting },
+          ),
+        ).toMatchObject({ kind: "delivered" });
+      expect(opened.sort()).toEqual([stored.key, stored.secret].sort());
+      expect(receiver.hits()).toBe(3);
+    } finally {
+      receiver.server.closeAllConnections();
+      await new Promise((r) => receiver.server.close(r));
+    }
+  });
+
   it("when the stored secret was sealed with a key that is not configured, then the attempt is an error naming the key id", async () => {
     const other = new SecretBox(parseEncryptionKeys([newEncryptionKeyEntry("gone")], "keys").keys);
     const outcome = await sendWebhook(
