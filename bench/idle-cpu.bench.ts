@@ -2,8 +2,10 @@
  * `npm run bench:idle-cpu` (issue 23): what the distributed mode costs while nothing happens —
  * its polling loops alone. Deploys it (one process per service, a fresh database), places one
  * order so that every path has run once, lets it settle, then reads each process's CPU time, and
- * that of PostgreSQL's backends for its database, over an idle window. The figures are fixed
- * costs: under load, bench:orders and bench:webhooks divide them by the rate.
+ * that of PostgreSQL's backends for its database, over an idle window, and the transactions its
+ * database committed meanwhile (pg_stat_database: each polling statement is one; unlike CPU time,
+ * a count the machine's load does not change). The figures are fixed costs: under load,
+ * bench:orders and bench:webhooks divide them by the rate.
  *
  *   node dist/bench/idle-cpu.bench.js [--seconds 30] [--postgres URL] [--nats URL]
  *
@@ -12,6 +14,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { CpuWindow, deploymentGroups, WHOLE_MACHINE } from "./cpu-time";
+import { DatabaseWindow } from "./database-activity";
 import { LOOPBACK, loopbackUrl, positiveInteger, UsageError } from "./options";
 import { stopAll } from "./processes";
 import { placeOneOrder } from "./seed";
@@ -50,12 +53,15 @@ async function main(): Promise<void> {
     await placeOneOrder(deployment.baseUrl, deployment.partner);
     await sleep(SETTLE_MS);
     log(`idle: ${seconds} s`);
+    const database = await DatabaseWindow.start(run.options.postgresUrl, deployment.databaseName!);
     const window = CpuWindow.start(deploymentGroups(deployment, run.options.postgresUrl));
     await sleep(seconds * 1000);
+    // Per "request", one a second: the database's counters per second.
+    const perSecond = await database.perRequest(seconds);
     const shares = (await window.finish()).filter(
       (s) => !NOT_THE_DEPLOYMENT.has(s.name) && !s.name.startsWith("other: ") && s.name !== WHOLE_MACHINE,
     );
-    const perSecond = (ms: number) => Math.round((ms / seconds) * 10) / 10;
+    const msPerSecond = (ms: number) => Math.round((ms / seconds) * 10) / 10;
     const total = shares.reduce((sum, s) => sum + s.cpuMs, 0);
     console.log(
       [
@@ -64,8 +70,10 @@ async function main(): Promise<void> {
         "",
         "| process | CPU, ms per s |",
         "|---|---:|",
-        ...shares.map((s) => `| ${s.name} | ${perSecond(s.cpuMs)} |`),
-        `| **all** | **${perSecond(total)}** |`,
+        ...shares.map((s) => `| ${s.name} | ${msPerSecond(s.cpuMs)} |`),
+        `| **all** | **${msPerSecond(total)}** |`,
+        "",
+        `PostgreSQL, the deployment's database, per second: ${perSecond.commits} transactions, ${perSecond.rowsFetched} rows fetched, ${perSecond.rowsUpdated} updated`,
         "",
       ].join("\n"),
     );
