@@ -4,7 +4,7 @@
  *
  *  references  findMatchingPackagingReferences select … from references.packaging_references
  *  references  findMatchingContactReferences  select … from references.contact_references
- *  orders      reserveOrder                   insert … on conflict do update returning nextval, now() (autocommit)
+ *  orders      reserveOrders                  insert … on conflict do update returning nextval, now() (autocommit, asynchronous commit)
  *  orders      insertOrder                    one statement: with items as (insert …), event as (insert …) insert orders
  *
  * and, the first time a packaging or contact is seen only (both sides keep them in memory
@@ -77,12 +77,19 @@ export async function findContacts(db: Queryable, ids: number[]): Promise<Contac
   return rows;
 }
 
-/** orders.repository reserveOrder: the day's next code number, the order's id and the time. */
+/**
+ * orders.repository reserveOrders: the day's next code number, the order's id and the time,
+ * committed asynchronously as the service does (the counter's row lock is not held across a WAL
+ * flush): the same statement, so that the comparison stays fair.
+ */
 export async function reserveOrder(db: Queryable, day: string): Promise<{ codeNumber: number; id: number; at: Date }> {
   const { rows } = await db.query<{ last_value: number; id: number; at: Date }>(
-    `INSERT INTO orders.order_code_counters (day, last_value) VALUES ($1, 1)
-     ON CONFLICT (day) DO UPDATE SET last_value = order_code_counters.last_value + 1
-     RETURNING last_value, nextval('orders.orders_id_seq')::int AS id, now() AS at`,
+    `WITH no_flush AS (SELECT set_config('synchronous_commit', 'off', true)),
+     counter AS (
+       INSERT INTO orders.order_code_counters (day, last_value) VALUES ($1, 1)
+       ON CONFLICT (day) DO UPDATE SET last_value = order_code_counters.last_value + 1
+       RETURNING last_value, now() AS at)
+     SELECT last_value, nextval('orders.orders_id_seq')::int AS id, at FROM no_flush, counter`,
     [day],
   );
   return { codeNumber: rows[0].last_value, id: rows[0].id, at: rows[0].at };

@@ -65,18 +65,40 @@ export interface Reservation {
 }
 
 /**
- * The next `count` numbers of the day's sequence, committed at once (autocommit) so no lock is
- * held, each with an order id, and the database's time: the orders (and the events that carry
- * them) are then known in full before the one statement that writes them.
+ * The next `count` numbers of the day's sequence, each with an order id, and the database's time:
+ * the orders (and the events that carry them) are then known in full before the one statement
+ * that writes them. Codes must be unique and may skip numbers (docs/api.md): a number taken by a
+ * request that then fails is not given again.
+ *
+ * The counter is one row per day, which every order of the day updates: its commit must not wait
+ * for the disk. Committed at once on its own (no lock held while the order is built), and
+ * asynchronously (`synchronous_commit` off for this statement's transaction only): a synchronous
+ * commit held the row's lock until its WAL was flushed, and every concurrent order queued on that
+ * row behind one disk flush each (bench/README.md, issue 23). Nothing is lost by it:
+ *
+ * - Recovery after a crash replays a prefix of the WAL, up to the last record that reached the
+ *   disk (a standby, too, receives the WAL in order). The counter's commit record is in the WAL
+ *   (not yet on disk) when its statement returns; the order that takes the number is written
+ *   after that, so its records follow the counter's. An order that survives a crash therefore
+ *   has its counter update survive with it, and the order's own synchronous commit flushes the
+ *   counter's update to disk along with it.
+ * - So a crash can only lose a counter update whose number no surviving order holds: the counter
+ *   then hands that number out again, to the first order that stores it. No stored code repeats;
+ *   a number may be skipped, as one taken by a failed request already is.
+ *
+ * It must run outside a transaction: there, the setting would make the caller's whole transaction
+ * commit asynchronously, and the row would stay locked until that transaction ends.
  */
-export async function reserveOrders(db: Db, day: string, count: number): Promise<Reservation[]> {
+export async function reserveOrders(db: Knex, day: string, count: number): Promise<Reservation[]> {
+  if (db.isTransaction) throw new Error("reserveOrders commits on its own: call it outside a transaction");
   const { rows } = await db.raw<{ rows: { code_number: number; id: number; at: Date }[] }>(
-    `WITH counter AS (
+    `WITH no_flush AS (SELECT set_config('synchronous_commit', 'off', true)),
+     counter AS (
        INSERT INTO ${S}.order_code_counters (day, last_value) VALUES (?, ?)
        ON CONFLICT (day) DO UPDATE SET last_value = order_code_counters.last_value + EXCLUDED.last_value
        RETURNING last_value, now() AS at)
      SELECT counter.last_value - ? + n AS code_number, nextval('${S}.orders_id_seq')::int AS id, counter.at
-     FROM counter, generate_series(1, ?) AS n ORDER BY n`,
+     FROM no_flush, counter, generate_series(1, ?) AS n ORDER BY n`,
     [day, count, count, count],
   );
   return rows.map((r) => ({ id: r.id, codeNumber: Number(r.code_number), at: r.at }));

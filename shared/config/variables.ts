@@ -173,8 +173,9 @@ export const VARIABLES = {
   },
   OUTBOX_RELAY_INTERVAL_MS: {
     type: "integer",
-    default: "200",
-    description: "How often each outbox relay looks for unsent events.",
+    default: "2000",
+    description:
+      "How often each outbox relay looks for unsent events nobody woke it for: a commit wakes its own process's relay at once, so this is the longest an event waits when the process that wrote it died before publishing it (a replica's relay takes it). The order import worker looks for queued imports as often (an upload wakes its own process's worker at once).",
     rule: { min: 10 },
   },
   OUTBOX_STALLED_AFTER: {

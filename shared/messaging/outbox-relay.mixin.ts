@@ -5,11 +5,15 @@
  * idempotent, and JetStream stores a quick re-publish once (the event id is its msgID).
  *
  * A service adds `outboxRelayMixin("<schema>")` to its mixins, after databaseMixin. The relay
- * runs a round every OUTBOX_RELAY_INTERVAL_MS, at once after a commit of this process that
- * appended events, and again straight away while it finds full batches. While publishing fails
- * it backs off (up to MAX_BACKOFF_MS between rounds) and commits no longer wake it; its failures
- * are logged once and then summed up (shared/messaging/outbox-relay-health.ts), and /readyz and
- * /metrics say how long they have lasted.
+ * runs a round at once after a commit of this process that appended events, and again straight
+ * away while it finds full batches. Every event is written by a process of its own service, whose
+ * commit wakes its own relay: the rounds every OUTBOX_RELAY_INTERVAL_MS (2 s by default) are only
+ * the fallback for rows nobody was woken for — a process that died between its commit and its
+ * relay's round, a commit while the relay backed off — and, being statements, the relay's whole
+ * cost while nothing happens. While publishing fails it backs off (from FIRST_RETRY_MS up to
+ * MAX_BACKOFF_MS between rounds, whatever the interval) and commits no longer wake it; its
+ * failures are logged once and then summed up (shared/messaging/outbox-relay-health.ts), and
+ * /readyz and /metrics say how long they have lasted.
  *
  * A round is two short statements with the publish between them, and no transaction open
  * while it publishes: a publish may wait on the broker for as long as NATS is away, and an open
@@ -56,8 +60,12 @@ const BUSY_ROUND_GAP_MS = 20;
 /**
  * While publishing fails (broker down, a stream electing its leader, no consumer yet), rounds
  * slow down to at most this pause: once the stream is back, events go out within about a second.
+ * The same pause while the broker or its channel adapter is not connected (a round cannot
+ * publish, and no commit may come to wake the relay once it is).
  */
 const MAX_BACKOFF_MS = 1_000;
+/** The pause after a first failed round (or the interval, if shorter); it doubles with each failure. */
+const FIRST_RETRY_MS = 200;
 /**
  * How long a publish waits for JetStream's acknowledgement (nats.js's default is 5 s): a publish
  * sent to a node that has just died is given up after this, and the round settles the rest of its
@@ -117,13 +125,12 @@ export class OutboxRelay {
   }
 
   private async round(): Promise<number | typeof AT_ONCE> {
+    if (!this.canPublish()) return Math.min(this.opts.intervalMs, MAX_BACKOFF_MS);
     let published = 0;
-    if (this.canPublish()) {
-      try {
-        published = await this.relayOnce();
-      } catch (err) {
-        this.health.roundFailed({ error: err, failedPublishes: 0 });
-      }
+    try {
+      published = await this.relayOnce();
+    } catch (err) {
+      this.health.roundFailed({ error: err, failedPublishes: 0 });
     }
     // A full batch means more may be waiting: go on without sleeping. After a round that did
     // some work, pause briefly even if woken: under load, events then travel in batches
@@ -133,11 +140,12 @@ export class OutboxRelay {
     return this.pauseMs();
   }
 
+  /** The interval while publishing works; after failed rounds, a back-off that does not depend on it beyond FIRST_RETRY_MS. */
   private pauseMs(): number {
-    return Math.min(
-      this.opts.intervalMs * 2 ** Math.min(this.health.consecutiveFailedRounds, 10),
-      Math.max(this.opts.intervalMs, MAX_BACKOFF_MS),
-    );
+    const failures = this.health.consecutiveFailedRounds;
+    if (failures === 0) return this.opts.intervalMs;
+    const firstRetryMs = Math.min(this.opts.intervalMs, FIRST_RETRY_MS);
+    return Math.min(firstRetryMs * 2 ** Math.min(failures, 10), MAX_BACKOFF_MS);
   }
 
   /**

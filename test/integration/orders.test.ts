@@ -1,8 +1,9 @@
-import type { Knex } from "knex";
+import knexFactory, { type Knex } from "knex";
 import { Context } from "moleculer";
 import { openDatabase } from "../../shared/database/db";
 import { fieldErrorsFromValidator } from "../../shared/http/problem";
 import type { Order } from "../../services/orders/orders.representation";
+import { reserveOrders } from "../../services/orders/orders.repository";
 import type { RequestMeta } from "../../shared/security/auth";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { ADDRESS, backofficeOrder, createFixtures, partnerOrder, type Fixtures } from "../helpers/fixtures";
@@ -351,6 +352,38 @@ describe("when orders are created concurrently", () => {
       Array.from({ length: 60 }, (_, i) => create(partnerOrder(f, { externalReference: `C-${i}` }))),
     );
     expect(new Set(orders.map((o) => o.code)).size).toBe(60);
+  });
+});
+
+describe("when the day's counter hands out numbers", () => {
+  const DAY = "19991231";
+
+  it("then a reservation takes consecutive numbers, and the next one follows them", async () => {
+    const first = await reserveOrders(db, DAY, 3);
+    const next = await reserveOrders(db, DAY, 1);
+    const numbers = [...first, ...next].map((r) => r.codeNumber);
+    expect(numbers).toEqual([numbers[0], numbers[0] + 1, numbers[0] + 2, numbers[0] + 3]);
+  });
+
+  it("then its asynchronous commit is its own: the connection's next statements commit synchronously again", async () => {
+    // One connection, so that what the counter set would still be there for the next statement.
+    const single =
+      t.database.kind === "pglite"
+        ? db
+        : knexFactory({ client: "pg", connection: t.database.url, pool: { min: 1, max: 1 } });
+    try {
+      await reserveOrders(single, DAY, 1);
+      const { rows } = await single.raw<{ rows: { synchronous_commit: string }[] }>("SHOW synchronous_commit");
+      expect(rows[0].synchronous_commit).toBe("on");
+    } finally {
+      if (single !== db) await single.destroy();
+    }
+  });
+
+  it("then it refuses to run inside a transaction, whose whole commit it would make asynchronous", async () => {
+    await db.transaction(async (trx) => {
+      await expect(reserveOrders(trx, DAY, 1)).rejects.toThrow(/outside a transaction/);
+    });
   });
 });
 
