@@ -10,8 +10,8 @@
  * new sealed values, so a new entry), and the keys that open them are fixed for the process's
  * life. Opening that fails keeps nothing: the attempt is an `error` and the next one tries again.
  */
+import { LRUCache } from "lru-cache";
 import { productUserAgent } from "../../shared/product";
-import { LeastRecentlyUsed } from "../../shared/least-recently-used";
 import { SecretBoxError, type SecretBox } from "../../shared/security/secret-box";
 import { ACCEPT } from "./webhooks.http-client";
 import { signerFor, type Signer } from "./webhooks.signing";
@@ -92,7 +92,7 @@ function opening(sealed: SubscriptionValues, secrets: Pick<SecretBox, "open">): 
  */
 export const MAX_OPENED_SUBSCRIPTIONS = 10_000;
 
-const openedBy = new WeakMap<Pick<SecretBox, "open">, LeastRecentlyUsed<string, OpenedSubscription>>();
+const openedBy = new WeakMap<Pick<SecretBox, "open">, LRUCache<string, OpenedSubscription>>();
 
 /** Sealed values are base64url and dots, event names words: a line break cannot occur in either. */
 const snapshotId = (v: SubscriptionValues) =>
@@ -114,11 +114,17 @@ export function openedSubscription(
 ): OpenedSubscription | { error: string } {
   let memo = openedBy.get(secrets);
   if (!memo) {
-    memo = new LeastRecentlyUsed(MAX_OPENED_SUBSCRIPTIONS);
+    memo = new LRUCache({ max: MAX_OPENED_SUBSCRIPTIONS });
     openedBy.set(secrets, memo);
   }
+  const id = snapshotId(sealed);
   try {
-    return memo.getOrMake(snapshotId(sealed), () => opening(sealed, secrets));
+    const known = memo.get(id);
+    if (known) return known;
+    // Kept only once opened: an opening that throws keeps nothing.
+    const opened = opening(sealed, secrets);
+    memo.set(id, opened);
+    return opened;
   } catch (err) {
     // A SecretBoxError names the key, never the value; anything else (custom headers that do not
     // parse, a damaged signing key) could quote what it read, which is secret: only its kind is told.

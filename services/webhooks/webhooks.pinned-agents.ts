@@ -9,7 +9,7 @@
 import http from "node:http";
 import https from "node:https";
 import type { LookupFunction } from "node:net";
-import { LeastRecentlyUsed } from "../../shared/least-recently-used";
+import { LRUCache } from "lru-cache";
 import type { ResolvedAddress } from "./webhooks.url-policy";
 
 export interface PinnedAgents {
@@ -36,17 +36,21 @@ function lookupOnly({ address, family }: ResolvedAddress): LookupFunction {
   };
 }
 
-const pools = new LeastRecentlyUsed<string, PinnedAgents>(MAX_POOLED_ADDRESSES);
+/** The least recently used address's agents are let go beyond MAX_POOLED_ADDRESSES. */
+const pools = new LRUCache<string, PinnedAgents>({ max: MAX_POOLED_ADDRESSES });
 
 /** The agents that connect to this address only, whatever the URL's host name. */
 export function agentsFor(target: ResolvedAddress): PinnedAgents {
-  return pools.getOrMake(`${target.family}/${target.address}`, () => {
-    const options = {
-      keepAlive: true,
-      keepAliveMsecs: KEEP_ALIVE_PROBE_DELAY_MS,
-      timeout: IDLE_SOCKET_MS,
-      lookup: lookupOnly(target),
-    };
-    return { httpAgent: new http.Agent(options), httpsAgent: new https.Agent(options) };
-  });
+  const id = `${target.family}/${target.address}`;
+  const pooled = pools.get(id);
+  if (pooled) return pooled;
+  const options = {
+    keepAlive: true,
+    keepAliveMsecs: KEEP_ALIVE_PROBE_DELAY_MS,
+    timeout: IDLE_SOCKET_MS,
+    lookup: lookupOnly(target),
+  };
+  const agents = { httpAgent: new http.Agent(options), httpsAgent: new https.Agent(options) };
+  pools.set(id, agents);
+  return agents;
 }
