@@ -20,10 +20,18 @@ import {
 const BATCH = 500;
 /** A claim lasts this long past each batch; only a replica that died lets it run out. */
 const LEASE_MS = 30_000;
+/**
+ * How often an idle recoverer looks for a recovery to work on. The replica that takes a request
+ * wakes its own recoverer at once (webhooks.worker.ts `recoveryAsked`), so the look only finds
+ * a recovery whose replica died (after its lease) or stopped: it was the dispatch interval
+ * (250 ms), a claim statement four times a second in every idle webhooks process (issue 23).
+ */
+export const RECOVERY_LOOK_MS = 2_000;
 
 export interface RecovererOptions {
   db: Knex;
   logger: Service["logger"];
+  /** How often an idle recoverer looks (RECOVERY_LOOK_MS). */
   intervalMs: number;
   /** Deliveries were queued again: the dispatcher should look now. */
   queued(): void;

@@ -17,7 +17,7 @@ import { Dispatcher } from "./webhooks.dispatcher";
 import { entitledOnly } from "./webhooks.entitlement";
 import type { ClientGrants } from "./webhooks.grants";
 import { RateLimiter } from "./webhooks.rate-limiter";
-import { Recoverer } from "./webhooks.recovery";
+import { Recoverer, RECOVERY_LOOK_MS } from "./webhooks.recovery";
 import { webhooksRetentionJob } from "./webhooks.retention";
 import { sendWebhook } from "./webhooks.sender";
 import { healthFigures, SubscriptionHealth } from "./webhooks.subscription-health";
@@ -74,7 +74,7 @@ export class WebhooksWorker {
       rateLimits: this.rateLimits,
     });
     const dispatcher = this.dispatcher;
-    this.recoverer = new Recoverer({ db, logger, intervalMs: cfg.dispatchIntervalMs, queued: () => dispatcher.wake() });
+    this.recoverer = new Recoverer({ db, logger, intervalMs: RECOVERY_LOOK_MS, queued: () => dispatcher.wake() });
     this.retention = webhooksRetentionJob({
       ready: opts.ready,
       db,
