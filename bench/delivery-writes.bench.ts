@@ -9,7 +9,8 @@
  *             settles an event nobody hears without a statement)
  *  idle       10 s of nothing: the polling loops' own transactions (their rate at rest; under
  *             load a dispatcher claims when its slots free up rather than on its interval)
- *  deliveries N more orders validated with 10 subscriptions: 10 N deliveries, every first
+ *  deliveries N more orders validated with 10 subscriptions — as fast as the connections go, or
+ *             paced at --rate validations/s (open loop) — : 10 N deliveries, every first
  *             attempt a success; the processes are stopped once the last arrives (their
  *             outcomes are written as they stop), so every backend's counts are flushed
  *
@@ -17,7 +18,10 @@
  * a validation's intake and the idle polling of the window's length).
  *
  *   node dist/bench/delivery-writes.bench.js [--orders 1000] [--subscriptions 10] [--connections 20]
- *     [--webhooks-processes 2] [--postgres URL] [--nats URL]
+ *     [--rate N] [--webhooks-processes 2] [--postgres URL] [--nats URL]
+ *
+ * A burst outruns the dispatchers: most deliveries wait in the table and are claimed. Paced below
+ * their capacity, a fresh event's deliveries are stored claimed and sent at once (direct hand-off).
  *
  * Prints its tables; bench/README.md records them by hand.
  */
@@ -28,10 +32,10 @@ import { stopAll } from "./processes";
 import { activityTable, combine, growth, IDLE_FLUSH_MS, readActivity, type ActivityReading } from "./table-activity";
 import { deployDistributed, newRunId, type DistributedDeployment, type DistributedRun } from "./targets";
 import { WebhookSink } from "./webhook-sink-client";
-import { createBackOffice, createOrders, subscribeReceiver, validateAll } from "./webhooks-load";
+import { createBackOffice, createOrders, subscribeReceiver, validateAll, validatePaced } from "./webhooks-load";
 
 const log = (line: string) => console.log(`[bench:delivery-writes] ${line}`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 /** Validations, with their deliveries, before anything is counted: every service found, the receiver reached. */
 const WARMUP_ORDERS = 20;
@@ -94,6 +98,7 @@ async function main(): Promise<void> {
       orders: { type: "string", default: "1000" },
       subscriptions: { type: "string", default: "10" },
       connections: { type: "string", default: "20" },
+      rate: { type: "string" },
       "webhooks-processes": { type: "string", default: "2" },
       postgres: { type: "string", default: `postgres://postgres@${LOOPBACK}:5432/postgres` },
       nats: { type: "string", default: `nats://${LOOPBACK}:4222` },
@@ -103,6 +108,7 @@ async function main(): Promise<void> {
   const orders = positiveInteger("orders", values.orders, 1);
   const subscriptions = positiveInteger("subscriptions", values.subscriptions, 1);
   const connections = positiveInteger("connections", values.connections, 1);
+  const rate = values.rate === undefined ? null : positiveInteger("rate", values.rate, 1);
   const webhooksProcesses = positiveInteger("webhooks-processes", values["webhooks-processes"], 1);
   const run: DistributedRun = {
     runId: newRunId(new Date().toISOString()),
@@ -132,8 +138,11 @@ async function main(): Promise<void> {
       ids.slice(orders, 2 * orders),
       ids.slice(2 * orders),
     ];
-    const validate = async (orderIds: number[]) => {
-      const failed = (await validateAll(d.baseUrl, office, orderIds, connections)).filter((a) => a.code === null);
+    const validate = async (orderIds: number[], perSecond: number | null = null) => {
+      const answers = await (perSecond === null
+        ? validateAll(d.baseUrl, office, orderIds, connections)
+        : validatePaced(d.baseUrl, office, orderIds, perSecond));
+      const failed = answers.filter((a) => a.code === null);
       if (failed.length > 0)
         throw new Error(`${failed.length} validations failed, e.g. ${failed[0].status} ${failed[0].body}`);
     };
@@ -154,12 +163,12 @@ async function main(): Promise<void> {
     await sleep(IDLE_FLUSH_MS);
 
     const expected = orders * paths.length;
-    log(`deliveries: ${orders} validations, ${expected} deliveries`);
+    log(`deliveries: ${orders} validations${rate === null ? "" : ` at ${rate}/s`}, ${expected} deliveries`);
     let received = 0;
     const deliveries = await measure(
       databaseUrl,
       async () => {
-        await validate(deliveryIds);
+        await validate(deliveryIds, rate);
         received = await waitForDeliveries(sink, expected);
         if (received < expected) throw new Error(`only ${received} of ${expected} deliveries arrived`);
       },
@@ -180,7 +189,7 @@ async function main(): Promise<void> {
     console.log(
       [
         "",
-        `load average ${loadAverage()}; ${orders} validations × ${paths.length} subscriptions = ${received} deliveries received in ${deliveries.ms} ms (${deliveries.spanMs} ms counted); intake ${intake.ms} ms (${intake.spanMs} ms counted); idle ${idle.spanMs} ms counted`,
+        `load average ${loadAverage()}; ${orders} validations${rate === null ? ` over ${connections} connections` : ` at ${rate}/s`} × ${paths.length} subscriptions = ${received} deliveries received in ${deliveries.ms} ms (${deliveries.spanMs} ms counted); intake ${intake.ms} ms (${intake.spanMs} ms counted); idle ${idle.spanMs} ms counted`,
         "",
         "Intake, per validation (no subscription; less the idle polling):",
         "",
