@@ -197,6 +197,9 @@ describe("webhooks service", () => {
       await t.broker.sendToChannel(channelOf("contact_reference_created"), event);
       await t.broker.sendToChannel(channelOf("contact_reference_created"), event);
       await receiver.waitFor(() => receivedOn("/twice").length >= 1, EVENTUALLY_MS);
+      // The outcome is written after the receipt (in a batch): wait for it rather than a fixed
+      // pause, which a loaded machine outran; then a little more for a second send that must not come.
+      await waitForStatus(partner, sub.id, "succeeded");
       await new Promise((r) => setTimeout(r, 300));
       const deliveries = await deliveriesOf(partner, sub.id);
       expect(deliveries).toHaveLength(1);
