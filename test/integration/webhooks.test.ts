@@ -295,6 +295,30 @@ describe("webhooks service", () => {
         .first();
       expect(Number((left as { n: unknown }).n)).toBe(0);
     });
+
+    it("when a subscription whose deliveries were sent is deleted, then their attempts go with them", async () => {
+      const sub = (await subscribe(partner, "sales_order_created", "/sent-then-gone")).result;
+      await source.emit([{ event: "sales_order_created", ownerClientId: partner.clientId, data: { sent: ++seq } }]);
+      await waitForStatus(partner, sub.id, "succeeded");
+      const deliveryIds = (await deliveriesOf(partner, sub.id)).map((d) => d.id);
+      const attemptsOf = async () =>
+        Number(
+          (
+            (await db
+              .withSchema("webhooks")
+              .table("attempts")
+              .whereIn("delivery_id", deliveryIds)
+              .count({ n: "*" })
+              .first()) as {
+              n: unknown;
+            }
+          ).n,
+        );
+      expect(await attemptsOf()).toBe(1);
+      await call("webhooks.unsubscribe", { id: sub.id }, partner);
+      // No foreign key cascades to the attempts any more (migration 20261227000000): the delete does.
+      expect(await attemptsOf()).toBe(0);
+    });
   });
 
   async function waitForStatus(as: Principal, id: number, status: string): Promise<void> {
