@@ -111,12 +111,21 @@ export async function listSubscriptions(db: Db, clientId: number, page: PageQuer
   return fetchPage<SubscriptionRow & Record<string, unknown>>(query, page, "id", (r) => r.id);
 }
 
-/** Deletes the subscription with its deliveries and their attempts; false when there was none. */
+/**
+ * Deletes the subscription with its deliveries (their foreign key cascades) and their attempts
+ * (which have no foreign key: migration 20261227000000), in one statement; false when there was none.
+ */
 export async function deleteSubscription(db: Db, clientId: number, id: number): Promise<boolean> {
   // Raw: knex-pglite answers `.delete()` with its whole response instead of the row count.
   const result = await db.raw<{ rows: unknown[] }>(
-    `DELETE FROM ??.subscriptions WHERE id = ? AND client_id = ? RETURNING id`,
-    [S, id, clientId],
+    `WITH gone AS (
+       DELETE FROM ??.subscriptions WHERE id = ? AND client_id = ? RETURNING id
+     ), gone_attempts AS (
+       DELETE FROM ??.attempts a USING ??.deliveries d
+        WHERE a.delivery_id = d.id AND d.subscription_id IN (SELECT id FROM gone)
+     )
+     SELECT id FROM gone`,
+    [S, id, clientId, S, S],
   );
   return result.rows.length > 0;
 }

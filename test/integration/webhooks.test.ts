@@ -197,6 +197,9 @@ describe("webhooks service", () => {
       await t.broker.sendToChannel(channelOf("contact_reference_created"), event);
       await t.broker.sendToChannel(channelOf("contact_reference_created"), event);
       await receiver.waitFor(() => receivedOn("/twice").length >= 1, EVENTUALLY_MS);
+      // The outcome is written after the receipt (in a batch): wait for it rather than a fixed
+      // pause, which a loaded machine outran; then a little more for a second send that must not come.
+      await waitForStatus(partner, sub.id, "succeeded");
       await new Promise((r) => setTimeout(r, 300));
       const deliveries = await deliveriesOf(partner, sub.id);
       expect(deliveries).toHaveLength(1);
@@ -291,6 +294,30 @@ describe("webhooks service", () => {
         .count({ n: "*" })
         .first();
       expect(Number((left as { n: unknown }).n)).toBe(0);
+    });
+
+    it("when a subscription whose deliveries were sent is deleted, then their attempts go with them", async () => {
+      const sub = (await subscribe(partner, "sales_order_created", "/sent-then-gone")).result;
+      await source.emit([{ event: "sales_order_created", ownerClientId: partner.clientId, data: { sent: ++seq } }]);
+      await waitForStatus(partner, sub.id, "succeeded");
+      const deliveryIds = (await deliveriesOf(partner, sub.id)).map((d) => d.id);
+      const attemptsOf = async () =>
+        Number(
+          (
+            (await db
+              .withSchema("webhooks")
+              .table("attempts")
+              .whereIn("delivery_id", deliveryIds)
+              .count({ n: "*" })
+              .first()) as {
+              n: unknown;
+            }
+          ).n,
+        );
+      expect(await attemptsOf()).toBe(1);
+      await call("webhooks.unsubscribe", { id: sub.id }, partner);
+      // No foreign key cascades to the attempts any more (migration 20261227000000): the delete does.
+      expect(await attemptsOf()).toBe(0);
     });
   });
 

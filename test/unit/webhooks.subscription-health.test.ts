@@ -88,7 +88,7 @@ describe("noting health figures under load", () => {
     },
   });
 
-  it("when a subscription keeps succeeding, then its success is noted once a second, not once per batch; a failure is noted at once and makes the next success noted too", async () => {
+  it("when a subscription keeps succeeding, then its success is noted once per SUCCESS_NOTED_FOR_MS (10 s), not once per batch; a failure is noted at once and makes the next success noted too", async () => {
     jest.useFakeTimers({ now: Date.parse("2026-05-01T00:00:00Z"), doNotFake: ["nextTick", "setImmediate"] });
     try {
       const { noted, health } = recordingDb();
