@@ -20,7 +20,17 @@ export interface SinkRecords {
 
 export interface SinkCount {
   requests: number;
+  /** Distinct deliveries: (path, webhook-id) pairs (deliveryKey). */
   distinctIds: number;
+}
+
+/**
+ * What names one delivery at the receiver: its subscription's path and its webhook-id. The
+ * webhook-id is one per event, the same in the deliveries of every subscription (and in the
+ * events feed), so it alone counted the ten deliveries of one event as one.
+ */
+export function deliveryKey(path: string, webhookId: string): string {
+  return `${path} ${webhookId}`;
 }
 
 export interface ReceivedRequest {

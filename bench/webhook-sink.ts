@@ -21,7 +21,7 @@
  */
 import http from "node:http";
 import { parseArgs } from "node:util";
-import { CONTROL_PREFIX, type SinkCount, type SinkRecords } from "./webhook-sink-client";
+import { CONTROL_PREFIX, deliveryKey, type SinkCount, type SinkRecords } from "./webhook-sink-client";
 
 /** Longer than any pause between phases: a keep-alive connection closed by the receiver while a sender reuses it would count as a failed attempt that is not the service's doing. */
 const KEEP_ALIVE_MS = 120_000;
@@ -120,7 +120,7 @@ function receive(port: number, req: http.IncomingMessage, res: http.ServerRespon
     records.event.push(header(req, "x-webhook-event"));
     records.webhookId.push(webhookId);
     records.code.push(codeOf(Buffer.concat(chunks).toString("utf8")));
-    if (webhookId) distinct.add(webhookId);
+    if (webhookId) distinct.add(deliveryKey(req.url ?? "/", webhookId));
   });
 }
 

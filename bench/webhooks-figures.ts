@@ -4,7 +4,7 @@
  * last receipt, and the event-to-receipt latency — receipt time minus the time the validation's
  * answer reached the driver, both on the machine's clock, matched by the order code.
  */
-import type { ReceivedRequest } from "./webhook-sink-client";
+import { deliveryKey, type ReceivedRequest } from "./webhook-sink-client";
 
 export interface Percentiles {
   count: number;
@@ -78,11 +78,12 @@ export function deliveryFigures(
   let repeatedUnderNewId = 0;
   let unexpected = 0;
   for (const r of [...requests].sort((a, b) => a.at - b.at)) {
-    if (r.webhookId && seenIds.has(r.webhookId)) {
+    const key = deliveryKey(r.path, r.webhookId);
+    if (r.webhookId && seenIds.has(key)) {
       duplicates++;
       continue;
     }
-    if (r.webhookId) seenIds.add(r.webhookId);
+    if (r.webhookId) seenIds.add(key);
     if (!answeredAt.has(r.code) || !expectedPaths.has(r.path)) {
       unexpected++;
       continue;

@@ -9,7 +9,7 @@
  * service's own. The bodies carry a `code` per event, which the receiver records.
  */
 import pg from "pg";
-import type { ReceivedRequest } from "./webhook-sink-client";
+import { deliveryKey, type ReceivedRequest } from "./webhook-sink-client";
 import { SUBSCRIBED_EVENT, type ApiClient, type ValidationAnswer } from "./webhooks-load";
 
 /** Changes (events) of each order in the ordering phases. */
@@ -98,8 +98,9 @@ export function linesOutOfOrder(requests: ReceivedRequest[], phase: string): num
   const broken = new Set<string>();
   for (const r of [...requests].sort((a, b) => a.at - b.at)) {
     const match = pattern.exec(r.code);
-    if (!match || seen.has(r.webhookId)) continue;
-    seen.add(r.webhookId);
+    const key = deliveryKey(r.path, r.webhookId);
+    if (!match || seen.has(key)) continue;
+    seen.add(key);
     const line = `${match[1]} ${r.path}`;
     const version = Number(match[2]);
     if ((last.get(line) ?? 0) > version) broken.add(line);

@@ -37,6 +37,16 @@ describe("bench: webhook delivery figures", () => {
     expect(figures.perSecond).toBeCloseTo((4 / 1030) * 1000, 1);
   });
 
+  it("when one event's webhook-id reaches every subscription's path, then each path's receipt counts once, not as a duplicate", () => {
+    const answered = new Map<string, number | null>([["ORD-1", 1000]]);
+    const figures = deliveryFigures(
+      answered,
+      ["/hook/1", "/hook/2"],
+      [receipt(1010, "ORD-1", "/hook/1", "msg_1"), receipt(1020, "ORD-1", "/hook/2", "msg_1")],
+    );
+    expect(figures).toMatchObject({ expected: 2, received: 2, missing: 0, duplicates: 0 });
+  });
+
   it("when a webhook-id arrives twice and a pair never arrives, then one duplicate and one missing pair are counted", () => {
     const answered = new Map<string, number | null>([["ORD-1", 1000]]);
     const figures = deliveryFigures(
