@@ -7,7 +7,9 @@ import type { Knex } from "knex";
 import type { ServiceBroker } from "moleculer";
 import type { DomainEvent } from "../../shared/messaging/events";
 import { addOutboxClaims, addOutboxTraceparent, appendEvent, createOutboxTable } from "../../shared/messaging/outbox";
+import { closeDatabase, openDatabase } from "../../shared/database/db";
 import { OutboxRelay } from "../../shared/messaging/outbox-relay.mixin";
+import { createTestDatabase, type TestDatabase } from "./database";
 import { EVENTUALLY_MS } from "./deadlines";
 
 export interface Publish {
@@ -49,6 +51,35 @@ export async function createRelayOutbox(db: Knex, schema: string): Promise<void>
   await createOutboxTable(db, schema);
   await addOutboxClaims(db, schema);
   await addOutboxTraceparent(db, schema);
+}
+
+/**
+ * A database of the calling describe block's own with `<schema>.outbox`: created before its
+ * tests, the outbox emptied before each, dropped after them. `db` is there inside the tests.
+ */
+export function useRelayOutbox(schema: string): { readonly db: Knex } {
+  let database: TestDatabase | undefined;
+  let db: Knex | undefined;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = openDatabase(database.url, 4);
+    await createRelayOutbox(db, schema);
+  });
+  afterAll(async () => {
+    if (!database) return;
+    await closeDatabase(database.url);
+    await database.drop();
+  });
+  beforeEach(() => opened().withSchema(schema).table("outbox").delete());
+  const opened = (): Knex => {
+    if (!db) throw new Error("useRelayOutbox: the database opens in beforeAll, so use it inside tests and hooks");
+    return db;
+  };
+  return {
+    get db() {
+      return opened();
+    },
+  };
 }
 
 let nextEntity = 1;

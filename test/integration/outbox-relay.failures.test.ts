@@ -4,40 +4,25 @@
  * is never acknowledged holds its batch only for the publish time-out. The "brokers" are
  * stand-ins (test/helpers/relay-harness.ts); the outbox is a real table.
  */
-import type { Knex } from "knex";
 import type { ServiceBroker } from "moleculer";
-import { closeDatabase, openDatabase } from "../../shared/database/db";
 import { OutboxRelay, PUBLISH_ACK_TIMEOUT_MS } from "../../shared/messaging/outbox-relay.mixin";
-import { createTestDatabase, type TestDatabase } from "../helpers/database";
 import {
   appendEvents,
   brokerStub,
-  createRelayOutbox,
   recordingLogger,
   unpublishedCount,
   until,
+  useRelayOutbox,
 } from "../helpers/relay-harness";
 
 const SCHEMA = "outbox_failures_test";
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("outbox relay when publishing fails", () => {
-  let database: TestDatabase;
-  let db: Knex;
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    db = openDatabase(database.url, 4);
-    await createRelayOutbox(db, SCHEMA);
-  });
-  afterAll(async () => {
-    await closeDatabase(database.url);
-    await database.drop();
-  });
-  beforeEach(() => db.withSchema(SCHEMA).table("outbox").delete());
+  const outbox = useRelayOutbox(SCHEMA);
 
   const relayOn = (broker: ServiceBroker, logger = recordingLogger().logger, leaseMs = 30_000) =>
-    new OutboxRelay({ broker, db, schema: SCHEMA, logger, intervalMs: 20, leaseMs });
+    new OutboxRelay({ broker, db: outbox.db, schema: SCHEMA, logger, intervalMs: 20, leaseMs });
 
   it("when every publish fails while orders keep committing, then the relay backs off instead of a round per commit, logs one line, and publishes everything once NATS answers", async () => {
     let natsAnswers = false;
@@ -46,12 +31,12 @@ describe("outbox relay when publishing fails", () => {
     });
     const { logger, warnings } = recordingLogger();
     const relay = relayOn(stub.broker, logger);
-    const [first] = await appendEvents(db, SCHEMA, 1);
+    const [first] = await appendEvents(outbox.db, SCHEMA, 1);
     relay.start();
     try {
       // A commit every 30 ms for 3 s: each used to wake the relay for another failing round.
       for (let i = 0; i < 100; i++) {
-        await appendEvents(db, SCHEMA, 1);
+        await appendEvents(outbox.db, SCHEMA, 1);
         await sleep(30);
       }
       // Every round publishes the oldest event first: its publishes count the rounds.
@@ -65,14 +50,17 @@ describe("outbox relay when publishing fails", () => {
       ]);
 
       natsAnswers = true;
-      await until(async () => (await unpublishedCount(db, SCHEMA)) === 0, "every event published once NATS answers");
+      await until(
+        async () => (await unpublishedCount(outbox.db, SCHEMA)) === 0,
+        "every event published once NATS answers",
+      );
     } finally {
       await relay.stop();
     }
   });
 
   it("when one publish is never acknowledged, then the round settles the others after the publish time-out, long before its lease ends, and the stuck one goes again", async () => {
-    const [, stuck] = await appendEvents(db, SCHEMA, 3);
+    const [, stuck] = await appendEvents(outbox.db, SCHEMA, 3);
     let acknowledgeAll = false;
     // As JetStream does: an unacknowledged publish fails once the time-out the relay asked for is over.
     const stub = brokerStub((event, publish) =>
@@ -91,7 +79,7 @@ describe("outbox relay when publishing fails", () => {
       PUBLISH_ACK_TIMEOUT_MS,
       PUBLISH_ACK_TIMEOUT_MS,
     ]);
-    expect(await unpublishedCount(db, SCHEMA)).toBe(1);
+    expect(await unpublishedCount(outbox.db, SCHEMA)).toBe(1);
 
     acknowledgeAll = true;
     expect(await relay.relayOnce()).toBe(1);
@@ -99,6 +87,6 @@ describe("outbox relay when publishing fails", () => {
     expect(stuckPublishes).toHaveLength(2);
     // The same msgID both times: had the first been stored after all, JetStream keeps one.
     expect(stuckPublishes[1].msgID).toBe(stuckPublishes[0].msgID);
-    expect(await unpublishedCount(db, SCHEMA)).toBe(0);
+    expect(await unpublishedCount(outbox.db, SCHEMA)).toBe(0);
   });
 });

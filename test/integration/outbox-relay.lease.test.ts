@@ -5,18 +5,16 @@
  */
 import type { Knex } from "knex";
 import type { ServiceBroker } from "moleculer";
-import { closeDatabase, openDatabase } from "../../shared/database/db";
 import { channelOf } from "../../shared/messaging/events";
 import { claimUnpublished, settleClaim } from "../../shared/messaging/outbox";
 import { OutboxRelay } from "../../shared/messaging/outbox-relay.mixin";
-import { createTestDatabase, type TestDatabase } from "../helpers/database";
 import {
   appendEvents,
   brokerStub,
-  createRelayOutbox,
   silentLogger,
   unpublishedCount,
   until,
+  useRelayOutbox,
 } from "../helpers/relay-harness";
 
 const SCHEMA = "outbox_lease_test";
@@ -27,26 +25,14 @@ function relayOn(db: Knex, broker: ServiceBroker): OutboxRelay {
 }
 
 describe("outbox relay leases", () => {
-  let database: TestDatabase;
-  let db: Knex;
+  const outbox = useRelayOutbox(SCHEMA);
 
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    db = openDatabase(database.url, 4);
-    await createRelayOutbox(db, SCHEMA);
-  });
-  afterAll(async () => {
-    await closeDatabase(database.url);
-    await database.drop();
-  });
-  beforeEach(() => db.withSchema(SCHEMA).table("outbox").delete());
-
-  const append = (n: number) => appendEvents(db, SCHEMA, n);
-  const unpublished = () => unpublishedCount(db, SCHEMA);
+  const append = (n: number) => appendEvents(outbox.db, SCHEMA, n);
+  const unpublished = () => unpublishedCount(outbox.db, SCHEMA);
 
   /** Sessions on this test's database that sit inside a transaction doing nothing. */
   const idleInTransaction = async () => {
-    const { rows } = await db.raw<{ rows: { pid: number; query: string }[] }>(
+    const { rows } = await outbox.db.raw<{ rows: { pid: number; query: string }[] }>(
       "SELECT pid, query FROM pg_stat_activity WHERE datname = current_database() AND state LIKE 'idle in transaction%'",
     );
     return rows;
@@ -55,13 +41,13 @@ describe("outbox relay leases", () => {
   it("when a relay's publish never resolves, then no transaction stays open, and another relay publishes the rows once the lease ends", async () => {
     const entityIds = await append(3);
     const hung = brokerStub(() => new Promise<void>(() => undefined));
-    const hungRound = relayOn(db, hung.broker).relayOnce();
+    const hungRound = relayOn(outbox.db, hung.broker).relayOnce();
     await until(() => hung.published.length === 3, "the hung relay publishing its batch");
 
     // Mid-publish: the rows are held by the lease alone.
     expect(await idleInTransaction()).toEqual([]);
     const healthy = brokerStub(async () => undefined);
-    const second = relayOn(db, healthy.broker);
+    const second = relayOn(outbox.db, healthy.broker);
     expect(await second.relayOnce()).toBe(0);
     expect(healthy.published).toEqual([]);
 
@@ -77,11 +63,11 @@ describe("outbox relay leases", () => {
 
   it("when a relay dies holding a claim, then its rows are not taken before the lease ends, and are after", async () => {
     const entityIds = await append(2);
-    const dead = await claimUnpublished(db, SCHEMA, 100, LEASE_MS);
+    const dead = await claimUnpublished(outbox.db, SCHEMA, 100, LEASE_MS);
     expect(dead.events.map((e) => e.entityId)).toEqual(entityIds);
 
     const healthy = brokerStub(async () => undefined);
-    const survivor = relayOn(db, healthy.broker);
+    const survivor = relayOn(outbox.db, healthy.broker);
     expect(await survivor.relayOnce()).toBe(0);
     await until(async () => (await survivor.relayOnce()) > 0, "the survivor taking the dead relay's rows");
     expect(healthy.published.map((p) => p.event.entityId)).toEqual(entityIds);
@@ -90,25 +76,25 @@ describe("outbox relay leases", () => {
 
   it("when a lapsed claim was taken over, then settling the lapsed claim marks nothing; the new claim marks its rows", async () => {
     await append(2);
-    const lapsed = await claimUnpublished(db, SCHEMA, 100, LEASE_MS);
-    let current = await claimUnpublished(db, SCHEMA, 100, LEASE_MS);
+    const lapsed = await claimUnpublished(outbox.db, SCHEMA, 100, LEASE_MS);
+    let current = await claimUnpublished(outbox.db, SCHEMA, 100, LEASE_MS);
     expect(current.events).toEqual([]);
     await until(async () => {
-      current = await claimUnpublished(db, SCHEMA, 100, 60_000);
+      current = await claimUnpublished(outbox.db, SCHEMA, 100, 60_000);
       return current.events.length > 0;
     }, "the lapsed claim's rows claimed again");
 
     await settleClaim(
-      db,
+      outbox.db,
       SCHEMA,
       lapsed,
       lapsed.events.map((e) => e.id),
     );
     expect(await unpublished()).toBe(2);
-    await settleClaim(db, SCHEMA, current, [current.events[0].id]);
+    await settleClaim(outbox.db, SCHEMA, current, [current.events[0].id]);
     expect(await unpublished()).toBe(1);
     // The row whose publish failed is released at once, not held until the lease ends.
-    const retry = await claimUnpublished(db, SCHEMA, 100, 60_000);
+    const retry = await claimUnpublished(outbox.db, SCHEMA, 100, 60_000);
     expect(retry.events.map((e) => e.id)).toEqual([current.events[1].id]);
   });
 });

@@ -5,19 +5,16 @@
  * channel adapter connects. The "brokers" are stand-ins (test/helpers/relay-harness.ts); the
  * outbox is a real table.
  */
-import type { Knex } from "knex";
 import type { ServiceBroker } from "moleculer";
-import { closeDatabase, openDatabase } from "../../shared/database/db";
 import { outboxRow } from "../../shared/messaging/outbox";
 import { OutboxRelay } from "../../shared/messaging/outbox-relay.mixin";
-import { createTestDatabase, type TestDatabase } from "../helpers/database";
 import {
   appendEvents,
   brokerStub,
-  createRelayOutbox,
   silentLogger,
   unpublishedCount,
   until,
+  useRelayOutbox,
 } from "../helpers/relay-harness";
 
 const SCHEMA = "outbox_wake_test";
@@ -25,37 +22,25 @@ const SCHEMA = "outbox_wake_test";
 const NEVER_MS = 600_000;
 
 describe("outbox relay wake-ups and fallback", () => {
-  let database: TestDatabase;
-  let db: Knex;
+  const outbox = useRelayOutbox(SCHEMA);
   let relay: OutboxRelay | undefined;
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    db = openDatabase(database.url, 4);
-    await createRelayOutbox(db, SCHEMA);
-  });
-  afterAll(async () => {
-    await closeDatabase(database.url);
-    await database.drop();
-  });
-  beforeEach(() => db.withSchema(SCHEMA).table("outbox").delete());
   afterEach(async () => {
     await relay?.stop();
     relay = undefined;
   });
 
   const started = (broker: ServiceBroker, intervalMs: number) => {
-    relay = new OutboxRelay({ broker, db, schema: SCHEMA, logger: silentLogger, intervalMs });
+    relay = new OutboxRelay({ broker, db: outbox.db, schema: SCHEMA, logger: silentLogger, intervalMs });
     relay.start();
     return relay;
   };
   /** An event as another process's commit leaves it: this process's relay is not told. */
   const insertWithoutWakeUp = () =>
-    db
+    outbox.db
       .withSchema(SCHEMA)
       .table("outbox")
       .insert(outboxRow({ event: "sales_order_validated", ownerClientId: 7, entityId: 1, data: {} }));
-  const allPublished = async () => (await unpublishedCount(db, SCHEMA)) === 0;
+  const allPublished = async () => (await unpublishedCount(outbox.db, SCHEMA)) === 0;
 
   it("when this process commits an event, then the relay publishes it at once, without waiting for its interval", async () => {
     const stub = brokerStub(() => Promise.resolve());
@@ -64,7 +49,7 @@ describe("outbox relay wake-ups and fallback", () => {
     // The first round runs at start and publishes that row; from then on only a wake-up can
     // publish anything before the interval ends.
     await until(allPublished, "the first round");
-    await appendEvents(db, SCHEMA, 2);
+    await appendEvents(outbox.db, SCHEMA, 2);
     await until(allPublished, "the committed events published");
     expect(stub.published).toHaveLength(3);
   });
@@ -85,7 +70,7 @@ describe("outbox relay wake-ups and fallback", () => {
       if (failures-- > 0) throw new Error("503 no responders");
     });
     started(stub.broker, NEVER_MS);
-    await appendEvents(db, SCHEMA, 1);
+    await appendEvents(outbox.db, SCHEMA, 1);
     await until(allPublished, "the event published once NATS answers");
     expect(stub.published).toHaveLength(4);
   });
@@ -95,8 +80,8 @@ describe("outbox relay wake-ups and fallback", () => {
     const adapter = (stub.broker as unknown as { channelAdapter: { connected: boolean } }).channelAdapter;
     adapter.connected = false;
     started(stub.broker, NEVER_MS);
-    await appendEvents(db, SCHEMA, 1);
-    expect(await unpublishedCount(db, SCHEMA)).toBe(1);
+    await appendEvents(outbox.db, SCHEMA, 1);
+    expect(await unpublishedCount(outbox.db, SCHEMA)).toBe(1);
     adapter.connected = true;
     await until(allPublished, "the event published once the adapter is connected");
   });
