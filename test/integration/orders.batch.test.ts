@@ -5,26 +5,19 @@
  * Idempotency-Key covers the batch; one sales_order_created per order taken.
  */
 import type { Knex } from "knex";
-import { openDatabase } from "../../shared/database/db";
 import { toProblem } from "../../shared/http/problem";
 import type { BatchAnswer, BatchResult } from "../../services/orders/orders.batch-intake";
-import { startTestBroker, type TestBroker } from "../helpers/broker";
+import type { TestBroker } from "../helpers/broker";
 import { rowCounts } from "../helpers/crm-tenants";
-import { backofficeOrder, createFixtures, partnerOrder, type Fixtures } from "../helpers/fixtures";
+import { backofficeOrder, partnerOrder, type Fixtures } from "../helpers/fixtures";
+import { startOrdersWorld } from "../helpers/orders-world";
 
 let t: TestBroker;
 let f: Fixtures;
 let db: Knex;
 
-beforeAll(async () => {
-  t = await startTestBroker({ services: ["crm", "catalogue", "references", "orders"] });
-  f = await createFixtures(t);
-  db = openDatabase(t.database.url);
-});
-afterAll(async () => {
-  await db?.destroy();
-  await t.stop();
-});
+beforeAll(async () => ({ t, f, db } = await startOrdersWorld()));
+afterAll(() => t?.stop());
 
 type Policy = "reject_all" | "reject_failed_rows";
 

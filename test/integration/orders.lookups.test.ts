@@ -1,24 +1,17 @@
 import type { Knex } from "knex";
-import { openDatabase } from "../../shared/database/db";
 import { fieldErrorsFromValidator } from "../../shared/http/problem";
 import type { Order } from "../../services/orders/orders.representation";
 import type { Principal } from "../../shared/security/auth";
-import { startTestBroker, type TestBroker } from "../helpers/broker";
-import { createFixtures, partnerOrder, type Fixtures } from "../helpers/fixtures";
+import type { TestBroker } from "../helpers/broker";
+import { partnerOrder, type Fixtures } from "../helpers/fixtures";
+import { startOrdersWorld } from "../helpers/orders-world";
 
 let t: TestBroker;
 let f: Fixtures;
 let db: Knex;
 
-beforeAll(async () => {
-  t = await startTestBroker({ services: ["crm", "catalogue", "references", "orders"] });
-  f = await createFixtures(t);
-  db = openDatabase(t.database.url);
-});
-afterAll(async () => {
-  await db.destroy();
-  await t.stop();
-});
+beforeAll(async () => ({ t, f, db } = await startOrdersWorld()));
+afterAll(() => t?.stop());
 
 type Page = { items: Order[]; nextCursor: string | null };
 

@@ -1,23 +1,19 @@
 import knexFactory, { type Knex } from "knex";
 import { Context } from "moleculer";
-import { openDatabase } from "../../shared/database/db";
 import { fieldErrorsFromValidator } from "../../shared/http/problem";
 import type { Order } from "../../services/orders/orders.representation";
 import { reserveOrders } from "../../services/orders/orders.repository";
 import type { RequestMeta } from "../../shared/security/auth";
-import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
-import { ADDRESS, backofficeOrder, createFixtures, partnerOrder, type Fixtures } from "../helpers/fixtures";
+import { principal, type TestBroker } from "../helpers/broker";
+import { ADDRESS, backofficeOrder, partnerOrder, type Fixtures } from "../helpers/fixtures";
+import { startOrdersWorld } from "../helpers/orders-world";
 
 let t: TestBroker;
 let f: Fixtures;
 let db: Knex;
 
-beforeAll(async () => {
-  t = await startTestBroker({ services: ["crm", "catalogue", "references", "orders"] });
-  f = await createFixtures(t);
-  db = openDatabase(t.database.url);
-});
-afterAll(() => t.stop());
+beforeAll(async () => ({ t, f, db } = await startOrdersWorld()));
+afterAll(() => t?.stop());
 
 const create = (body: unknown, as = f.partner, idempotencyKey?: string) =>
   t.call<Order>("orders.create", body, as, idempotencyKey ? { idempotencyKey } : {});
