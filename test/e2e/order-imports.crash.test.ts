@@ -5,9 +5,9 @@
  * transaction, and the resumed worker takes only the lines with no result). The distributed mode
  * kills the orders process; the embedded one, the only process.
  */
-import { api, type ApiClient } from "../helpers/http";
-import { startCluster, type Cluster } from "../helpers/cluster";
-import { createApiWorld, partnerOrderBody, type ApiWorld } from "../helpers/api-fixtures";
+import type { ApiClient } from "../helpers/http";
+import { startClusterWorld, type Cluster } from "../helpers/cluster";
+import { partnerOrderBody, type ApiWorld } from "../helpers/api-fixtures";
 import type { Order } from "../../services/orders/orders.representation";
 import type { OrderImport } from "../../services/orders/orders.import-representation";
 import { getOnceMore, importEnded, importResults, ndjson, pathOf, uploadImport } from "../helpers/order-imports";
@@ -19,10 +19,7 @@ let partner: ApiClient;
 let world: ApiWorld;
 
 beforeAll(async () => {
-  cluster = await startCluster();
-  const admin = api(cluster.baseUrl).as(cluster.adminKey);
-  world = await createApiWorld(admin);
-  partner = admin.as(world.partnerKey);
+  ({ cluster, world, partner } = await startClusterWorld());
 }, 180_000);
 afterAll(() => cluster?.stop());
 

@@ -4,9 +4,9 @@
  * upload streams through the gateway to the orders service, the import runs in the background,
  * its results stream back, and the owner is told when it ended.
  */
-import { api, type ApiClient } from "../helpers/http";
-import { startCluster, type Cluster } from "../helpers/cluster";
-import { createApiWorld, partnerOrderBody, type ApiWorld } from "../helpers/api-fixtures";
+import type { ApiClient } from "../helpers/http";
+import { startClusterWorld, type Cluster } from "../helpers/cluster";
+import { partnerOrderBody, type ApiWorld } from "../helpers/api-fixtures";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";
 import { EVENTUALLY_MS } from "../helpers/deadlines";
 import { importEnded, importResults, ndjson, pathOf, uploadImport } from "../helpers/order-imports";
@@ -21,11 +21,9 @@ let world: ApiWorld;
 let receiver: WebhookReceiver;
 
 beforeAll(async () => {
-  cluster = await startCluster({ env: { ORDER_IMPORT_MAX_LINES: String(MAX_LINES) } });
-  const admin = api(cluster.baseUrl).as(cluster.adminKey);
-  world = await createApiWorld(admin);
-  partner = admin.as(world.partnerKey);
-  otherPartner = admin.as(world.otherPartnerKey);
+  ({ cluster, world, partner, otherPartner } = await startClusterWorld({
+    env: { ORDER_IMPORT_MAX_LINES: String(MAX_LINES) },
+  }));
   receiver = await startReceiver();
 }, 180_000);
 afterAll(async () => {

@@ -3,9 +3,9 @@
  * Link header's cursor of a page in a time order, followed as a partner's sync would.
  */
 import type { Order } from "../../services/orders/orders.representation";
-import { api, type ApiClient } from "../helpers/http";
-import { startCluster, type Cluster } from "../helpers/cluster";
-import { createApiWorld, partnerOrderBody, type ApiWorld } from "../helpers/api-fixtures";
+import type { ApiClient } from "../helpers/http";
+import { startClusterWorld, type Cluster } from "../helpers/cluster";
+import { partnerOrderBody, type ApiWorld } from "../helpers/api-fixtures";
 
 let cluster: Cluster;
 let partner: ApiClient;
@@ -13,11 +13,7 @@ let otherPartner: ApiClient;
 let world: ApiWorld;
 
 beforeAll(async () => {
-  cluster = await startCluster();
-  const admin = api(cluster.baseUrl).as(cluster.adminKey);
-  world = await createApiWorld(admin);
-  partner = admin.as(world.partnerKey);
-  otherPartner = admin.as(world.otherPartnerKey);
+  ({ cluster, world, partner, otherPartner } = await startClusterWorld());
 }, 180_000);
 afterAll(() => cluster?.stop());
 

@@ -3,9 +3,9 @@
  * `orders` processes sharing the work.
  */
 import type { Order } from "../../services/orders/orders.representation";
-import { api, type ApiClient } from "../helpers/http";
-import { startCluster, type Cluster } from "../helpers/cluster";
-import { createApiWorld, partnerOrderBody, type ApiWorld } from "../helpers/api-fixtures";
+import type { ApiClient } from "../helpers/http";
+import { startClusterWorld, type Cluster } from "../helpers/cluster";
+import { partnerOrderBody, type ApiWorld } from "../helpers/api-fixtures";
 import { sampleTotalsByProcess } from "../helpers/process-metrics";
 
 let cluster: Cluster;
@@ -15,11 +15,7 @@ let backoffice: ApiClient;
 let world: ApiWorld;
 
 beforeAll(async () => {
-  cluster = await startCluster({ replicas: { orders: 2 } });
-  admin = api(cluster.baseUrl).as(cluster.adminKey);
-  world = await createApiWorld(admin);
-  partner = admin.as(world.partnerKey);
-  backoffice = admin.as(world.backofficeKey);
+  ({ cluster, admin, world, partner, backoffice } = await startClusterWorld({ replicas: { orders: 2 } }));
 }, 180_000);
 afterAll(() => cluster?.stop());
 

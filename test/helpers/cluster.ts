@@ -10,6 +10,8 @@ import { migrateAll } from "../../runtime/migrations";
 import { openDatabase, closeDatabase } from "../../shared/database/db";
 import { createTestDatabase, type TestDatabase } from "./database";
 import { disposeAll, ServiceProcess } from "./processes";
+import { createApiWorld, type ApiWorld } from "./api-fixtures";
+import { api, type ApiClient } from "./http";
 
 /** Longer than the broker's serviceChangedDebounceTime (moleculer.config.ts). */
 const ANNOUNCE_MS = 500;
@@ -132,4 +134,29 @@ async function waitForServices(baseUrl: string, adminKey: string): Promise<void>
       await new Promise((r) => setTimeout(r, 100));
     }
   }
+}
+
+/** A started cluster with an API world (api-fixtures.ts) and the callers the e2e tests use. */
+export interface ClusterWorld {
+  cluster: Cluster;
+  admin: ApiClient;
+  world: ApiWorld;
+  partner: ApiClient;
+  otherPartner: ApiClient;
+  backoffice: ApiClient;
+}
+
+/** Starts the cluster and creates its world: what most e2e files do in their beforeAll. */
+export async function startClusterWorld(options: ClusterOptions = {}): Promise<ClusterWorld> {
+  const cluster = await startCluster(options);
+  const admin = api(cluster.baseUrl).as(cluster.adminKey);
+  const world = await createApiWorld(admin);
+  return {
+    cluster,
+    admin,
+    world,
+    partner: admin.as(world.partnerKey),
+    otherPartner: admin.as(world.otherPartnerKey),
+    backoffice: admin.as(world.backofficeKey),
+  };
 }
