@@ -27,7 +27,7 @@
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { LOOPBACK, loopbackUrl, positiveInteger, UsageError } from "./options";
+import { LOOPBACK, positiveInteger, serverUrls, UsageError } from "./options";
 import { stopAll } from "./processes";
 import { activityTable, combine, growth, IDLE_FLUSH_MS, readActivity, type ActivityReading } from "./table-activity";
 import { deployDistributed, newRunId, type DistributedDeployment, type DistributedRun } from "./targets";
@@ -113,10 +113,7 @@ async function main(): Promise<void> {
   const run: DistributedRun = {
     runId: newRunId(new Date().toISOString()),
     nodeArgs: [],
-    options: {
-      postgresUrl: loopbackUrl("postgres", values.postgres, ["postgres:", "postgresql:"]),
-      natsUrl: loopbackUrl("nats", values.nats, ["nats:"]),
-    },
+    options: serverUrls(values),
   };
   log(`load average ${loadAverage()}; deploying the distributed mode (${webhooksProcesses} webhooks processes)`);
   const sink = await WebhookSink.start(subscriptions);

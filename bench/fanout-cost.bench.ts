@@ -18,7 +18,7 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { CpuWindow } from "./cpu-time";
 import { postOrders } from "./load";
-import { LOOPBACK, loopbackUrl, positiveInteger, UsageError } from "./options";
+import { LOOPBACK, positiveInteger, serverUrls, UsageError } from "./options";
 import { stopAll } from "./processes";
 import { profileReport, summarizeProfiles } from "./profile-summary";
 import { deployDistributed, newRunId, type DistributedRun } from "./targets";
@@ -46,10 +46,7 @@ async function main(): Promise<void> {
   const run: DistributedRun = {
     runId: newRunId(startedAt),
     nodeArgs: profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [],
-    options: {
-      postgresUrl: loopbackUrl("postgres", values.postgres, ["postgres:", "postgresql:"]),
-      natsUrl: loopbackUrl("nats", values.nats, ["nats:"]),
-    },
+    options: serverUrls(values),
   };
   const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
   log(`load average ${loadAverage()}; deploying the distributed mode, no subscription`);

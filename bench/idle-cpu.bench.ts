@@ -15,7 +15,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { CpuWindow, deploymentGroups, WHOLE_MACHINE } from "./cpu-time";
 import { DatabaseWindow } from "./database-activity";
-import { LOOPBACK, loopbackUrl, positiveInteger, UsageError } from "./options";
+import { LOOPBACK, positiveInteger, serverUrls, UsageError } from "./options";
 import { stopAll } from "./processes";
 import { placeOneOrder } from "./seed";
 import { deployDistributed, newRunId, type DistributedRun } from "./targets";
@@ -41,10 +41,7 @@ async function main(): Promise<void> {
   const run: DistributedRun = {
     runId: newRunId(new Date().toISOString()),
     nodeArgs: [],
-    options: {
-      postgresUrl: loopbackUrl("postgres", values.postgres, ["postgres:", "postgresql:"]),
-      natsUrl: loopbackUrl("nats", values.nats, ["nats:"]),
-    },
+    options: serverUrls(values),
   };
   const loadAverage = () => readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
   log(`load average ${loadAverage()}; deploying the distributed mode`);

@@ -50,6 +50,14 @@ export function loopbackUrl(flag: string, text: string, protocols: string[]): st
   return text;
 }
 
+/** The servers every benchmark talks to, from its --postgres and --nats (both on this machine). */
+export function serverUrls(values: { postgres: string; nats: string }): { postgresUrl: string; natsUrl: string } {
+  return {
+    postgresUrl: loopbackUrl("postgres", values.postgres, ["postgres:", "postgresql:"]),
+    natsUrl: loopbackUrl("nats", values.nats, ["nats:"]),
+  };
+}
+
 export function positiveInteger(flag: string, text: string, min: number): number {
   const n = Number(text);
   if (!Number.isInteger(n) || n < min)
@@ -93,8 +101,7 @@ export function parseOptions(argv: string[]): BenchOptions {
     warmupSeconds: positiveInteger("warmup", values.warmup, 0),
     // In the protocol's order, whatever order they were named in.
     targets: TARGET_IDS.filter((t) => targets.includes(t)),
-    postgresUrl: loopbackUrl("postgres", values.postgres, ["postgres:", "postgresql:"]),
-    natsUrl: loopbackUrl("nats", values.nats, ["nats:"]),
+    ...serverUrls(values),
     write: !values["no-write"] && !values["cpu-prof"],
     cpuProfile: values["cpu-prof"],
     preload,

@@ -25,7 +25,7 @@ import pg from "pg";
 import { codeVersion, describeMachine } from "./environment";
 import { postOrders } from "./load";
 import { benchNamespace, deleteNamespaceStreams, namespaceStreamSizes } from "./nats-namespace";
-import { LOOPBACK, loopbackUrl, positiveInteger, UsageError } from "./options";
+import { LOOPBACK, positiveInteger, serverUrls, UsageError } from "./options";
 import { orderPayload } from "./order-payload";
 import { ROOT, stopAll } from "./processes";
 import type { BenchProcess } from "./processes";
@@ -96,8 +96,7 @@ function parseSoakOptions(argv: string[]): SoakOptions {
     probeSeconds: positiveInteger("probe-seconds", values["probe-seconds"], 1),
     subscriptions: positiveInteger("subscriptions", values.subscriptions, 2),
     failingPercent: positiveInteger("failing-percent", values["failing-percent"], 0),
-    postgresUrl: loopbackUrl("postgres", values.postgres, ["postgres:", "postgresql:"]),
-    natsUrl: loopbackUrl("nats", values.nats, ["nats:"]),
+    ...serverUrls(values),
     write: !values["no-write"],
   };
 }

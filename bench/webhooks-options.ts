@@ -12,7 +12,7 @@
  *     [--postgres URL] [--nats URL] [--no-write] [--cpu-prof]
  */
 import { parseArgs } from "node:util";
-import { LOOPBACK, loopbackUrl, positiveInteger } from "./options";
+import { LOOPBACK, positiveInteger, serverUrls } from "./options";
 
 export interface WebhooksBenchOptions {
   subscriptions: number;
@@ -72,8 +72,7 @@ export function parseWebhooksOptions(argv: string[]): WebhooksBenchOptions {
     warmupOrders: positiveInteger("warmup-orders", values["warmup-orders"], 1),
     orderedOrders: positiveInteger("ordered-orders", values["ordered-orders"], 1),
     webhooksProcesses: positiveInteger("webhooks-processes", values["webhooks-processes"], 1),
-    postgresUrl: loopbackUrl("postgres", values.postgres, ["postgres:", "postgresql:"]),
-    natsUrl: loopbackUrl("nats", values.nats, ["nats:"]),
+    ...serverUrls(values),
     // Profiled figures are slower than real ones: a profiled run writes nothing.
     write: !values["no-write"] && !values["cpu-prof"],
     cpuProfile: values["cpu-prof"],
