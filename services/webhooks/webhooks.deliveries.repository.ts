@@ -65,6 +65,20 @@ export interface ClaimedDelivery {
   trigger: AttemptTrigger;
   /** In a per-entity line (webhooks.ordering.ts): settling it may release the next one. */
   in_line?: boolean;
+  /**
+   * Present while the delivery is sent before it is stored (`DirectClaims.sendFirst`): its row
+   * does not exist yet, and is written once, with its first attempt's outcome
+   * (webhooks.attempts.repository.ts `recordFirstAttempts`), or claimed if that attempt is slow
+   * (`storeClaimed`). Its id is already taken from the table's sequence.
+   */
+  unstored?: UnstoredDelivery;
+}
+
+/** What storing a delivery that was sent first needs besides its claim. */
+export interface UnstoredDelivery {
+  event_id: string;
+  /** When the fan-out made it: its `created_at`, however late the row is written. */
+  created_at: string;
 }
 
 // ---- storing an event's deliveries ---------------------------------------------------------
@@ -73,12 +87,22 @@ export interface ClaimedDelivery {
 export interface DirectClaims {
   subscriptionIds: readonly number[];
   leaseMs: number;
+  /**
+   * Those deliveries that need no order (not in a per-entity line) and were never stored before
+   * are not stored now: they are returned `unstored`, to be sent first and written once with
+   * their outcome. The caller holds the event (unacknowledged in its channel) until they are
+   * written, so a crash sends them again rather than lose them.
+   */
+  sendFirst?: boolean;
 }
 
 export interface StoredDeliveries {
   /** New deliveries, claimed or not. */
   created: number;
-  /** The new deliveries stored claimed (those of `DirectClaims`' subscriptions whose endpoint is not paused). */
+  /**
+   * The new deliveries stored claimed (those of `DirectClaims`' subscriptions whose endpoint is
+   * not paused), and, with `sendFirst`, those of them returned `unstored` instead.
+   */
   claimed: ClaimedDelivery[];
 }
 
@@ -91,7 +115,9 @@ export interface StoredDeliveries {
  * The deliveries of `direct`'s subscriptions are stored claimed, exactly as `claimDue` would
  * leave them (a lease and a claim token), unless their endpoint is paused (Retry-After): their
  * dispatcher sends them without claiming them again, and if it dies their lease ends and anyone
- * sends them. The others are due now, for whichever dispatcher claims them.
+ * sends them. With `direct.sendFirst`, those that need no order are not stored at all but
+ * returned `unstored`, with their ids taken: sent first, written once with their outcome. The
+ * others are due now, for whichever dispatcher claims them.
  */
 export async function insertEventDeliveries(
   db: Db,
@@ -105,7 +131,10 @@ export async function insertEventDeliveries(
   const traceparent = currentTraceparent() ?? null;
   const place = linePlaceOf(e);
   const { rows } = await db.raw<{
-    rows: (Omit<ClaimedDelivery, "claim_token" | "trigger"> & { claim_token: string | null })[];
+    rows: (Omit<ClaimedDelivery, "claim_token" | "trigger" | "unstored"> & {
+      claim_token: string | null;
+      unstored: boolean;
+    })[];
   }>(
     `WITH place AS (
        SELECT ?::text AS entity_key, ?::bigint AS sequence,
@@ -121,6 +150,12 @@ export async function insertEventDeliveries(
                 AND (s.ordering <> 'per_entity' OR place.sequence IS NULL
                      OR (place.held_until <= now() AND NOT ${earlierUnsettled({ entityKey: "place.entity_key", sequence: "place.sequence", clientId: "s.client_id", url: "s.url" })})) AS direct
          FROM ??.subscriptions s CROSS JOIN place WHERE s.id = ANY(?::int[]) AND s.status = 'active'
+     ), chosen AS (
+       -- Sent first, stored with its outcome: direct, in no line, and not stored already (a
+       -- re-published event adds nothing, as below).
+       SELECT t.*, (?::boolean AND t.direct AND NOT t.in_line
+                    AND NOT EXISTS (SELECT 1 FROM ??.deliveries d WHERE d.event_id = ? AND d.subscription_id = t.id)) AS first
+         FROM targets t
      ), stored AS (
        INSERT INTO ??.events (id, event, owner_client_id, entity, entity_id, occurred_at, body, request_id, traceparent)
        SELECT ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM targets)
@@ -131,13 +166,20 @@ export async function insertEventDeliveries(
               CASE WHEN t.direct THEN now() + ? * interval '1 millisecond' WHEN t.in_line THEN greatest(now(), t.held_until) ELSE now() END,
               CASE WHEN t.direct THEN gen_random_uuid() END,
               CASE WHEN t.in_line THEN place.entity_key END, CASE WHEN t.in_line THEN place.sequence END
-         FROM targets t CROSS JOIN place
+         FROM chosen t CROSS JOIN place
+        WHERE NOT t.first
        ON CONFLICT (event_id, subscription_id) DO NOTHING
        RETURNING id, subscription_id, webhook_id, claim_token, attempt_count, sequence IS NOT NULL AS in_line
      )
-     SELECT i.id, i.subscription_id, i.webhook_id, i.claim_token, i.attempt_count, i.in_line, t.url, t.key, t.secret, t.signing_key, t.headers, t.client_id,
+     SELECT i.id, i.subscription_id, i.webhook_id, i.claim_token, i.attempt_count, i.in_line, false AS unstored,
+            t.url, t.key, t.secret, t.signing_key, t.headers, t.client_id,
             t.previous_key, t.previous_secret, t.previous_signing_key, t.endpoint
-       FROM inserted i JOIN targets t ON t.id = i.subscription_id`,
+       FROM inserted i JOIN chosen t ON t.id = i.subscription_id
+     UNION ALL
+     SELECT nextval(pg_get_serial_sequence('${S}.deliveries', 'id')), t.id, ?, gen_random_uuid(), 0, false, true AS unstored,
+            t.url, t.key, t.secret, t.signing_key, t.headers, t.client_id,
+            t.previous_key, t.previous_secret, t.previous_signing_key, t.endpoint
+       FROM chosen t WHERE t.first`,
     [
       place?.entityKey ?? null,
       place?.sequence ?? null,
@@ -147,6 +189,9 @@ export async function insertEventDeliveries(
       S,
       S,
       subscriptionIds,
+      direct.sendFirst === true,
+      S,
+      e.id,
       S,
       e.id,
       e.event,
@@ -161,13 +206,16 @@ export async function insertEventDeliveries(
       e.id,
       webhookIdOf(e),
       direct.leaseMs,
+      webhookIdOf(e),
     ],
   );
   const claimed: ClaimedDelivery[] = [];
-  for (const row of rows) {
+  const createdAt = new Date().toISOString();
+  for (const { unstored, ...row } of rows) {
     if (row.claim_token === null) continue;
     claimed.push({
       ...row,
+      ...(unstored ? { unstored: { event_id: e.id, created_at: createdAt } } : {}),
       claim_token: row.claim_token,
       trigger: "scheduled",
       event: e.event,
@@ -178,6 +226,39 @@ export async function insertEventDeliveries(
     });
   }
   return { created: rows.length, claimed };
+}
+
+/**
+ * Stores a delivery that was sent first and whose attempt is taking long: claimed under a lease,
+ * as the fan-out would have stored it, so that from now on it is in the log and, if this
+ * process dies, sent again once the lease ends. Its outcome then updates the row as any claim's.
+ * False when nothing was stored: it was stored already (another replica got the event again),
+ * or its subscription is gone.
+ */
+export async function storeClaimed(
+  db: Db,
+  d: ClaimedDelivery & { unstored: UnstoredDelivery },
+  leaseMs: number,
+): Promise<boolean> {
+  const { rowCount } = await db.raw<{ rowCount: number }>(
+    `INSERT INTO ??.deliveries (id, subscription_id, event_id, webhook_id, next_attempt_at, claim_token, created_at)
+     SELECT ?, ?, ?, ?, now() + ? * interval '1 millisecond', ?, ?
+      WHERE EXISTS (SELECT 1 FROM ??.subscriptions s WHERE s.id = ?)
+     ON CONFLICT (event_id, subscription_id) DO NOTHING`,
+    [
+      S,
+      d.id,
+      d.subscription_id,
+      d.unstored.event_id,
+      d.webhook_id,
+      leaseMs,
+      d.claim_token,
+      d.unstored.created_at,
+      S,
+      d.subscription_id,
+    ],
+  );
+  return rowCount === 1;
 }
 
 /** Records an event for one subscription only, with its pending delivery due now; returns the delivery's id. */

@@ -15,20 +15,23 @@ export interface HandOffTarget {
 }
 
 /**
- * Slots held for the deliveries a fan-out is about to store claimed; `settle` sends those that
- * were stored so, and gives the other slots back. Settle it exactly once, with [] when the
- * insert failed.
+ * Slots held for the deliveries a fan-out is about to store claimed, or (`sendFirst`) to send
+ * before storing them (webhooks.send-first.ts); `settle` sends those that were returned so, and
+ * gives the other slots back. Settle it exactly once, with [] when the insert failed; it
+ * resolves once every delivery it sends has its row (rejects when one could not be written):
+ * only then may the fan-out's event be acknowledged.
  */
 export interface Reservation {
   subscriptionIds: number[];
-  settle(claimed: readonly ClaimedDelivery[]): void;
+  sendFirst: boolean;
+  settle(claimed: readonly ClaimedDelivery[]): Promise<void>;
 }
 
 export interface DirectHandOff {
   /** How long a delivery stored claimed is held (the dispatcher's lease). */
   readonly leaseMs: number;
-  /** A slot for each of these subscriptions the dispatcher can send to at once; maybe none. */
-  reserve(targets: readonly HandOffTarget[]): Reservation;
+  /** A slot for each of these subscriptions the dispatcher can send to at once; maybe none, maybe after a wait for room. */
+  reserve(targets: readonly HandOffTarget[]): Promise<Reservation>;
   /** Deliveries to these endpoints were stored due, for any dispatcher's claim. */
   queued(endpoints: readonly string[]): void;
 }

@@ -23,7 +23,8 @@ import { OriginSlots } from "./webhooks.origin-slots";
 import type { SubscriptionHealth } from "./webhooks.subscription-health";
 import { OutcomeRecorder } from "./webhooks.outcome-recorder";
 import type { AttemptRecord } from "./webhooks.attempts.repository";
-import { claimDue, type ClaimedDelivery } from "./webhooks.deliveries.repository";
+import { claimDue, storeClaimed, type ClaimedDelivery } from "./webhooks.deliveries.repository";
+import { isUnstored, SentFirst } from "./webhooks.send-first";
 import type { DirectHandOff, HandOffTarget, Reservation } from "./webhooks.direct-hand-off";
 import { NOTHING_TO_PUT_BACK, type Admission, type RateLimiter } from "./webhooks.rate-limiter";
 import { judge, type RetrySettings } from "./webhooks.retry-policy";
@@ -52,6 +53,28 @@ export interface DispatcherOptions {
    * (it puts the others back), and which subscriptions the fan-out must not hand over directly.
    */
   rateLimits?: Pick<RateLimiter, "admit" | "isLimited">;
+  /**
+   * Fresh events arrive from a channel that holds them until acknowledged (JetStream): their
+   * deliveries may be sent before they are stored (webhooks.send-first.ts), and a fan-out may
+   * wait for room. Not in embedded mode, whose in-process channel makes the publisher wait.
+   */
+  sendFirst?: boolean;
+  /** How long a fan-out waits for room (WAIT_FOR_ROOM_MS unless a test says otherwise). */
+  waitForRoomMs?: number;
+  /** How long a delivery sent first may stay unstored (webhooks.send-first.ts HOLD_MS unless a test says otherwise). */
+  holdMs?: number;
+}
+
+/** The longest a fan-out waits for room in the batch (`reserve`), far below its channel's acknowledgement wait (10 s). */
+export const WAIT_FOR_ROOM_MS = 2_000;
+/** The share of the batch fresh events waiting for room leave to the claims of due deliveries. */
+const CLAIM_SHARE = 0.2;
+
+/** A fan-out waiting for room in the batch. */
+interface Waiter {
+  targets: readonly HandOffTarget[];
+  resolve(reservation: Reservation): void;
+  timer: NodeJS.Timeout;
 }
 
 /** A round that put deliveries back for a rate limit looks again when the first is due, but not sooner than this. */
@@ -86,6 +109,7 @@ export class Dispatcher implements DirectHandOff {
   private readonly slots: OriginSlots;
   readonly leaseMs: number;
   private readonly recorder: OutcomeRecorder;
+  private readonly waiting: Waiter[] = [];
 
   constructor(private readonly opts: DispatcherOptions) {
     this.leaseMs = leaseMsFor(opts.timeoutMs);
@@ -100,6 +124,8 @@ export class Dispatcher implements DirectHandOff {
   /** Stops claiming, then waits for the attempts under way to be sent and recorded. */
   async stop(): Promise<void> {
     await this.loop.stop();
+    // The fan-outs waiting for room go on with nothing: their deliveries are stored due.
+    this.serveWaiting();
     await Promise.allSettled([...this.inFlight]);
     await this.recorder.drain();
   }
@@ -110,10 +136,62 @@ export class Dispatcher implements DirectHandOff {
    * reserved while older deliveries are known to be due (the last claim filled every free slot,
    * or every slot of that endpoint): under load they go first, in the claim's order, rather
    * than be overtaken by every fresh event. Nothing either once the dispatcher is stopping.
+   *
+   * With `sendFirst`, the event is held in a channel that queues the rest (JetStream): when the
+   * batch has no room for them all, the fan-out waits for room, first come first served, up to
+   * WAIT_FOR_ROOM_MS, rather than store them due. A burst then waits in the stream, not in the
+   * table, and each of its deliveries is written once (webhooks.send-first.ts). A share of the
+   * batch (CLAIM_SHARE) is left to the claims, so due retries are never starved by fresh events.
    */
-  reserve(targets: readonly HandOffTarget[]): Reservation {
+  reserve(targets: readonly HandOffTarget[]): Promise<Reservation> {
+    if (!this.opts.sendFirst || !this.mayReserve()) return Promise.resolve(this.take(targets));
+    if (this.waiting.length === 0 && this.room() >= this.roomNeeded(targets))
+      return Promise.resolve(this.take(targets));
+    return new Promise((resolve) => {
+      const waiter: Waiter = {
+        targets,
+        resolve,
+        timer: setTimeout(() => {
+          this.waiting.splice(this.waiting.indexOf(waiter), 1);
+          // Whatever is free now; the rest is stored due.
+          resolve(this.take(targets));
+        }, this.opts.waitForRoomMs ?? WAIT_FOR_ROOM_MS),
+      };
+      waiter.timer.unref();
+      this.waiting.push(waiter);
+    });
+  }
+
+  /** Fresh deliveries may take slots: running, and no older ones known to be due. */
+  private mayReserve(): boolean {
+    return this.loop.running && !this.moreDue;
+  }
+
+  /** Slots of the batch a waiting fan-out may take now (the claims' share left aside). */
+  private room(): number {
+    const claimShare = Math.floor(this.opts.batch * CLAIM_SHARE);
+    return this.opts.batch - claimShare - this.inFlight.size - this.reserved;
+  }
+
+  private roomNeeded(targets: readonly HandOffTarget[]): number {
+    return Math.min(targets.length, this.opts.batch - Math.floor(this.opts.batch * CLAIM_SHARE));
+  }
+
+  /** Slots freed: the fan-outs waiting for room take it in turn (or, if none may reserve now, go on with nothing). */
+  private serveWaiting(): void {
+    while (this.waiting.length > 0) {
+      const head = this.waiting[0];
+      if (this.mayReserve() && this.room() < this.roomNeeded(head.targets)) return;
+      this.waiting.shift();
+      clearTimeout(head.timer);
+      head.resolve(this.take(head.targets));
+    }
+  }
+
+  /** The reservation of what is free now. */
+  private take(targets: readonly HandOffTarget[]): Reservation {
     const taken: HandOffTarget[] = [];
-    for (const target of this.loop.running && !this.moreDue ? targets : []) {
+    for (const target of this.mayReserve() ? targets : []) {
       if (this.inFlight.size + this.reserved >= this.opts.batch) break;
       if (this.slots.free(target.endpoint) === 0 || this.endpointsWithMore.has(target.endpoint)) continue;
       // Its sends are counted in the database: it goes the claim's way.
@@ -125,17 +203,26 @@ export class Dispatcher implements DirectHandOff {
     let settled = false;
     return {
       subscriptionIds: taken.map((t) => t.id),
+      sendFirst: this.opts.sendFirst === true,
       settle: (claimed) => {
-        if (settled) return;
+        if (settled) return Promise.resolve();
         settled = true;
         this.reserved -= taken.length;
-        const stored = new Map(claimed.map((d) => [Number(d.subscription_id), d]));
+        const byId = new Map(claimed.map((d) => [Number(d.subscription_id), d]));
+        const stored: Promise<void>[] = [];
         for (const { id, endpoint } of taken) {
-          const delivery = stored.get(id);
-          // Stopping meanwhile: it is left claimed, and sent by anyone once its lease ends.
-          if (delivery && this.loop.running) this.launch(delivery, { slotTaken: true });
-          else this.slots.giveBack(endpoint);
+          const delivery = byId.get(id);
+          // Stopping meanwhile: a claimed one is left claimed, and sent by anyone once its lease
+          // ends; an unstored one is not sent, and its event stays unacknowledged.
+          if (delivery && (this.loop.running || isUnstored(delivery))) {
+            if (!this.loop.running) {
+              this.slots.giveBack(endpoint);
+              stored.push(Promise.reject(new Error("webhooks dispatcher stopping: the event is offered again")));
+            } else stored.push(this.launch(delivery, { slotTaken: true }));
+          } else this.slots.giveBack(endpoint);
         }
+        this.serveWaiting();
+        return Promise.all(stored).then(() => undefined);
       },
     };
   }
@@ -167,7 +254,7 @@ export class Dispatcher implements DirectHandOff {
     const free = this.opts.batch - this.inFlight.size - this.reserved;
     if (free <= 0) return this.opts.intervalMs;
     const { claimed, admission } = await this.claim(free);
-    for (const delivery of admission.admitted) this.launch(delivery);
+    for (const delivery of admission.admitted) void this.launch(delivery);
     for (const { endpoint } of admission.admitted) {
       if (this.slots.free(endpoint) === 0) this.endpointsWithMore.add(endpoint);
     }
@@ -201,8 +288,12 @@ export class Dispatcher implements DirectHandOff {
     }
   }
 
-  private launch(delivery: ClaimedDelivery, { slotTaken = false } = {}): void {
+  /** Sends it; resolves once its row exists (at once, unless it was sent before it was stored: webhooks.send-first.ts). */
+  private launch(delivery: ClaimedDelivery, { slotTaken = false } = {}): Promise<void> {
     if (!slotTaken) this.slots.take(delivery.endpoint);
+    const first = isUnstored(delivery)
+      ? new SentFirst(delivery, (d) => storeClaimed(this.opts.db, d, this.leaseMs), this.opts.holdMs)
+      : undefined;
     // Log lines of the attempt name the request that raised the event; its span (and the
     // request's traceparent header) continues the trace of the fan-out that recorded it.
     const attempt: Promise<void> = withRequestId(delivery.request_id, () =>
@@ -217,18 +308,24 @@ export class Dispatcher implements DirectHandOff {
             "webhook.endpoint": delivery.endpoint,
           },
         },
-        (span) => this.attempt(delivery).then((outcome) => (span.setAttribute("webhook.outcome", outcome), outcome)),
+        (span) =>
+          this.attempt(delivery, first).then((outcome) => (span.setAttribute("webhook.outcome", outcome), outcome)),
       ),
     )
-      .catch((): AttemptOutcome["kind"] => "error")
+      .catch((): AttemptOutcome["kind"] => {
+        first?.outcomeWritten(false);
+        return "error";
+      })
       .then((outcome) => this.finished(attempt, delivery.endpoint, outcome));
     this.inFlight.add(attempt);
+    return first?.stored ?? Promise.resolve();
   }
 
   private finished(attempt: Promise<void>, endpoint: string, outcome: AttemptOutcome["kind"]): void {
     this.inFlight.delete(attempt);
     const wasOnProbation = this.slots.onProbation(endpoint);
     this.slots.release(endpoint, outcome);
+    this.serveWaiting();
     if (!wasOnProbation && this.slots.onProbation(endpoint)) {
       this.opts.logger.warn(`Webhook endpoint ${endpoint} timed out: one attempt at a time to it until it answers.`);
     }
@@ -240,7 +337,7 @@ export class Dispatcher implements DirectHandOff {
     if (batchHalfFree || endpointHalfFree) this.loop.wake();
   }
 
-  private async attempt(delivery: ClaimedDelivery): Promise<AttemptOutcome["kind"]> {
+  private async attempt(delivery: ClaimedDelivery, first?: SentFirst): Promise<AttemptOutcome["kind"]> {
     const attemptedAt = new Date();
     const { previous_key: previousKey, previous_secret: previousSecret } = delivery;
     const outcome = await this.opts.send({
@@ -271,9 +368,12 @@ export class Dispatcher implements DirectHandOff {
     };
     // Written with the other outcomes that end about now. After a success the endpoint's slot
     // is freed at once: the delivery stays claimed (leased) until its outcome is written, so
-    // nobody sends it again meanwhile. After a failure the slot waits for the write, so that a
-    // Retry-After pause or a disabling is in force before the endpoint's next attempt.
+    // nobody sends it again meanwhile (or, sent before it was stored, its event stays
+    // unacknowledged). After a failure the slot waits for the write, so that a Retry-After pause
+    // or a disabling is in force before the endpoint's next attempt.
+    await first?.ended();
     const written = this.recorder.record({ delivery, attempt: record, next, verdict });
+    if (first) void written.then((ok) => first.outcomeWritten(ok));
     if (verdict.kind !== "healthy") await written;
     // Settled, it releases the next delivery of its line (webhooks.ordering.ts): look for it now
     // rather than at the next round.

@@ -67,8 +67,9 @@ export async function fanOut(
   // Most events concern no subscriber: the cached list settles them with no statement at all.
   const hearing = await entitled(grants, event, await listeners.of(event));
   if (hearing.length === 0) return { created: 0, queued: [] };
-  const reservation = direct?.reserve(hearing);
+  const reservation = await direct?.reserve(hearing);
   let stored: StoredDeliveries = { created: 0, claimed: [] };
+  let handedOver: Promise<void> = Promise.resolve();
   try {
     // Stored once, as the exact text every subscriber receives; a subscription deleted or
     // disabled since the read gets nothing.
@@ -80,15 +81,18 @@ export async function fanOut(
       {
         subscriptionIds: reservation?.subscriptionIds ?? [],
         leaseMs: direct?.leaseMs ?? 0,
+        sendFirst: reservation?.sendFirst ?? false,
       },
       orderingHoldMs,
     );
   } finally {
-    reservation?.settle(stored.claimed);
+    handedOver = reservation?.settle(stored.claimed) ?? handedOver;
   }
-  if (stored.created === stored.claimed.length) return { created: stored.created, queued: [] };
   const claimed = new Set(stored.claimed.map((d) => Number(d.subscription_id)));
-  const queued = hearing.filter((s) => !claimed.has(s.id)).map((s) => s.endpoint);
+  const queued =
+    stored.created === stored.claimed.length ? [] : hearing.filter((s) => !claimed.has(s.id)).map((s) => s.endpoint);
   if (queued.length > 0) direct?.queued(queued);
+  // Those sent before they were stored exist only in this (unacknowledged) event until written.
+  await handedOver;
   return { created: stored.created, queued };
 }

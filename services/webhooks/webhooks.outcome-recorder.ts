@@ -15,10 +15,17 @@
 import type { Knex } from "knex";
 import type { Service } from "moleculer";
 import type { SubscriptionHealth, NotedAttempt } from "./webhooks.subscription-health";
-import { recordAttempts, type AttemptRecord } from "./webhooks.attempts.repository";
+import {
+  recordAttempts,
+  recordFirstAttempts,
+  type AttemptRecord,
+  type RecordedAttempt,
+  type RecordedFirstAttempt,
+} from "./webhooks.attempts.repository";
 import type { ClaimedDelivery } from "./webhooks.deliveries.repository";
 import { announceExhausted, exhaustsSchedule } from "./webhooks.operational-events";
 import type { DeliveryUpdate } from "./webhooks.retry-policy";
+import { isUnstored } from "./webhooks.send-first";
 
 /**
  * How long the first outcome of a batch waits for others: far below the lease (twice the
@@ -36,7 +43,7 @@ export interface FinishedAttempt extends NotedAttempt {
 }
 
 interface Queued extends FinishedAttempt {
-  written: () => void;
+  written: (ok: boolean) => void;
 }
 
 export interface OutcomeRecorderOptions {
@@ -55,10 +62,10 @@ export class OutcomeRecorder {
 
   /**
    * Queues the outcome; it is written within LINGER_MS, with whatever else ended meanwhile.
-   * Resolves once it is written (and, for a failure, its health noted), or its write failed
-   * and was logged: it never rejects.
+   * Resolves once it is written (true; for a failure, its health noted too), or its write
+   * failed and was logged (false): it never rejects.
    */
-  record(finished: FinishedAttempt): Promise<void> {
+  record(finished: FinishedAttempt): Promise<boolean> {
     return new Promise((written) => {
       this.queue.push({ ...finished, written });
       // A failure may pause its endpoint or disable its subscription: that is written at once, not after a linger.
@@ -97,36 +104,51 @@ export class OutcomeRecorder {
   private async flush(): Promise<void> {
     if (this.writing) return;
     const batch = this.queue.splice(0, MAX_BATCH);
-    this.writing = this.write(batch);
+    const writing = this.write(batch);
+    this.writing = writing.then(() => undefined);
+    let ok = false;
     try {
-      await this.writing;
+      ok = await writing;
     } finally {
       this.writing = null;
-      for (const f of batch) f.written();
+      for (const f of batch) f.written(ok);
       if (this.queue.length > 0) this.schedule(0);
     }
   }
 
-  private async write(batch: Queued[]): Promise<void> {
-    if (batch.length === 0) return;
+  private async write(batch: Queued[]): Promise<boolean> {
+    if (batch.length === 0) return true;
     try {
-      const recorded = batch.map((f) => ({ claim: f.delivery, attempt: f.attempt, next: f.next }));
+      // Claimed deliveries are updated; those sent before they were stored (webhooks.send-first.ts) are written now.
+      const claimed: RecordedAttempt[] = [];
+      const first: RecordedFirstAttempt[] = [];
+      for (const f of batch) {
+        if (isUnstored(f.delivery)) first.push({ claim: f.delivery, attempt: f.attempt, next: f.next });
+        else claimed.push({ claim: f.delivery, attempt: f.attempt, next: f.next });
+      }
       const gaveUp = batch.filter(exhaustsSchedule);
-      if (gaveUp.length === 0) await recordAttempts(this.opts.db, recorded);
+      const writeAll = async (db: Knex) => {
+        await recordAttempts(db, claimed);
+        await recordFirstAttempts(db, first);
+      };
+      // One statement needs no transaction around it.
+      if (gaveUp.length === 0 && (claimed.length === 0 || first.length === 0)) await writeAll(this.opts.db);
       // Announced in the transaction that fails them: the event exists if and only if they failed.
       else
         await this.opts.db.transaction(async (trx) => {
-          await recordAttempts(trx, recorded);
+          await writeAll(trx);
           await announceExhausted(trx, gaveUp);
         });
     } catch (err) {
-      // The leases run out and these deliveries are sent again: at least once, never lost.
+      // The leases run out and these deliveries are sent again, or (sent before they were
+      // stored) their events are offered again: at least once, never lost.
       this.opts.logger.warn(
         `Webhook dispatcher: recording ${batch.length} attempts (deliveries ${batch.map((f) => f.delivery.id).join(", ")}) failed: ${(err as Error).message}`,
       );
-      return;
+      return false;
     }
     await this.noteHealth(batch);
+    return true;
   }
 
   /** Their figures, a Retry-After pause, a disabling: a failure here costs freshness, never a delivery. */

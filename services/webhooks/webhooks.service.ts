@@ -139,6 +139,8 @@ const webhooksService: DbServiceSchema<Methods, WebhooksState> = {
       keys: settings.secrets,
       grants: this.grants,
       ready: () => this.broker.started,
+      // With a transporter the channels are JetStream's (shared/messaging/channels.ts).
+      sendFirst: this.broker.transit !== undefined,
     });
     this.worker = worker;
     this.secrets = worker.secrets;

@@ -34,6 +34,8 @@ export interface WorkerOptions {
   grants: ClientGrants;
   /** Whether every service of the broker has started (the retention job waits for it). */
   ready: () => boolean;
+  /** Events come through JetStream, which holds them until acknowledged (the dispatcher's `sendFirst`). */
+  sendFirst: boolean;
 }
 
 export class WebhooksWorker {
@@ -72,6 +74,7 @@ export class WebhooksWorker {
         recoveredAfterMs: (cfg.retryScheduleSeconds[0] ?? 0) * 1000,
       }),
       rateLimits: this.rateLimits,
+      sendFirst: opts.sendFirst,
     });
     const dispatcher = this.dispatcher;
     this.recoverer = new Recoverer({ db, logger, intervalMs: RECOVERY_LOOK_MS, queued: () => dispatcher.wake() });

@@ -74,32 +74,32 @@ describe("webhooks dispatcher: fresh deliveries stored due", () => {
     health: { afterAttempts: async () => [] } as unknown as SubscriptionHealth,
   });
 
-  beforeAll(() => {
+  beforeAll(async () => {
     dispatcher.start();
     // The hanging endpoint's one slot is held by an attempt that does not end.
-    const held = dispatcher.reserve([{ id: 1, endpoint: HANGING }]);
+    const held = await dispatcher.reserve([{ id: 1, endpoint: HANGING }]);
     expect(held.subscriptionIds).toEqual([1]);
-    held.settle([delivery(1, HANGING)]);
+    void held.settle([delivery(1, HANGING)]);
   });
   afterAll(async () => {
     answerHanging({ kind: "timeout", error: "test over", durationMs: 10_000 });
     await dispatcher.stop();
   });
 
-  it("when the queued delivery's endpoint has no slot free, then the next event's deliveries to other endpoints are still sent at once", () => {
+  it("when the queued delivery's endpoint has no slot free, then the next event's deliveries to other endpoints are still sent at once", async () => {
     dispatcher.queued([HANGING]);
-    const next = dispatcher.reserve([
+    const next = await dispatcher.reserve([
       { id: 2, endpoint: HEALTHY },
       { id: 3, endpoint: HANGING },
     ]);
     expect(next.subscriptionIds).toEqual([2]);
-    next.settle([]);
+    await next.settle([]);
   });
 
-  it("when the queued delivery's endpoint has a slot free, then it is looked for first: the next event's deliveries wait their turn", () => {
+  it("when the queued delivery's endpoint has a slot free, then it is looked for first: the next event's deliveries wait their turn", async () => {
     dispatcher.queued([HANGING, HEALTHY]);
-    const next = dispatcher.reserve([{ id: 4, endpoint: HEALTHY }]);
+    const next = await dispatcher.reserve([{ id: 4, endpoint: HEALTHY }]);
     expect(next.subscriptionIds).toEqual([]);
-    next.settle([]);
+    await next.settle([]);
   });
 });
