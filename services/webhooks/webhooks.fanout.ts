@@ -9,7 +9,7 @@
  * (webhooks.direct-hand-off.ts); the others wait, due, for any dispatcher's claim.
  */
 import Validator from "fastest-validator";
-import type { Knex } from "knex";
+import type { GroupCommit } from "../../shared/database/group-commit";
 import { EVENTS, type DomainEvent } from "../../shared/messaging/events";
 import { hears } from "./webhooks.audience";
 import type { DirectHandOff } from "./webhooks.direct-hand-off";
@@ -56,7 +56,8 @@ export interface FanOutResult {
  * once, and it hears of the others (`queued`).
  */
 export async function fanOut(
-  db: Knex,
+  /** The database, through which the fan-outs that arrive together commit together. */
+  writes: GroupCommit,
   grants: ClientGrants,
   listeners: SubscriptionListeners,
   event: DomainEvent,
@@ -73,17 +74,19 @@ export async function fanOut(
   try {
     // Stored once, as the exact text every subscriber receives; a subscription deleted or
     // disabled since the read gets nothing.
-    stored = await insertEventDeliveries(
-      db,
-      event,
-      JSON.stringify(event.data),
-      hearing.map((s) => s.id),
-      {
-        subscriptionIds: reservation?.subscriptionIds ?? [],
-        leaseMs: direct?.leaseMs ?? 0,
-        sendFirst: reservation?.sendFirst ?? false,
-      },
-      orderingHoldMs,
+    stored = await writes.run((db) =>
+      insertEventDeliveries(
+        db,
+        event,
+        JSON.stringify(event.data),
+        hearing.map((s) => s.id),
+        {
+          subscriptionIds: reservation?.subscriptionIds ?? [],
+          leaseMs: direct?.leaseMs ?? 0,
+          sendFirst: reservation?.sendFirst ?? false,
+        },
+        orderingHoldMs,
+      ),
     );
   } finally {
     handedOver = reservation?.settle(stored.claimed) ?? handedOver;

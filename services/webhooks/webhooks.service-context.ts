@@ -6,6 +6,7 @@
 import type { Knex } from "knex";
 import type { ActionSchema, Service } from "moleculer";
 import type { Config } from "../../shared/config/config";
+import type { GroupCommit } from "../../shared/database/group-commit";
 import type { DeliveredEventName } from "../../shared/messaging/events";
 import { NotFoundError } from "../../shared/errors";
 import { callerOf, type RequestContext } from "../../shared/security/auth";
@@ -36,6 +37,8 @@ export interface WebhooksState {
   grants: ClientGrants;
   /** Who listens to each event, for fan-out (webhooks.listeners.ts). */
   listeners: SubscriptionListeners;
+  /** The fan-outs' statements: those that arrive together commit together. */
+  fanOutWrites: GroupCommit;
   /** The worker's: seals the keys and secrets that are stored. */
   secrets: SecretBox;
 }

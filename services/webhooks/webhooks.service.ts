@@ -9,6 +9,7 @@
  */
 import type { ChannelSchema, Context } from "moleculer";
 import { databaseMixin, type DbServiceSchema } from "../../shared/database/database.mixin";
+import { GroupCommit } from "../../shared/database/group-commit";
 import { ALL_CHANNELS, NEVER_GIVE_UP } from "../../shared/messaging/channels";
 import { BROADCASTS, type ClientsChangedPayload } from "../../shared/messaging/events";
 import { outboxFeedMixin } from "../../shared/messaging/outbox-feed";
@@ -102,7 +103,7 @@ const webhooksService: DbServiceSchema<Methods, WebhooksState> = {
         resumeTrace(event.traceparent, `fan-out ${event.event}`, { kind: SpanKind.CONSUMER }, async () => {
           try {
             await fanOut(
-              this.db,
+              this.fanOutWrites,
               this.grants,
               this.listeners,
               event,
@@ -123,6 +124,7 @@ const webhooksService: DbServiceSchema<Methods, WebhooksState> = {
 
   created() {
     this.listeners = new SubscriptionListeners(this.db);
+    this.fanOutWrites = new GroupCommit(this.db);
     this.grants = new ClientGrants((ids) =>
       this.broker.call<Principal[], { ids: number[] }>("clients.principals", { ids }),
     );

@@ -8,6 +8,7 @@
 import type { Knex } from "knex";
 import { loadConfig } from "../../shared/config/config";
 import { openDatabase } from "../../shared/database/db";
+import { GroupCommit } from "../../shared/database/group-commit";
 import type { DomainEvent } from "../../shared/messaging/events";
 import { rememberingOpener } from "../../shared/security/secret-box";
 import { secretBoxFor } from "../../shared/security/secrets-keyring";
@@ -33,6 +34,8 @@ const W = "webhooks";
 requires(["postgres"]).describe("webhooks: deliveries sent before they are stored", () => {
   let t: TestBroker;
   let db: Knex;
+  /** The fan-outs' writes: those that arrive together (the burst below) commit together. */
+  let writes: GroupCommit;
   let receiver: WebhookReceiver;
   /** Each test's own partner: its subscriptions hear only its own events. */
   const partners = new Map<number, Principal>();
@@ -85,6 +88,7 @@ requires(["postgres"]).describe("webhooks: deliveries sent before they are store
     // Its dispatcher (no transporter: sendFirst off) claims whatever is stored due: nothing here should be.
     t = await startTestBroker({ services: ["webhooks"], env: { WEBHOOK_DISPATCH_INTERVAL_MS: "100" } });
     db = openDatabase(t.database.url);
+    writes = new GroupCommit(db);
     receiver = await startReceiver();
     // Every UPDATE of a delivery row, counted by PostgreSQL itself.
     await db.raw(`CREATE TABLE webhooks.test_delivery_updates (n int NOT NULL)`);
@@ -230,7 +234,7 @@ requires(["postgres"]).describe("webhooks: deliveries sent before they are store
       });
     /** Who listens, read afresh (each test subscribes anew). */
     const fanOutOf = (dispatcher: Dispatcher, e: DomainEvent) =>
-      fanOut(db, grants, new SubscriptionListeners(db), { ...e, event: "sales_order_validated" }, dispatcher);
+      fanOut(writes, grants, new SubscriptionListeners(db), { ...e, event: "sales_order_validated" }, dispatcher);
     const pathOf = (path: string) => (r: { path: string }) => r.path === `/${path}`;
 
     it("when the outcome cannot be written, then the fan-out fails (its event is offered again), and offered again it is sent again and written once", async () => {
