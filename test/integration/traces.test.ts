@@ -124,8 +124,14 @@ describeWithNats("a trace from POST /orders/{id}/validate to the webhook deliver
 
     const [, traceId, spanId] = TRACEPARENT.exec((await deliveryOf(orderId)).headers.traceparent ?? "") ?? [];
     expect(traceId).toBe(TRACE_ID);
-    const spans = await spansUntil(TRACE_ID, (s) => s.some((span) => span.spanContext().spanId === spanId));
-    const attempt = spans.find((s) => s.spanContext().spanId === spanId);
+    const attemptIn = (s: ReadableSpan[]) => s.find((span) => span.spanContext().spanId === spanId);
+    // The attempt's span ends before its ancestors do (distributed, the fan-out's span lasts until
+    // the deliveries it sent first are written): wait for the whole chain, up to the request.
+    const spans = await spansUntil(TRACE_ID, (s) => {
+      const found = attemptIn(s);
+      return found !== undefined && ancestry(found, s).at(-1) === "POST /api/v1/orders/:id/validate";
+    });
+    const attempt = attemptIn(spans);
     expect(attempt?.name).toBe("deliver sales_order_validated");
 
     // One chain, each span the child of the one before, up to the request's span under the caller's.
