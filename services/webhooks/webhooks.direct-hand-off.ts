@@ -7,11 +7,14 @@
  * calls the fan-out; the worker (webhooks.worker.ts) gives the fan-out its dispatcher as this.
  */
 import type { ClaimedDelivery } from "./webhooks.deliveries.repository";
+import type { Ordering } from "./webhooks.ordering";
 
 /** A subscription a fresh event is for, and its endpoint (its URL's origin). */
 export interface HandOffTarget {
   id: number;
   endpoint: string;
+  /** A `per_entity` delivery is stored before it is sent (its line decides when): no fan-out waits for room for it. */
+  ordering?: Ordering;
 }
 
 /**

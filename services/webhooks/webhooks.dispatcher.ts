@@ -73,6 +73,8 @@ const CLAIM_SHARE = 0.2;
 /** A fan-out waiting for room in the batch. */
 interface Waiter {
   targets: readonly HandOffTarget[];
+  /** Free slots it waits for (`roomNeeded`). */
+  need: number;
   resolve(reservation: Reservation): void;
   timer: NodeJS.Timeout;
 }
@@ -144,12 +146,13 @@ export class Dispatcher implements DirectHandOff {
    * batch (CLAIM_SHARE) is left to the claims, so due retries are never starved by fresh events.
    */
   reserve(targets: readonly HandOffTarget[]): Promise<Reservation> {
-    if (!this.opts.sendFirst || !this.mayReserve()) return Promise.resolve(this.take(targets));
-    if (this.waiting.length === 0 && this.room() >= this.roomNeeded(targets))
-      return Promise.resolve(this.take(targets));
+    const need = this.roomNeeded(targets);
+    if (!this.opts.sendFirst || !this.mayReserve() || need === 0) return Promise.resolve(this.take(targets));
+    if (this.waiting.length === 0 && this.room() >= need) return Promise.resolve(this.take(targets));
     return new Promise((resolve) => {
       const waiter: Waiter = {
         targets,
+        need,
         resolve,
         timer: setTimeout(() => {
           this.waiting.splice(this.waiting.indexOf(waiter), 1);
@@ -173,15 +176,17 @@ export class Dispatcher implements DirectHandOff {
     return this.opts.batch - claimShare - this.inFlight.size - this.reserved;
   }
 
+  /** Slots worth waiting for: those of deliveries that will be sent first (not `per_entity`), as many as the room can ever hold. */
   private roomNeeded(targets: readonly HandOffTarget[]): number {
-    return Math.min(targets.length, this.opts.batch - Math.floor(this.opts.batch * CLAIM_SHARE));
+    const sentFirst = targets.filter((t) => t.ordering !== "per_entity").length;
+    return Math.min(sentFirst, this.opts.batch - Math.floor(this.opts.batch * CLAIM_SHARE));
   }
 
   /** Slots freed: the fan-outs waiting for room take it in turn (or, if none may reserve now, go on with nothing). */
   private serveWaiting(): void {
     while (this.waiting.length > 0) {
       const head = this.waiting[0];
-      if (this.mayReserve() && this.room() < this.roomNeeded(head.targets)) return;
+      if (this.mayReserve() && this.room() < head.need) return;
       this.waiting.shift();
       clearTimeout(head.timer);
       head.resolve(this.take(head.targets));

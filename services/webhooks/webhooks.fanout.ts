@@ -9,6 +9,7 @@
  * (webhooks.direct-hand-off.ts); the others wait, due, for any dispatcher's claim.
  */
 import Validator from "fastest-validator";
+import type { Knex } from "knex";
 import type { GroupCommit } from "../../shared/database/group-commit";
 import { EVENTS, type DomainEvent } from "../../shared/messaging/events";
 import { hears } from "./webhooks.audience";
@@ -71,23 +72,26 @@ export async function fanOut(
   const reservation = await direct?.reserve(hearing);
   let stored: StoredDeliveries = { created: 0, claimed: [] };
   let handedOver: Promise<void> = Promise.resolve();
-  try {
-    // Stored once, as the exact text every subscriber receives; a subscription deleted or
-    // disabled since the read gets nothing.
-    stored = await writes.run((db) =>
-      insertEventDeliveries(
-        db,
-        event,
-        JSON.stringify(event.data),
-        hearing.map((s) => s.id),
-        {
-          subscriptionIds: reservation?.subscriptionIds ?? [],
-          leaseMs: direct?.leaseMs ?? 0,
-          sendFirst: reservation?.sendFirst ?? false,
-        },
-        orderingHoldMs,
-      ),
+  // Stored once, as the exact text every subscriber receives; a subscription deleted or
+  // disabled since the read gets nothing.
+  const store = (db: Knex) =>
+    insertEventDeliveries(
+      db,
+      event,
+      JSON.stringify(event.data),
+      hearing.map((s) => s.id),
+      {
+        subscriptionIds: reservation?.subscriptionIds ?? [],
+        leaseMs: direct?.leaseMs ?? 0,
+        sendFirst: reservation?.sendFirst ?? false,
+      },
+      orderingHoldMs,
     );
+  try {
+    // A per_entity delivery's statement reads its line, and the claims read the lines: its rows
+    // must be visible as soon as it is done, not when a group commits (bench:webhooks: grouped,
+    // the claims read 1,450 rows per ordered delivery instead of 26).
+    stored = await (hearing.some((s) => s.ordering === "per_entity") ? writes.runAlone(store) : writes.run(store));
   } finally {
     handedOver = reservation?.settle(stored.claimed) ?? handedOver;
   }

@@ -45,7 +45,9 @@ export class SubscriptionListeners {
     if (Number.isNaN(at)) return candidateSubscriptions(this.db, e);
     const all = await this.cache.getOrLoad(e.event, () => listeningSubscriptions(this.db, e.event));
     if (all.length === 0) return [];
-    return all.filter((s) => s.created_ms <= at).map(({ id, client_id, endpoint }) => ({ id, client_id, endpoint }));
+    return all
+      .filter((s) => s.created_ms <= at)
+      .map(({ id, client_id, endpoint, ordering }) => ({ id, client_id, endpoint, ordering }));
   }
 
   /** Every list is read again: a subscription changed (here, or in another process). */

@@ -243,6 +243,7 @@ export interface CandidateSubscription {
   id: number;
   client_id: number;
   endpoint: string;
+  ordering: Ordering;
 }
 
 /**
@@ -257,7 +258,7 @@ export async function candidateSubscriptions(db: Db, e: DomainEvent): Promise<Ca
     .from("subscriptions as s")
     .where({ event: e.event, status: "active" })
     .andWhereRaw("date_trunc('milliseconds', created_at) <= ?", [e.occurredAt])
-    .select<CandidateSubscription[]>("id", "client_id", db.raw(`${ENDPOINT_OF_URL} AS endpoint`));
+    .select<CandidateSubscription[]>("id", "client_id", "ordering", db.raw(`${ENDPOINT_OF_URL} AS endpoint`));
 }
 
 /** A subscription to an event name, with its creation time in ms since the epoch (truncated as above). */
@@ -284,6 +285,7 @@ export async function listeningSubscriptions(db: Db, event: EventName): Promise<
     .select<ListeningSubscription[]>(
       "id",
       "client_id",
+      "ordering",
       db.raw(`${ENDPOINT_OF_URL} AS endpoint`),
       db.raw(`(extract(epoch FROM date_trunc('milliseconds', created_at)) * 1000)::float8 AS created_ms`),
     );

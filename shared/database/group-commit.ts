@@ -28,6 +28,11 @@ export class GroupCommit {
     private readonly maxGroup = 32,
   ) {}
 
+  /** Runs `work` at once on its own, outside any group: for a write whose rows others must see as soon as it is done. */
+  runAlone<T>(work: (db: Knex) => Promise<T>): Promise<T> {
+    return work(this.db);
+  }
+
   /** Runs `work` alone, or in a transaction with the writes that arrived with it; resolves after the commit. */
   run<T>(work: (db: Knex) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
