@@ -8,10 +8,10 @@
 import type { Knex } from "knex";
 import type { Principal } from "../../shared/security/auth";
 import { openDatabase } from "../../shared/database/db";
-import type { DomainEvent } from "../../shared/messaging/events";
 import * as repo from "../../services/webhooks/webhooks.deliveries.repository";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { addEventSource, type EventSource } from "../helpers/event-source";
+import { numberedValidations } from "../helpers/numbered-events";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";
 
 jest.setTimeout(90_000);
@@ -31,17 +31,7 @@ describe("webhooks: deliveries sent by the fan-out's own dispatcher", () => {
     webhookEvents: ["sales_order_validated"],
   };
   let subscriptionId: number;
-  let seq = 0;
-
-  const domainEvent = (): DomainEvent => ({
-    id: `direct-test-${++seq}`,
-    event: "sales_order_validated",
-    ownerClientId: partner.clientId,
-    entity: "sales_order",
-    entityId: seq,
-    occurredAt: new Date().toISOString(),
-    data: { seq },
-  });
+  const domainEvent = numberedValidations("direct-test", () => partner.clientId);
   const deliveryOf = async (eventId: string) =>
     (await db.withSchema("webhooks").table("deliveries").where({ event_id: eventId }).first()) as {
       status: string;

@@ -24,6 +24,7 @@ import { SubscriptionHealth } from "../../services/webhooks/webhooks.subscriptio
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { TEST_SECRETS_ENCRYPTION_KEYS } from "../helpers/processes";
 import { requires } from "../helpers/prerequisites";
+import { numberedValidations } from "../helpers/numbered-events";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";
 
 jest.setTimeout(90_000);
@@ -44,17 +45,7 @@ requires(["postgres"]).describe("webhooks: deliveries sent before they are store
     partner = { ...principal("partner", ["partner", "webhooks"]), webhookEvents: ["sales_order_validated"] };
     partners.set(partner.clientId, partner);
   });
-  let seq = 0;
-
-  const eventFor = (): DomainEvent => ({
-    id: `send-first-${++seq}`,
-    event: "sales_order_validated",
-    ownerClientId: partner.clientId,
-    entity: "sales_order",
-    entityId: seq,
-    occurredAt: new Date().toISOString(),
-    data: { seq },
-  });
+  const eventFor = numberedValidations("send-first", () => partner.clientId);
   const subscribe = async (path: string, extra: object = {}) =>
     (
       await t.call<{ id: number }>(
