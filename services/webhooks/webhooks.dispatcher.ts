@@ -217,14 +217,15 @@ export class Dispatcher implements DirectHandOff {
         const stored: Promise<void>[] = [];
         for (const { id, endpoint } of taken) {
           const delivery = byId.get(id);
+          if (delivery && this.loop.running) {
+            stored.push(this.launch(delivery, { slotTaken: true }));
+            continue;
+          }
+          this.slots.giveBack(endpoint);
           // Stopping meanwhile: a claimed one is left claimed, and sent by anyone once its lease
           // ends; an unstored one is not sent, and its event stays unacknowledged.
-          if (delivery && (this.loop.running || isUnstored(delivery))) {
-            if (!this.loop.running) {
-              this.slots.giveBack(endpoint);
-              stored.push(Promise.reject(new Error("webhooks dispatcher stopping: the event is offered again")));
-            } else stored.push(this.launch(delivery, { slotTaken: true }));
-          } else this.slots.giveBack(endpoint);
+          if (delivery && isUnstored(delivery))
+            stored.push(Promise.reject(new Error("webhooks dispatcher stopping: the event is offered again")));
         }
         this.serveWaiting();
         return Promise.all(stored).then(() => undefined);
