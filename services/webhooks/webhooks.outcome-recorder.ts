@@ -10,7 +10,10 @@
  * Nothing is weaker for it: until its outcome is written a delivery stays claimed (its lease
  * runs), so nobody sends it again meanwhile; a batch that fails to write leaves its claims to
  * expire, and those deliveries are sent again (at least once, never lost), exactly as a single
- * failed write did. The dispatcher waits for `drain` when it stops.
+ * failed write did. A delivery sent before it was stored (webhooks.send-first.ts) has no claim:
+ * its row is inserted here, with its attempt, and until then its event stays unacknowledged in
+ * its channel; a batch that fails to write has `record` answer false, and the event is offered
+ * again. The dispatcher waits for `drain` when it stops.
  */
 import type { Knex } from "knex";
 import type { Service } from "moleculer";
