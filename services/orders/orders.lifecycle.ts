@@ -2,8 +2,10 @@
  * The order state machine (docs/api.md, validate and cancel):
  * pending → validated → cancelled, pending → cancelled.
  * A move and its event are written in one transaction; a move that is not allowed is 409.
+ * Moves that arrive together commit together (shared/database/group-commit.ts), each in a
+ * savepoint of its own: one that fails is rolled back alone.
  */
-import type { Knex } from "knex";
+import type { GroupCommit } from "../../shared/database/group-commit";
 import { hasScope, type Principal } from "../../shared/security/auth";
 import { ConflictError, NotFoundError } from "../../shared/errors";
 import { requirePreconditions, type Preconditions } from "../../shared/http/conditional";
@@ -31,7 +33,7 @@ export function visibilityFor(client: Principal): repo.Visibility {
  * A failed precondition comes before a move that is not allowed (RFC 9110 §13.2.2).
  */
 export async function moveOrder(
-  db: Knex,
+  writes: GroupCommit,
   client: Principal,
   id: number,
   move: Move,
@@ -39,7 +41,7 @@ export async function moveOrder(
 ): Promise<Order> {
   const { from, to, event, pastTense } = MOVES[move];
   const visibility = visibilityFor(client);
-  return db.transaction(async (trx) => {
+  return writes.transaction(async (trx) => {
     const current = await repo.lockOrder(trx, id, visibility);
     if (!current) throw new NotFoundError("order", id);
     requirePreconditions(preconditions, "order", current.version);

@@ -40,6 +40,7 @@ import { ImportWorker } from "./orders.import-worker";
 import { importRetentionJob } from "./orders.import-retention";
 import type { StorageSettings } from "../../shared/service-settings";
 import type { PeriodicJob } from "../../shared/database/periodic-job";
+import { GroupCommit } from "../../shared/database/group-commit";
 import type { Principal } from "../../shared/security/auth";
 
 /** What the composition root builds the orders service with (runtime/settings-from-config.ts). */
@@ -54,7 +55,13 @@ const ordersService: DbServiceSchema<
     importQueued(): void;
     lineIntake(client: Principal): Intake;
   },
-  { references: ResolvedReferences; importWorker?: ImportWorker; importRetention?: PeriodicJob }
+  {
+    references: ResolvedReferences;
+    /** Validations and cancellations: those that arrive together commit together. */
+    moves: GroupCommit;
+    importWorker?: ImportWorker;
+    importRetention?: PeriodicJob;
+  }
 > = {
   name: "orders",
   mixins: [databaseMixin("orders", migrations), outboxRelayMixin("orders"), outboxFeedMixin("orders")],
@@ -159,6 +166,7 @@ const ordersService: DbServiceSchema<
 
   created() {
     this.references = new ResolvedReferences();
+    this.moves = new GroupCommit(this.db);
   },
 
   // The import worker and its retention run beside the actions on every replica (orders.import-worker.ts).
@@ -200,7 +208,7 @@ const ordersService: DbServiceSchema<
     },
 
     async move(ctx: RequestContext<OrderIdParams>, move: Move) {
-      const order = await moveOrder(this.db, callerOf(ctx), ctx.params.id, move, ctx.meta.preconditions);
+      const order = await moveOrder(this.moves, callerOf(ctx), ctx.params.id, move, ctx.meta.preconditions);
       respondVersion(ctx.meta, order.version);
       return order;
     },

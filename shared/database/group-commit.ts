@@ -5,18 +5,32 @@
  * for it and then run together, one after the other in one transaction: one commit for all.
  * Nothing waits for company, so a lone write costs what it did.
  *
- * Each write must be safe to run again (an idempotent statement): when any write of a group
- * fails, or the commit does, the whole transaction is rolled back and each write runs again on
- * its own, so one bad write fails alone and never takes the others with it.
+ * Two kinds of write share a group:
+ *  - `run`: one statement, run as it is. It must be safe to run again (idempotent): when it
+ *    fails in a group, the transaction is aborted, so the group is rolled back and each of its
+ *    writes runs again on its own — one bad statement fails alone, never taking others with it.
+ *  - `transaction`: a transaction body of several statements. Alone it is a transaction; in a
+ *    group it is a savepoint of the group's, so when it fails it is rolled back alone and fails
+ *    alone, and the others commit. A failure the group itself may have caused (a deadlock with
+ *    another group's locks, a lock or serialization conflict: `isLockConflict`) runs it again on
+ *    its own after the group's commit.
+ * Either kind resolves only once its rows are committed; when the commit fails, every write of
+ * the group runs again on its own (none of them was written).
  */
 import { AsyncResource } from "node:async_hooks";
 import type { Knex } from "knex";
+import { isLockConflict } from "./database-errors";
 
 interface Queued {
   work: (db: Knex) => Promise<unknown>;
+  /** A transaction body (`transaction`): alone in a transaction, in a group in a savepoint. */
+  isolated: boolean;
   resolve(value: unknown): void;
   reject(err: unknown): void;
 }
+
+/** How one write of a group ended, before the group's commit says whether it stands. */
+type Ended = { ok: true; value: unknown } | { ok: false; err: unknown };
 
 export class GroupCommit {
   private queue: Queued[] = [];
@@ -33,11 +47,24 @@ export class GroupCommit {
     return work(this.db);
   }
 
-  /** Runs `work` alone, or in a transaction with the writes that arrived with it; resolves after the commit. */
+  /** Runs the statement `work` alone, or in a transaction with the writes that arrived with it; resolves after the commit. */
   run<T>(work: (db: Knex) => Promise<T>): Promise<T> {
+    return this.enqueue(work, false);
+  }
+
+  /**
+   * Runs `work` as a transaction of its own, or as a savepoint of a group's transaction with the
+   * writes that arrived with it; resolves after the commit. When it throws, what it wrote is
+   * rolled back and the caller gets its error, whatever the others did.
+   */
+  transaction<T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+    return this.enqueue(work as (db: Knex) => Promise<T>, true);
+  }
+
+  private enqueue<T>(work: (db: Knex) => Promise<T>, isolated: boolean): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       // It runs in its caller's context (request id, trace), not in that of whoever started the group.
-      this.queue.push({ work: AsyncResource.bind(work), resolve, reject });
+      this.queue.push({ work: AsyncResource.bind(work), isolated, resolve, reject });
       if (!this.writing) void this.flush();
     });
   }
@@ -57,18 +84,22 @@ export class GroupCommit {
 
   private async alone(q: Queued): Promise<void> {
     try {
-      q.resolve(await q.work(this.db));
+      q.resolve(await (q.isolated ? this.db.transaction(q.work) : q.work(this.db)));
     } catch (err) {
       q.reject(err);
     }
   }
 
   private async together(group: Queued[]): Promise<void> {
-    let results: unknown[];
+    let ended: Ended[];
     try {
-      results = await this.db.transaction(async (trx) => {
-        const done: unknown[] = [];
-        for (const q of group) done.push(await q.work(trx));
+      ended = await this.db.transaction(async (trx) => {
+        const done: Ended[] = [];
+        for (const q of group) {
+          // A statement that fails aborts the transaction: the rejection rolls the group back.
+          if (!q.isolated) done.push({ ok: true, value: await q.work(trx) });
+          else done.push(await trx.transaction(q.work).then(succeeded, failed));
+        }
         return done;
       });
     } catch {
@@ -76,6 +107,16 @@ export class GroupCommit {
       for (const q of group) await this.alone(q);
       return;
     }
-    group.forEach((q, i) => q.resolve(results[i]));
+    const again: Queued[] = [];
+    group.forEach((q, i) => {
+      const e = ended[i];
+      if (e.ok) q.resolve(e.value);
+      else if (isLockConflict(e.err)) again.push(q);
+      else q.reject(e.err);
+    });
+    for (const q of again) await this.alone(q);
   }
 }
+
+const succeeded = (value: unknown): Ended => ({ ok: true, value });
+const failed = (err: unknown): Ended => ({ ok: false, err });

@@ -118,10 +118,21 @@ export function eventsAppended(db: Db, schema: string): void {
   // publish; the rejection is the transaction owner's to handle.
   if (!db.isTransaction) committed.emit(schema);
   else
-    (db as Knex.Transaction).executionPromise.then(
+    outermost(db as Knex.Transaction).executionPromise.then(
       () => committed.emit(schema),
       () => undefined,
     );
+}
+
+/**
+ * The transaction whose commit makes `trx`'s rows visible: `trx` itself, or, for a savepoint
+ * (a transaction begun inside another: shared/database/group-commit.ts), the one it is nested
+ * in — a savepoint's own promise settles when it is released, before anything is committed.
+ */
+function outermost(trx: Knex.Transaction): Knex.Transaction {
+  let top = trx as Knex.Transaction & { parentTransaction?: Knex.Transaction };
+  while (top.parentTransaction) top = top.parentTransaction;
+  return top;
 }
 
 interface OutboxRow {
