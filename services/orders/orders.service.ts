@@ -166,7 +166,11 @@ const ordersService: DbServiceSchema<
 
   created() {
     this.references = new ResolvedReferences();
-    this.moves = new GroupCommit(this.db);
+    // Four of the pool's connections (DATABASE_POOL_MAX, 10 by default): a move that finds one
+    // free runs at once, so a busy machine's round trips do not queue behind a single writer; and
+    // groups of 8 at most, since a group's moves run one after the other on its connection — with
+    // one writer and groups of 32 the answers' p99 doubled at saturation (bench/README.md, issue 23).
+    this.moves = new GroupCommit(this.db, { writers: 4, maxGroup: 8 });
   },
 
   // The import worker and its retention run beside the actions on every replica (orders.import-worker.ts).

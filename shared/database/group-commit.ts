@@ -1,9 +1,11 @@
 /**
  * Group commit for short, independent writes that arrive together (issue 23: the webhooks
  * fan-out's one statement per event was a transaction, and a WAL flush, per event). A write that
- * finds nothing under way runs at once, on its own; the writes that arrive while it runs wait
- * for it and then run together, one after the other in one transaction: one commit for all.
- * Nothing waits for company, so a lone write costs what it did.
+ * finds a writer free (`writers`, one by default) runs at once, on its own; the writes that
+ * arrive while every writer is busy wait for the first to be free and then run together, one
+ * after the other in one transaction: one commit for all. Nothing waits for company, so a lone
+ * write costs what it did; more writers keep a group's statements from queuing behind one
+ * connection's round trips when the machine is busy, at the price of smaller groups.
  *
  * Two kinds of write share a group:
  *  - `run`: one statement, run as it is. It must be safe to run again (idempotent): when it
@@ -32,15 +34,26 @@ interface Queued {
 /** How one write of a group ended, before the group's commit says whether it stands. */
 type Ended = { ok: true; value: unknown } | { ok: false; err: unknown };
 
+export interface GroupCommitOptions {
+  /** Writes per transaction at most: keeps each transaction short however many wait. */
+  maxGroup?: number;
+  /** Transactions under way at once (each on a connection of its own). */
+  writers?: number;
+}
+
 export class GroupCommit {
   private queue: Queued[] = [];
-  private writing = false;
+  private busyWriters = 0;
+  private readonly maxGroup: number;
+  private readonly writers: number;
 
   constructor(
     private readonly db: Knex,
-    /** Writes per transaction at most: keeps each transaction short however many wait. */
-    private readonly maxGroup = 32,
-  ) {}
+    { maxGroup = 32, writers = 1 }: GroupCommitOptions = {},
+  ) {
+    this.maxGroup = maxGroup;
+    this.writers = writers;
+  }
 
   /** Runs `work` at once on its own, outside any group: for a write whose rows others must see as soon as it is done. */
   runAlone<T>(work: (db: Knex) => Promise<T>): Promise<T> {
@@ -65,12 +78,12 @@ export class GroupCommit {
     return new Promise<T>((resolve, reject) => {
       // It runs in its caller's context (request id, trace), not in that of whoever started the group.
       this.queue.push({ work: AsyncResource.bind(work), isolated, resolve, reject });
-      if (!this.writing) void this.flush();
+      if (this.busyWriters < this.writers) void this.flush();
     });
   }
 
   private async flush(): Promise<void> {
-    this.writing = true;
+    this.busyWriters += 1;
     try {
       while (this.queue.length > 0) {
         const group = this.queue.splice(0, this.maxGroup);
@@ -78,7 +91,7 @@ export class GroupCommit {
         else await this.together(group);
       }
     } finally {
-      this.writing = false;
+      this.busyWriters -= 1;
     }
   }
 

@@ -54,6 +54,15 @@ describe("group commit", () => {
     expect(await stored([1, 2, 3, 4, 5])).toEqual([1, 2, 3, 4, 5]);
   });
 
+  it("when a second writer is free, then a write that arrives runs at once, and only the rest wait to run together", async () => {
+    const writes = new GroupCommit(db, { writers: 2 });
+    const txs = await Promise.all([20, 21, 22, 23, 24, 25].map((id) => writes.run(insert(id))));
+    // The first two each took a writer; the four that found both busy shared the next transaction.
+    expect(new Set(txs).size).toBe(3);
+    expect(new Set(txs.slice(2)).size).toBe(1);
+    expect(await stored([20, 21, 22, 23, 24, 25])).toEqual([20, 21, 22, 23, 24, 25]);
+  });
+
   it("when a write of the group fails, then it fails alone: the others are written, each on its own", async () => {
     const writes = new GroupCommit(db);
     const bad = (q: Knex) => q.raw(`INSERT INTO group_commit_rows (id, tx) VALUES (NULL, 'x')`);
