@@ -12,16 +12,23 @@ import { startFailureText } from "./start-failure";
 /** Named in the one-line reason when the database does not answer. */
 let databaseUrl: string | null = null;
 
+/**
+ * Set by SIGTERM/SIGINT. A stop can come while the services are still starting (an orchestrator
+ * replacing a pod that has just become ready: the channels may still be subscribing); the start
+ * then fails because the stop closes its connections, and that is the stop's doing, not a failed
+ * start: the shutdown under way decides the exit code.
+ */
+let stopRequested = false;
+
 async function main(): Promise<void> {
   const cfg = config();
   databaseUrl = cfg.databaseUrl;
   const broker = createBroker(cfg);
   let probes: ProbeServer | null = null;
 
-  let stopping = false;
   const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
+    if (stopRequested) return;
+    stopRequested = true;
     broker.logger.info(`${signal} received: draining in-flight work, then stopping`);
     const timer = setTimeout(() => process.exit(1), cfg.shutdownTimeoutMs + 5_000);
     timer.unref();
@@ -48,6 +55,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
+  if (stopRequested) return;
   const oneLine = startFailureText(err, databaseUrl);
   if (oneLine) console.error(oneLine);
   else console.error("Failed to start:", err);
