@@ -162,26 +162,29 @@ describe("group commit", () => {
       const aHolds121 = signal();
       const bHolds122 = signal();
       const lead = (writes: GroupCommit) => writes.transaction((trx) => trx.raw("SELECT 1"));
+      /** One group's two bodies: lock `own` and say so, then wait for the other's row and lock it. */
+      const crosswise = (
+        writes: GroupCommit,
+        own: number,
+        held: ReturnType<typeof signal>,
+        other: number,
+        otherHeld: ReturnType<typeof signal>,
+      ) => [
+        writes.transaction(async (trx) => {
+          await increment(own)(trx);
+          held.resolve();
+        }),
+        writes.transaction(async (trx) => {
+          await otherHeld.promise;
+          await increment(other)(trx);
+        }),
+      ];
       // Each group first locks one row, then (in its second transaction) waits for the row the other holds.
       const first = [lead(a), lead(b)];
       const results = await Promise.allSettled([
         ...first,
-        a.transaction(async (trx) => {
-          await increment(121)(trx);
-          aHolds121.resolve();
-        }),
-        a.transaction(async (trx) => {
-          await bHolds122.promise;
-          await increment(122)(trx);
-        }),
-        b.transaction(async (trx) => {
-          await increment(122)(trx);
-          bHolds122.resolve();
-        }),
-        b.transaction(async (trx) => {
-          await aHolds121.promise;
-          await increment(121)(trx);
-        }),
+        ...crosswise(a, 121, aHolds121, 122, bHolds122),
+        ...crosswise(b, 122, bHolds122, 121, aHolds121),
       ]);
       expect(results.map((r) => r.status)).toEqual(Array(6).fill("fulfilled"));
       expect(await counters([121, 122])).toEqual([
