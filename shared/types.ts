@@ -18,6 +18,8 @@ declare module "moleculer" {
     summary?: string;
     /** The params of each line of a streamed NDJSON body (an import), for the OpenAPI document. */
     lineParams?: Record<string, unknown>;
+    /** This action's own time-out, in place of the broker's requestTimeout (0: none); moleculer reads it, its typings miss it. */
+    timeout?: number;
   }
 
   /** @moleculer/channels: a consumer of one channel (see shared/messaging/channels.ts). */

@@ -109,6 +109,12 @@ export type ContactInput = CreateOrderParams["contact"];
 export type ItemInput = CreateOrderParams["items"][number];
 
 export const MAX_BATCH_ORDERS = 500;
+/**
+ * How long a batch may take, in place of REQUEST_TIMEOUT_MS (10 s by default): its work grows
+ * with its size, and 500 orders of many items each, on a busy node, outlast a call's usual
+ * time. A batch is never sent again by the platform, so a longer wait costs no retry.
+ */
+export const BATCH_TIMEOUT_MS = 60_000;
 export const ERROR_POLICIES = ["reject_all", "reject_failed_rows"] as const;
 export type ErrorPolicy = (typeof ERROR_POLICIES)[number];
 

@@ -24,6 +24,7 @@ import { ResolvedReferences } from "./orders.references-cache";
 import {
   createOrderParams,
   createOrdersBatchParams,
+  BATCH_TIMEOUT_MS,
   listOrdersParams,
   orderIdParams,
   type CreateOrderParams,
@@ -91,6 +92,7 @@ const ordersService: DbServiceSchema<
       summary:
         "Create up to 500 sales orders in one request: one result per order, in order (Idempotency-Key replays the batch).",
       params: createOrdersBatchParams,
+      timeout: BATCH_TIMEOUT_MS,
       async handler(ctx: RequestContext<CreateOrdersBatchParams>): Promise<BatchAnswer> {
         const { answer, replayed } = await takeBatch(this.intakeOf(ctx), ctx.params.orders, ctx.params.errorPolicy);
         if (replayed) markReplayed(ctx.meta);

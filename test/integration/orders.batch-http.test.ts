@@ -7,12 +7,15 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { BODY_LIMIT_BYTES } from "../../gateway/body-parser";
 import { BATCH_BODY_LIMIT_BYTES } from "../../gateway/routes";
+import knexFactory from "knex";
 import type { BatchAnswer } from "../../services/orders/orders.batch-intake";
 import { createApiWorld, partnerOrderBody, type ApiWorld } from "../helpers/api-fixtures";
 import { startTestBroker, type TestBroker } from "../helpers/broker";
 import { api, type ApiClient } from "../helpers/http";
 
 const ADMIN_KEY = "orders-batch-http-admin-key-0123456789";
+/** A call's usual time-out here: short, so that a batch held longer than it stays quick to test. */
+const REQUEST_TIMEOUT_MS = 4_000;
 
 let t: TestBroker;
 let w: ApiWorld;
@@ -21,7 +24,7 @@ let partner: ApiClient;
 beforeAll(async () => {
   t = await startTestBroker({
     services: ["gateway", "clients", "crm", "catalogue", "references", "orders"],
-    env: { ADMIN_API_KEY: ADMIN_KEY },
+    env: { ADMIN_API_KEY: ADMIN_KEY, REQUEST_TIMEOUT_MS: String(REQUEST_TIMEOUT_MS) },
   });
   const server = (t.broker.getLocalService("gateway") as unknown as { server: Server }).server;
   const base = api(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
@@ -69,5 +72,32 @@ describe("when a partner posts a batch over HTTP", () => {
     });
     expect(status).toBe(422);
     expect(body.errors.map((e) => e.path)).toEqual(["orders"]);
+  });
+
+  it("then a batch held longer than a call's usual time-out is still answered", async () => {
+    if (t.database.kind === "pglite") {
+      // One process, one session: a second session holding a lock needs PostgreSQL.
+      console.log("[batch] holding the orders table from a second session needs PostgreSQL");
+      return;
+    }
+    // Another session keeps new orders out for longer than REQUEST_TIMEOUT_MS: the batch waits.
+    const other = knexFactory({ client: "pg", connection: t.database.url, pool: { min: 0, max: 1 } });
+    try {
+      // Wrapped: a promise returned from the transaction would be awaited before it commits.
+      const { sent } = await other.transaction(async (trx) => {
+        await trx.raw("LOCK TABLE orders.orders IN SHARE MODE");
+        const sent = partner.post<BatchAnswer>("/api/v1/orders/batch", {
+          orders: [order(), order()],
+          errorPolicy: "reject_all",
+        });
+        await new Promise((resolve) => setTimeout(resolve, REQUEST_TIMEOUT_MS + 1_000));
+        return { sent };
+      });
+      const { status, body } = await sent;
+      expect(status).toBe(200);
+      expect(body.results.map((r) => r.status)).toEqual([201, 201]);
+    } finally {
+      await other.destroy();
+    }
   });
 });
