@@ -11,6 +11,7 @@ import { actionMetricsMiddleware } from "./shared/observability/metrics";
 import { remoteCallsMiddleware, mayRetry } from "./shared/messaging/remote-calls";
 import { requestContextMiddleware, requestLogFields } from "./shared/observability/request-context";
 import { tracingMiddleware } from "./shared/observability/tracing";
+import { startProgressMiddleware } from "./shared/observability/start-progress";
 import { NATS_RECONNECT_WAIT_MS, transporterConnectionMiddleware } from "./shared/messaging/transporter-connection";
 
 /**
@@ -78,6 +79,8 @@ export function brokerOptions(cfg: Config): BrokerOptions {
       actionMetricsMiddleware,
       scopeGuard,
       channelsMiddleware(cfg),
+      // Last: /readyz says "starting" until every other middleware's `started` hook has run.
+      startProgressMiddleware(),
     ],
     // Metrics are prom-client's (shared/observability/metrics.ts), one registry per process: moleculer's own stay off.
     metrics: { enabled: false },

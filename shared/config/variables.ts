@@ -68,7 +68,7 @@ export const VARIABLES = {
     type: "integer",
     default: "5000",
     description:
-      "How long a JetStream request (a stream or a consumer made or read, at start and at each subscription) waits for NATS's answer; a start whose request is not answered fails. A replicated stream answers once its nodes agree: raise it for a NATS cluster on busy machines.",
+      "How long a JetStream request (a stream or a consumer made or read, at start and at each subscription) waits for NATS's answer; a request not answered in time, or answered temporarily unavailable (a NATS cluster electing leaders after a node restarted), is sent again for up to 60 s before the start fails. A replicated stream answers once its nodes agree: raise it for a NATS cluster on busy machines.",
     rule: { min: 500 },
   },
   DATABASE_URL: {

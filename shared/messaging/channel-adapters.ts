@@ -5,6 +5,7 @@ import { Adapters } from "@moleculer/channels";
 import { Errors } from "moleculer";
 import type { JetStreamPublishOptions, StreamInfo } from "nats";
 import { ensureStreams, type ReplicaSetting } from "./jetstream-streams";
+import { untilJetStreamSettles } from "./jetstream-settling";
 
 /** What the middleware hands an adapter for each subscribed channel (handler already wrapped). */
 type ChannelEntry = Parameters<InstanceType<typeof Adapters.Base>["subscribe"]>[0];
@@ -29,7 +30,6 @@ type PublishOptions = Partial<JetStreamPublishOptions> & { raw?: boolean; header
 
 /** NATS's answers to a durable consumer created by someone else between "not found" and "create". */
 const CONSUMER_CREATED_MEANWHILE = /consumer name already in use|consumer already exists/i;
-const CONSUMER_RACE_ATTEMPTS = 3;
 
 /** NATS JetStream, creating the stream of every known channel as soon as it connects. */
 export class JetStreamAdapter extends Adapters.NATS {
@@ -59,8 +59,10 @@ export class JetStreamAdapter extends Adapters.NATS {
       // Same stream name as the library derives when a consumer subscribes.
       return { name: subject.split(".").join("_"), subjects: [subject], maxAgeNs: this.maxAgeNs };
     });
-    this.ensuredStreams = await ensureStreams(this.manager, specs, this.replicas, this.connection.info ?? {}, (line) =>
-      this.logger.info(line),
+    const log = (line: string) => this.logger.info(line);
+    this.ensuredStreams = await untilJetStreamSettles(
+      () => ensureStreams(this.manager, specs, this.replicas, this.connection.info ?? {}, log),
+      { what: "Making the JetStream streams", log: (line) => this.logger.warn(line), stopping: () => this.stopping },
     );
   }
 
@@ -96,25 +98,22 @@ export class JetStreamAdapter extends Adapters.NATS {
   }
 
   /**
-   * Replicas of a service that start together each find their group's durable consumer missing
-   * and create it: NATS accepts the first and answers the others "consumer name already in use"
-   * (each asks for its own deliver subject), and that replica failed to start. The consumer
-   * exists by then, so subscribing again binds to it as a replica that starts later does.
+   * Subscribing creates the group's durable consumer, or binds to it: sent again while the NATS
+   * cluster settles (shared/messaging/jetstream-settling.ts), and when replicas of a service that
+   * start together each found it missing and created it: NATS accepts the first and answers the
+   * others "consumer name already in use" (each asks for its own deliver subject), and that
+   * replica failed to start. The consumer exists by then, so subscribing again binds to it as a
+   * replica that starts later does.
    */
   override async subscribe(chan: NatsChannel): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await super.subscribe(chan);
-      } catch (err) {
-        if (attempt >= CONSUMER_RACE_ATTEMPTS || !CONSUMER_CREATED_MEANWHILE.test(String((err as Error)?.message)))
-          throw err;
-        this.logger.info(
-          `Consumer of '${chan.name}' for '${chan.group}' created by another replica at the same moment: subscribing to it.`,
-        );
-        // The failed subscription began tracking the channel's messages; the next one does again.
-        this.stopChannelActiveMessages(chan.id);
-      }
-    }
+    await untilJetStreamSettles(() => super.subscribe(chan), {
+      what: `Subscribing '${chan.group}' to '${chan.name}'`,
+      log: (line) => this.logger.warn(line),
+      alsoRetry: (err) => CONSUMER_CREATED_MEANWHILE.test(String((err as Error)?.message)),
+      // The failed subscription began tracking the channel's messages; the next one does again.
+      beforeRetry: () => this.stopChannelActiveMessages(chan.id),
+      stopping: () => this.stopping,
+    });
   }
 
   /**

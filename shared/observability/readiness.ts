@@ -1,5 +1,6 @@
 /**
- * Readiness of one process: it is ready when its broker has started and is not shutting down,
+ * Readiness of one process: it is ready when its broker has started — the channels' consumers
+ * subscribed too (start-progress.ts) — and is not shutting down,
  * its transporter is connected (when TRANSPORTER is set), every database service it runs
  * reaches its database with all its migrations applied, and the events of every service with an
  * outbox flow (its publishing has not failed for OUTBOX_STALLED_AFTER, and no event has waited
@@ -7,6 +8,7 @@
  */
 import type { Service, ServiceBroker } from "moleculer";
 import { isShuttingDown } from "../shutdown";
+import { startUnderWay } from "./start-progress";
 
 /** "ok", or a short reason it is not. */
 export type CheckState = string;
@@ -65,7 +67,7 @@ export function databaseServicesOf(broker: ServiceBroker): { name: string; servi
 
 function brokerState(broker: ServiceBroker): CheckState {
   if (isShuttingDown(broker) || broker.stopping) return "shutting down";
-  return broker.started ? "ok" : "starting";
+  return broker.started && !startUnderWay(broker) ? "ok" : "starting";
 }
 
 function transporterState(broker: ServiceBroker): CheckState | null {

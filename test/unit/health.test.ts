@@ -1,5 +1,6 @@
 import { ServiceBroker } from "moleculer";
 import { checkReadiness, type DatabaseServiceProbes } from "../../shared/observability/readiness";
+import { startProgressMiddleware } from "../../shared/observability/start-progress";
 import { drainForShutdown, onShutdown } from "../../shared/shutdown";
 
 type Checks = Awaited<ReturnType<DatabaseServiceProbes["readinessChecks"]>>;
@@ -41,6 +42,36 @@ describe("readiness", () => {
     const broker = new ServiceBroker({ nodeID: "ready-starting", logger: false });
     const report = await checkReadiness(broker, readiness);
     expect(report).toMatchObject({ status: "unavailable", failing: ["broker"], checks: { broker: "starting" } });
+  });
+
+  it("when the services have started but a middleware's start (the channels subscribing) has not ended, then it is still starting", async () => {
+    let finishSubscribing!: () => void;
+    const subscribing = new Promise<void>((resolve) => (finishSubscribing = resolve));
+    let tailReached!: () => void;
+    const tail = new Promise<void>((resolve) => (tailReached = resolve));
+    // As @moleculer/channels does: its consumers are subscribed in its `started` hook.
+    const channelsLike = { name: "ChannelsLike", started: () => (tailReached(), subscribing) };
+    const broker = new ServiceBroker({
+      nodeID: "ready-tail",
+      logger: false,
+      middlewares: [channelsLike, startProgressMiddleware()],
+    });
+    const started = broker.start();
+    try {
+      await tail;
+      expect(broker.started).toBe(true);
+      expect(await checkReadiness(broker, readiness)).toMatchObject({
+        failing: ["broker"],
+        checks: { broker: "starting" },
+      });
+      finishSubscribing();
+      await started;
+      expect(await checkReadiness(broker, readiness)).toMatchObject({ status: "ok", checks: { broker: "ok" } });
+    } finally {
+      finishSubscribing();
+      await started.catch(() => undefined);
+      await broker.stop();
+    }
   });
 
   it("when a service's migrations are pending and another's database hangs, then both are named", async () => {
