@@ -20,6 +20,8 @@ export class BenchProcess {
   private readonly lines: string[] = [];
   /** Every line written, for "it logged N lines at warn or worse". */
   linesWritten = 0;
+  /** Its /metrics, when the run that started it serves them (bench/process-metrics.ts). */
+  metricsUrl: string | null = null;
   private readonly exited: Promise<void>;
   private readonly lineListeners = new Set<(line: string) => void>();
 

@@ -6,6 +6,7 @@
 import type { Percentiles } from "./webhooks-figures";
 import type { ReceivedRequest } from "./webhook-sink-client";
 import type { StreamSize } from "./nats-namespace";
+import type { ProcessWindow } from "./process-metrics";
 
 /** One order offered: created (intake), then validated, which makes one delivery per subscription. */
 export interface Journey {
@@ -41,6 +42,8 @@ export interface WindowFigures {
   healthyEventToReceiptMs: Percentiles;
   /** Each process's resident memory at the window's end, MB. */
   rssMB: Record<string, number>;
+  /** What each process spent in the window, from its /metrics (absent in results of before 2026-11-27T17Z). */
+  processes?: Record<string, ProcessWindow>;
   tables: TableSize[];
   streams: StreamSize[];
 }
@@ -136,5 +139,23 @@ export function soakTables(windows: WindowFigures[], slopes: Record<string, numb
           ),
       ]
     : [];
-  return [head, rss, storage, biggest].map((t) => t.join("\n")).join("\n\n");
+  const spent = windows.some((w) => w.processes)
+    ? [
+        `| window: event-loop delay p99 ms / GC s (major) / CPU s | ${processes.join(" | ")} |`,
+        `|---|${processes.map(() => "---:").join("|")}|`,
+        ...windows.map(
+          (w) =>
+            `| ${w.window} | ${processes
+              .map((p) => {
+                const f = w.processes?.[p];
+                return f ? `${f.loopDelayP99Ms} / ${f.gcSeconds} (${f.majorGcSeconds}) / ${f.cpuSeconds}` : "–";
+              })
+              .join(" | ")} |`,
+        ),
+      ]
+    : [];
+  return [head, rss, spent, storage, biggest]
+    .filter((t) => t.length > 0)
+    .map((t) => t.join("\n"))
+    .join("\n\n");
 }

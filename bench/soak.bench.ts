@@ -49,6 +49,7 @@ import {
   type ApiClient,
 } from "./webhooks-load";
 import { Receipts, slopeMBPerHour, soakTables, type Journey, type TableSize, type WindowFigures } from "./soak-figures";
+import { ProcessMetrics } from "./process-metrics";
 
 const BENCH = "soak";
 /** Retries of the flaky receiver's deliveries come within minutes, not the default hours: the run must end. */
@@ -243,6 +244,9 @@ async function soak(run: DistributedRun, o: SoakOptions, results: SoakResults): 
   });
   const processes = [...deployment.processes];
   const rssSamples = new Map<string, [number, number][]>(processes.map((p) => [p.name, []]));
+  const spent = new ProcessMetrics(
+    new Map(processes.flatMap((p) => (p.metricsUrl ? [[p.name, p.metricsUrl] as [string, string]] : []))),
+  );
   try {
     const office = await createBackOffice(deployment.baseUrl, deployment.adminKey);
     const paths = await subscribeReceiver(deployment.baseUrl, office, sink.urls, o.subscriptions);
@@ -262,6 +266,8 @@ async function soak(run: DistributedRun, o: SoakOptions, results: SoakResults): 
     const receipts = new Receipts();
     const under = new Set<Promise<void>>();
     let notOffered = 0;
+    // What the processes spent before the soak (start, probe) is not the first window's.
+    await spent.take();
     const start = Date.now();
     const windowMs = o.windowMinutes * 60_000;
     const endAt = start + o.minutes * 60_000;
@@ -296,6 +302,7 @@ async function soak(run: DistributedRun, o: SoakOptions, results: SoakResults): 
         eventToReceiptMs: percentiles(all),
         healthyEventToReceiptMs: percentiles(healthy),
         rssMB: Object.fromEntries(processes.map((p) => [p.name, rssMB(p) ?? 0])),
+        processes: await spent.take(),
         tables: deployment.databaseName ? await tableSizes(o.postgresUrl, deployment.databaseName) : [],
         streams: await namespaceStreamSizes(o.natsUrl, deployment.namespace),
       };

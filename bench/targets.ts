@@ -252,10 +252,13 @@ export function deployDistributed(
           ADMIN_API_KEY: adminKey,
           PORT: String(port),
           HEALTH_PORT: service === "gateway" ? "0" : String(probePort),
+          // Every process's /metrics, the gateway's on its one port (bench/process-metrics.ts).
+          ...(service === "gateway" ? { METRICS_ON_PUBLIC_PORT: "true" } : {}),
         }),
         [],
         [SERVICE_NODE_OPTIONS, ...run.nodeArgs],
       ); // the heap cap the image and start:cluster use
+      member.metricsUrl = `http://127.0.0.1:${probePort}/metrics`;
       members.push(member);
       await waitUntilReady(member, `http://127.0.0.1:${probePort}/readyz`);
     };
