@@ -62,3 +62,68 @@ export class DatabaseWindow {
     };
   }
 }
+
+/** What the server wrote and read for a soak's window: the cache, the WAL and the checkpoints. */
+export interface ServerIo {
+  /** Blocks of the run's database read from outside shared_buffers (the OS cache or the disk). */
+  blocksRead: number;
+  /** Of every block the run's database asked for, the share found in shared_buffers, %. */
+  cacheHitPercent: number;
+  /** WAL written by the whole server, MB, and the full-page images in it (a page's first change after a checkpoint). */
+  walMB: number;
+  walFullPageImages: number;
+  checkpoints: number;
+  /** Pages written by checkpoints, and by backends that found no clean buffer. */
+  buffersCheckpoint: number;
+  buffersBackend: number;
+}
+
+const SERVER_IO = `SELECT d.blks_read, d.blks_hit, w.wal_bytes, w.wal_fpi,
+  b.checkpoints_timed + b.checkpoints_req AS checkpoints, b.buffers_checkpoint, b.buffers_backend
+  FROM pg_stat_database d, pg_stat_wal w, pg_stat_bgwriter b WHERE d.datname = $1`;
+
+type IoTotals = Record<
+  "blks_read" | "blks_hit" | "wal_bytes" | "wal_fpi" | "checkpoints" | "buffers_checkpoint" | "buffers_backend",
+  number
+>;
+
+async function readIo(serverUrl: string, database: string): Promise<IoTotals> {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    await client.query("SELECT pg_stat_clear_snapshot()");
+    const { rows } = await client.query<Record<keyof IoTotals, string>>(SERVER_IO, [database]);
+    return Object.fromEntries(Object.entries(rows[0]).map(([k, v]) => [k, Number(v)])) as IoTotals;
+  } finally {
+    await client.end();
+  }
+}
+
+/** The server's I/O counters read at each window's end; each figure is the window's increase. */
+export class ServerIoWindows {
+  private previous: IoTotals | null = null;
+
+  constructor(
+    private readonly serverUrl: string,
+    private readonly database: string,
+  ) {}
+
+  /** The figures since the last call (null for the first, which only sets the start). */
+  async take(): Promise<ServerIo | null> {
+    const now = await readIo(this.serverUrl, this.database);
+    const before = this.previous;
+    this.previous = now;
+    if (!before) return null;
+    const d = (k: keyof IoTotals) => now[k] - before[k];
+    const asked = d("blks_read") + d("blks_hit");
+    return {
+      blocksRead: d("blks_read"),
+      cacheHitPercent: asked > 0 ? Math.round((d("blks_hit") / asked) * 1000) / 10 : 100,
+      walMB: Math.round(d("wal_bytes") / 104857.6) / 10,
+      walFullPageImages: d("wal_fpi"),
+      checkpoints: d("checkpoints"),
+      buffersCheckpoint: d("buffers_checkpoint"),
+      buffersBackend: d("buffers_backend"),
+    };
+  }
+}

@@ -7,6 +7,7 @@ import type { Percentiles } from "./webhooks-figures";
 import type { ReceivedRequest } from "./webhook-sink-client";
 import type { StreamSize } from "./nats-namespace";
 import type { ProcessWindow } from "./process-metrics";
+import type { ServerIo } from "./database-activity";
 
 /** One order offered: created (intake), then validated, which makes one delivery per subscription. */
 export interface Journey {
@@ -44,6 +45,8 @@ export interface WindowFigures {
   rssMB: Record<string, number>;
   /** What each process spent in the window, from its /metrics (absent in results of before 2026-11-27T17Z). */
   processes?: Record<string, ProcessWindow>;
+  /** What PostgreSQL read and wrote in the window (absent in results of before 2026-11-27T17Z). */
+  serverIo?: ServerIo | null;
   tables: TableSize[];
   streams: StreamSize[];
 }
@@ -154,7 +157,19 @@ export function soakTables(windows: WindowFigures[], slopes: Record<string, numb
         ),
       ]
     : [];
-  return [head, rss, spent, storage, biggest]
+  const io = windows.some((w) => w.serverIo)
+    ? [
+        "| window | blocks read (outside shared_buffers) | cache hits % | WAL MB | full-page images | checkpoints | pages written by checkpoints / by backends |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+        ...windows.map((w) => {
+          const s = w.serverIo;
+          return s
+            ? `| ${w.window} | ${s.blocksRead} | ${s.cacheHitPercent} | ${s.walMB} | ${s.walFullPageImages} | ${s.checkpoints} | ${s.buffersCheckpoint} / ${s.buffersBackend} |`
+            : `| ${w.window} | – | – | – | – | – | – |`;
+        }),
+      ]
+    : [];
+  return [head, rss, spent, storage, io, biggest]
     .filter((t) => t.length > 0)
     .map((t) => t.join("\n"))
     .join("\n\n");

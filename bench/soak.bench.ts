@@ -50,6 +50,7 @@ import {
 } from "./webhooks-load";
 import { Receipts, slopeMBPerHour, soakTables, type Journey, type TableSize, type WindowFigures } from "./soak-figures";
 import { ProcessMetrics } from "./process-metrics";
+import { ServerIoWindows } from "./database-activity";
 
 const BENCH = "soak";
 /** Retries of the flaky receiver's deliveries come within minutes, not the default hours: the run must end. */
@@ -268,6 +269,8 @@ async function soak(run: DistributedRun, o: SoakOptions, results: SoakResults): 
     let notOffered = 0;
     // What the processes spent before the soak (start, probe) is not the first window's.
     await spent.take();
+    const serverIo = deployment.databaseName ? new ServerIoWindows(o.postgresUrl, deployment.databaseName) : null;
+    await serverIo?.take();
     const start = Date.now();
     const windowMs = o.windowMinutes * 60_000;
     const endAt = start + o.minutes * 60_000;
@@ -303,6 +306,7 @@ async function soak(run: DistributedRun, o: SoakOptions, results: SoakResults): 
         healthyEventToReceiptMs: percentiles(healthy),
         rssMB: Object.fromEntries(processes.map((p) => [p.name, rssMB(p) ?? 0])),
         processes: await spent.take(),
+        serverIo: (await serverIo?.take()) ?? null,
         tables: deployment.databaseName ? await tableSizes(o.postgresUrl, deployment.databaseName) : [],
         streams: await namespaceStreamSizes(o.natsUrl, deployment.namespace),
       };
