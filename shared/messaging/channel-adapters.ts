@@ -109,7 +109,10 @@ export class JetStreamAdapter extends Adapters.NATS {
     await untilJetStreamSettles(() => super.subscribe(chan), {
       what: `Subscribing '${chan.group}' to '${chan.name}'`,
       log: (line) => this.logger.warn(line),
-      alsoRetry: (err) => CONSUMER_CREATED_MEANWHILE.test(String((err as Error)?.message)),
+      alsoRetry: (err) =>
+        CONSUMER_CREATED_MEANWHILE.test(String((err as Error)?.message))
+          ? "to bind to the consumer another replica created at the same moment"
+          : null,
       // The failed subscription began tracking the channel's messages; the next one does again.
       beforeRetry: () => this.stopChannelActiveMessages(chan.id),
       stopping: () => this.stopping,

@@ -36,8 +36,8 @@ export interface SettleOptions {
   /** What is being done, for the log line of each new attempt. */
   what: string;
   log: (line: string) => void;
-  /** Also send again after this failure (besides a settling cluster), when it says so. */
-  alsoRetry?: (err: unknown) => boolean;
+  /** Also send again after this failure (besides a settling cluster): why, for the log line; null to give up. */
+  alsoRetry?: (err: unknown) => string | null;
   /** Called before each new attempt: undo what the failed one left (a subscription's tracking). */
   beforeRetry?: () => void;
   /** True once a stop began: a stopping process does not insist. */
@@ -57,10 +57,11 @@ export function untilJetStreamSettles<T>(attempt: () => Promise<T>, opts: Settle
     // exponential-backoff passes the number of attempts made so far (its docs say "upcoming").
     retry: (err: unknown, made: number) => {
       if (opts.stopping?.()) return false;
-      if (!isSettlingJetStream(err) && !opts.alsoRetry?.(err)) return false;
+      const why = isSettlingJetStream(err) ? "while the NATS cluster settles" : (opts.alsoRetry?.(err) ?? null);
+      if (why === null) return false;
       if (made >= MIN_ATTEMPTS && Date.now() - firstAt >= windowMs) return false;
       const message = err instanceof Error ? err.message : String(err);
-      opts.log(`${opts.what} failed (${message}); trying again (attempt ${made + 1}) while the NATS cluster settles.`);
+      opts.log(`${opts.what} failed (${message}); trying again (attempt ${made + 1}) ${why}.`);
       opts.beforeRetry?.();
       return true;
     },

@@ -40,13 +40,18 @@ describe("a JetStream request while the cluster settles", () => {
     const race = new Error("consumer name already in use");
     const { calls, run } = attempts(race);
     const retried: string[] = [];
+    const lines: string[] = [];
     await untilJetStreamSettles(run, {
-      what: "x",
-      log: () => undefined,
-      alsoRetry: (err) => err === race,
+      what: "Subscribing",
+      log: (l) => lines.push(l),
+      alsoRetry: (err) => (err === race ? "to bind to it" : null),
       beforeRetry: () => retried.push("cleaned"),
     });
-    expect({ calls: calls.n, retried }).toEqual({ calls: 2, retried: ["cleaned"] });
+    expect({ calls: calls.n, retried, lines }).toEqual({
+      calls: 2,
+      retried: ["cleaned"],
+      lines: ["Subscribing failed (consumer name already in use); trying again (attempt 2) to bind to it."],
+    });
   });
 
   it("when the cluster has not settled within the window, then the last failure ends it after three attempts at least", async () => {
