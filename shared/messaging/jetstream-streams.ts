@@ -12,6 +12,7 @@
  * stream, and scales them with it.
  */
 import type { JetStreamManager, StreamConfig, StreamInfo } from "nats";
+import { isSettlingJetStream } from "./jetstream-settling";
 
 /** JETSTREAM_REPLICAS: "auto", or exactly that many (1 to 5). */
 export type ReplicaSetting = "auto" | number;
@@ -114,6 +115,8 @@ async function ensureStream(jsm: JetStreamManager, spec: StreamSpec, candidates:
       const done = existing ? `updated (${differences.join(", ")})` : `created with ${replicas} replica(s)`;
       return { info, replicas, change: done + refusedMore };
     } catch (err) {
+      // Unanswered is not refused: kept as it is, so that the start's retry recognises it.
+      if (isSettlingJetStream(err)) throw err;
       if (!PLACEMENT_REFUSED.test(messageOf(err))) throw refused(spec, existing, wanted, err);
       refusals.push(`${replicas}: ${messageOf(err)}`);
     }

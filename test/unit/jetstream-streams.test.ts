@@ -9,6 +9,7 @@ import {
   StreamSetupError,
   type StreamSpec,
 } from "../../shared/messaging/jetstream-streams";
+import { isSettlingJetStream } from "../../shared/messaging/jetstream-settling";
 
 const DAY_NS = 24 * 3600 * 1e9;
 const spec = (name: string): StreamSpec => ({ name, subjects: [name.replace("_", ".")], maxAgeNs: 7 * DAY_NS });
@@ -160,5 +161,14 @@ describe("JetStream streams", () => {
     const timeout = Object.assign(new Error("TIMEOUT"), { code: "TIMEOUT" });
     (nats.jsm.streams as unknown as { info: () => Promise<never> }).info = () => Promise.reject(timeout);
     await expect(ensureStreams(nats.jsm, SPECS, "auto", { cluster: "nats" }, () => undefined)).rejects.toBe(timeout);
+  });
+
+  it("when creating a stream goes unanswered (a cluster electing leaders), then that error reaches the start's retry as it is, not as a refusal", async () => {
+    const nats = fakeNats(3);
+    const timeout = Object.assign(new Error("TIMEOUT"), { code: "TIMEOUT" });
+    (nats.jsm.streams as unknown as { add: () => Promise<never> }).add = () => Promise.reject(timeout);
+    const failure = await ensureStreams(nats.jsm, SPECS, "auto", { cluster: "nats" }, () => undefined).catch((e) => e);
+    expect(failure).toBe(timeout);
+    expect(isSettlingJetStream(failure)).toBe(true);
   });
 });
