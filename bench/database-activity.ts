@@ -17,24 +17,29 @@ export interface DatabaseCounters {
 const COUNTERS =
   "SELECT xact_commit, xact_rollback, tup_inserted, tup_updated, tup_fetched FROM pg_stat_database WHERE datname = $1";
 
-async function read(serverUrl: string, database: string): Promise<DatabaseCounters> {
+/** One row of PostgreSQL's statistics, read afresh on a connection of its own. */
+async function statsRow<T>(serverUrl: string, sql: string, params: unknown[]): Promise<T> {
   const client = new pg.Client({ connectionString: serverUrl });
   await client.connect();
   try {
     // The statistics collector's snapshot of this transaction would freeze the figures: ask afresh.
     await client.query("SELECT pg_stat_clear_snapshot()");
-    const { rows } = await client.query<Record<string, string>>(COUNTERS, [database]);
-    const r = rows[0];
-    return {
-      commits: Number(r.xact_commit),
-      rollbacks: Number(r.xact_rollback),
-      rowsInserted: Number(r.tup_inserted),
-      rowsUpdated: Number(r.tup_updated),
-      rowsFetched: Number(r.tup_fetched),
-    };
+    const { rows } = await client.query(sql, params);
+    return rows[0] as T;
   } finally {
     await client.end();
   }
+}
+
+async function read(serverUrl: string, database: string): Promise<DatabaseCounters> {
+  const r = await statsRow<Record<string, string>>(serverUrl, COUNTERS, [database]);
+  return {
+    commits: Number(r.xact_commit),
+    rollbacks: Number(r.xact_rollback),
+    rowsInserted: Number(r.tup_inserted),
+    rowsUpdated: Number(r.tup_updated),
+    rowsFetched: Number(r.tup_fetched),
+  };
 }
 
 export class DatabaseWindow {
@@ -88,15 +93,8 @@ type IoTotals = Record<
 >;
 
 async function readIo(serverUrl: string, database: string): Promise<IoTotals> {
-  const client = new pg.Client({ connectionString: serverUrl });
-  await client.connect();
-  try {
-    await client.query("SELECT pg_stat_clear_snapshot()");
-    const { rows } = await client.query<Record<keyof IoTotals, string>>(SERVER_IO, [database]);
-    return Object.fromEntries(Object.entries(rows[0]).map(([k, v]) => [k, Number(v)])) as IoTotals;
-  } finally {
-    await client.end();
-  }
+  const row = await statsRow<Record<keyof IoTotals, string>>(serverUrl, SERVER_IO, [database]);
+  return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Number(v)])) as IoTotals;
 }
 
 /** The server's I/O counters read at each window's end; each figure is the window's increase. */
