@@ -11,7 +11,8 @@
  * attempts) RUNS times: median and slowest, and the plan's index. Then the attempts: 50,000 rows
  * without an answer, with a typical one (what a Node receiver sends back) and with the largest one
  * kept (20 headers in 2 KiB, 4 KiB of body), each measured with pg_total_relation_size and scaled
- * to a million. Prints markdown for bench/README.md and drops the database.
+ * to a million. Also times the writing of the deliveries and a recovery's walk of 100,000 of them
+ * (webhooks.recovery.ts). Prints markdown for bench/README.md and drops the database.
  *
  * Usage: npm run -s build && node dist/bench/subscriber-api.js [deliveries]
  */
@@ -20,6 +21,7 @@ import { closeDatabase, openDatabase } from "../shared/database/db";
 import { loadConfig } from "../shared/config/config";
 import { migrateAll } from "../runtime/migrations";
 import { attemptsOf } from "../services/webhooks/webhooks.attempts.repository";
+import { recoverNextBatch, type RecoveryRow } from "../services/webhooks/webhooks.recoveries.repository";
 import { searchDeliveries, type DeliverySearch } from "../services/webhooks/webhooks.delivery-search";
 import { createFreshDatabase, serverVersion } from "./databases";
 
@@ -27,6 +29,9 @@ const DEFAULT_DELIVERIES = 1_000_000;
 const CHUNK = 100_000;
 const RUNS = 30;
 const ATTEMPT_ROWS = 50_000;
+/** webhooks.recovery.ts's batch. */
+const RECOVERY_BATCH = 500;
+const RECOVERY_WINDOW = 100_000;
 const MILLION = 1_000_000;
 
 async function subscribe(db: Knex, clientId: number, path: string): Promise<{ id: number; event: string }> {
@@ -126,6 +131,7 @@ async function searchFigures(
     { name: "oldest first, no filter", search: {} },
     { name: "newest first (the portal)", search: { order: "desc" } },
     { name: "newest first, `status=failed`", search: { order: "desc", status: "failed" } },
+    { name: "newest first, `status=succeeded`", search: { order: "desc", status: "succeeded" } },
     { name: "one hour's window", search: { ...window } },
     { name: "newest first, `event=webhook_test`", search: { order: "desc", event: "webhook_test" } },
     { name: "`webhookId=`", search: { webhookId: middle.webhook_id } },
@@ -152,6 +158,46 @@ async function searchFigures(
     lines.push(`| ${c.name} | ${onSmall ? f(onSmall) : "—"} | ${f(onBig)} | ${await indexesRead(db, runOn(big))} |`);
   }
   return lines.join("\n");
+}
+
+/**
+ * A recovery of the big subscription's newest `window` deliveries, walked as the recoverer does
+ * (batches of RECOVERY_BATCH): queues again the ones that did not succeed. Timed once, and it
+ * changes them back to pending: run after the searches.
+ */
+async function recoveryFigure(db: Knex, big: { id: number }, window: number): Promise<string> {
+  const { rows } = await db.raw<{ rows: { since: Date }[] }>(
+    `SELECT min(created_at) AS since FROM (SELECT created_at FROM webhooks.deliveries WHERE subscription_id = ?
+       ORDER BY created_at DESC LIMIT ?) w`,
+    [big.id, window],
+  );
+  const [claim] = (await db("webhooks.recoveries")
+    .insert({
+      subscription_id: big.id,
+      since: rows[0].since,
+      until: db.fn.now(),
+      all_deliveries: false,
+      status: "running",
+      claim_token: "00000000-0000-4000-8000-000000000000",
+      claimed_until: db.raw("now() + interval '1 hour'"),
+    })
+    .returning("*")) as RecoveryRow[];
+  const started = performance.now();
+  let batches = 0;
+  let queued = 0;
+  for (;;) {
+    const step = await recoverNextBatch(db, claim, RECOVERY_BATCH, 60_000);
+    if (!step) throw new Error("the bench's recovery lost its claim");
+    batches += 1;
+    queued += step.queued;
+    if (step.done) break;
+  }
+  const ms = performance.now() - started;
+  return (
+    `The recovery's walk of the newest ${window.toLocaleString("en-US")} deliveries: ${batches} batches of ` +
+    `${RECOVERY_BATCH}, ${queued.toLocaleString("en-US")} queued again, ${ms.toFixed(0)} ms ` +
+    `(${(ms / batches).toFixed(1)} ms a batch).`
+  );
 }
 
 /** What a Node receiver answers, less the hop-by-hop headers that are not kept. */
@@ -232,17 +278,22 @@ async function main(): Promise<void> {
     const big = await subscribe(db, 1, "big");
     const small = await subscribe(db, 1, "small");
     log(`writing ${deliveries.toLocaleString("en-US")} deliveries...`);
+    const writing = performance.now();
     await writeDeliveries(db, big.id, deliveries, log);
+    const writtenIn = performance.now() - writing;
     await writeDeliveries(db, small.id, 10, log);
     await db.raw("VACUUM ANALYZE webhooks.events, webhooks.deliveries, webhooks.attempts");
     const searches = await searchFigures(db, big, small, deliveries);
+    const recovery = await recoveryFigure(db, big, Math.min(RECOVERY_WINDOW, deliveries));
     const sizes = await sizeFigures(
       db,
       (await db("webhooks.deliveries").first<{ id: number }>("id")).id,
       deliveries + 10,
     );
     console.log(
-      `${await serverVersion(serverUrl)}, ${deliveries.toLocaleString("en-US")} deliveries\n\n${searches}\n\n${sizes}`,
+      `${await serverVersion(serverUrl)}, ${deliveries.toLocaleString("en-US")} deliveries, written with their ` +
+        `events and attempts in ${(writtenIn / 1000).toFixed(1)} s (${((writtenIn * 1000) / deliveries).toFixed(1)} µs ` +
+        `a delivery)\n\n${searches}\n\n${recovery}\n\n${sizes}`,
     );
   } finally {
     await closeDatabase(database.url);

@@ -4,6 +4,7 @@
  * is read off one index (migrations/20261210000000_order_lookups.ts) however large the table.
  */
 import type { Db } from "../../shared/database/db";
+import { exactTimestamp } from "../../shared/database/exact-timestamp";
 import { DEFAULT_LIMIT } from "../../shared/http/paging";
 import { encodeOrdersCursor, ordersCursorFor, type OrdersCursor, type TimeKey } from "./orders.lookup-cursor";
 import type { OrderStatus } from "./orders.params";
@@ -30,9 +31,6 @@ function orderingOf(lookup: OrdersLookup): OrdersCursor["by"] {
   return lookup.createdSince || lookup.createdUntil ? "created" : "id";
 }
 
-/** The row's time as the cursor carries it: UTC, to the microsecond PostgreSQL keeps. */
-const cursorAt = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
-
 type LookedUpRow = OrderRow & { cursor_at: string | null };
 
 export async function lookUpOrders(
@@ -44,7 +42,7 @@ export async function lookUpOrders(
   const direction = lookup.order ?? "asc";
   const column = by === "id" ? null : TIME_COLUMNS[by];
   const q = db.withSchema("orders").table("orders").select("*");
-  q.select(db.raw(column ? `${cursorAt(column)} AS cursor_at` : "NULL AS cursor_at"));
+  q.select(db.raw(column ? `${exactTimestamp(column)} AS cursor_at` : "NULL AS cursor_at"));
   if (!v.all) q.where("client_id", v.clientId);
   if (lookup.status) q.where("status", lookup.status);
   if (lookup.externalId) q.where("external_id", lookup.externalId);

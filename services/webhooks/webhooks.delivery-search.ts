@@ -10,6 +10,7 @@
  */
 import type { Knex } from "knex";
 import type { Db } from "../../shared/database/db";
+import { exactTimestamp } from "../../shared/database/exact-timestamp";
 import { InvalidInputError } from "../../shared/errors";
 import { decodeCursor, DEFAULT_LIMIT } from "../../shared/http/paging";
 import { BIGINT_ID_MAX } from "../../shared/http/params";
@@ -73,7 +74,7 @@ async function cursorPosition(
 ): Promise<{ at: string; id: number }> {
   const id = decodeCursor(cursor, BIGINT_ID_MAX);
   const { rows } = await db.raw<{ rows: { at: string }[] }>(
-    `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at
+    `SELECT ${exactTimestamp("created_at")} AS at
        FROM ??.deliveries WHERE id = ? AND subscription_id = ANY(?::int[])`,
     [S, id, [...subscriptionIds]],
   );

@@ -4,6 +4,7 @@
  */
 import type { Knex } from "knex";
 import type { Db } from "../../shared/database/db";
+import { exactTimestamp } from "../../shared/database/exact-timestamp";
 
 const S = "webhooks";
 
@@ -18,7 +19,12 @@ export interface RecoveryRow {
   all_deliveries: boolean;
   status: RecoveryStatus;
   claim_token: string | null;
+  /**
+   * Where the walk of the window stands: the (created_at, id) of the last delivery it examined;
+   * `after_created_at` is null before the first batch.
+   */
   after_delivery_id: number;
+  after_created_at: Date | null;
   examined: number;
   queued: number;
   created_at: Date;
@@ -121,8 +127,12 @@ export async function recoverNextBatch(
       .table("recoveries")
       .where({ id: claim.id, claim_token: claim.claim_token })
       .forUpdate()
-      .first<RecoveryRow | undefined>();
+      .first<(RecoveryRow & { after_at: string | null }) | undefined>(
+        "*",
+        trx.raw(`${exactTimestamp("after_created_at")} AS after_at`),
+      );
     if (!held) return null;
+    const walkedTo: WalkPosition = { at: held.after_at, id: Number(held.after_delivery_id) };
     // Held against a disabling (webhooks.active-subscription.ts): a disabled subscription's
     // recovery stops here, since nothing would send what it queues.
     const subscription = await trx
@@ -132,21 +142,23 @@ export async function recoverNextBatch(
       .forShare()
       .first<{ status: string } | undefined>("status");
     if (subscription?.status !== "active") {
-      await finish(trx, held.id, { examined: 0, queued: 0 }, held.after_delivery_id);
+      await finish(trx, held.id, { examined: 0, queued: 0 }, walkedTo);
       return { queued: 0, done: true };
     }
-    const ids = (
-      await trx
-        .withSchema(S)
-        .table("deliveries")
-        .where("subscription_id", held.subscription_id)
-        .andWhere("id", ">", held.after_delivery_id)
-        .andWhere("created_at", ">=", held.since)
-        .andWhere("created_at", "<", held.until)
-        .orderBy("id")
-        .limit(batch)
-        .select<{ id: number | string }[]>("id")
-    ).map((r) => Number(r.id));
+    // In (created_at, id) order: a range of deliveries_by_subscription_created, however long the window.
+    const walked = await trx
+      .withSchema(S)
+      .table("deliveries")
+      .where("subscription_id", held.subscription_id)
+      .andWhere("created_at", ">=", held.since)
+      .andWhere("created_at", "<", held.until)
+      .modify((q) => {
+        if (walkedTo.at !== null) q.andWhereRaw("(created_at, id) > (?::timestamptz, ?)", [walkedTo.at, walkedTo.id]);
+      })
+      .orderBy([{ column: "created_at" }, { column: "id" }])
+      .limit(batch)
+      .select<{ id: number | string; at: string }[]>("id", trx.raw(`${exactTimestamp("created_at")} AS at`));
+    const ids = walked.map((r) => Number(r.id));
     const again = trx.withSchema(S).table("deliveries").whereIn("id", ids).whereNot("status", "pending");
     if (!held.all_deliveries) again.whereNot("status", "succeeded");
     const queued =
@@ -167,7 +179,8 @@ export async function recoverNextBatch(
               .returning("id")
           ).length;
     const done = ids.length < batch;
-    const after = ids.length > 0 ? ids[ids.length - 1] : held.after_delivery_id;
+    const last = walked.at(-1);
+    const after: WalkPosition = last ? { at: last.at, id: Number(last.id) } : walkedTo;
     if (done) await finish(trx, held.id, { examined: ids.length, queued }, after);
     else
       await trx
@@ -187,21 +200,28 @@ interface BatchCounts {
   queued: number;
 }
 
-function progress(trx: Knex.Transaction, counts: BatchCounts, afterDeliveryId: number) {
+/** The last delivery a recovery's walk examined: its exact created_at (null before the first) and id. */
+interface WalkPosition {
+  at: string | null;
+  id: number;
+}
+
+function progress(trx: Knex.Transaction, counts: BatchCounts, after: WalkPosition) {
   return {
-    after_delivery_id: afterDeliveryId,
+    after_delivery_id: after.id,
+    after_created_at: after.at === null ? null : trx.raw("?::timestamptz", [after.at]),
     examined: trx.raw("examined + ?", [counts.examined]),
     queued: trx.raw("queued + ?", [counts.queued]),
   };
 }
 
-async function finish(trx: Knex.Transaction, id: number, counts: BatchCounts, afterDeliveryId: number): Promise<void> {
+async function finish(trx: Knex.Transaction, id: number, counts: BatchCounts, after: WalkPosition): Promise<void> {
   await trx
     .withSchema(S)
     .table("recoveries")
     .where({ id })
     .update({
-      ...progress(trx, counts, afterDeliveryId),
+      ...progress(trx, counts, after),
       status: "done",
       finished_at: trx.fn.now(),
       claim_token: null,

@@ -9,6 +9,7 @@ import { Webhook } from "standardwebhooks";
 import type { Principal } from "../../shared/security/auth";
 import { openDatabase } from "../../shared/database/db";
 import { EVENTS } from "../../shared/messaging/events";
+import { recoverNextBatch, type RecoveryRow } from "../../services/webhooks/webhooks.recoveries.repository";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { ANSWER_WITHIN_MS, EVENTUALLY_MS } from "../helpers/deadlines";
 import { addEventSource, type EventSource } from "../helpers/event-source";
@@ -236,6 +237,65 @@ describe("webhooks: test event and recovery", () => {
         (r) => r.status === "done",
       ),
     ).toMatchObject({ examined: 0, queued: 0 });
+  });
+
+  it("when the window holds more deliveries than a batch, out of id order and within one millisecond, then the walk examines each exactly once", async () => {
+    const sub = await subscribe("/walk");
+    // Seven failed deliveries inside the window, their created_at falling as their id rises, two
+    // by two on the same microsecond, all within one millisecond (a cursor kept as a Date would
+    // lose their order); and one before the window.
+    await db.raw(
+      `WITH g AS (
+         SELECT g, 'walk-' || ?::int || '-' || g AS event_id,
+                CASE WHEN g = 0 THEN timestamptz '2025-12-31T23:59:59Z'
+                     ELSE timestamptz '2026-01-01T00:00:00Z' + ((8 - g) / 2) * interval '1 microsecond' END AS t
+           FROM generate_series(0, 7) g
+       ), e AS (
+         INSERT INTO webhooks.events (id, event, owner_client_id, entity, entity_id, occurred_at, body, received_at)
+         SELECT event_id, 'sales_order_created', ?, 'order', g, t, '{"walk":' || g || '}', t FROM g
+       )
+       INSERT INTO webhooks.deliveries (subscription_id, event_id, webhook_id, status, attempt_count, created_at, updated_at)
+       SELECT ?, event_id, 'msg_walk_' || ?::int || '_' || g, 'failed', 1, t, t FROM g ORDER BY g`,
+      [sub.id, partner.clientId, sub.id, sub.id],
+    );
+    // Held by no replica of this file (its lease runs for an hour): the walk below is the only one.
+    const [claim] = (await db
+      .withSchema("webhooks")
+      .table("recoveries")
+      .insert({
+        subscription_id: sub.id,
+        since: "2026-01-01T00:00:00Z",
+        until: "2026-01-01T00:00:01Z",
+        all_deliveries: false,
+        status: "running",
+        claim_token: "00000000-0000-4000-8000-000000000001",
+        claimed_until: db.raw("now() + interval '1 hour'"),
+      })
+      .returning("*")) as RecoveryRow[];
+
+    const steps: { queued: number; done: boolean }[] = [];
+    while (steps.length < 10) {
+      const step = await recoverNextBatch(db, claim, 3, 60_000);
+      if (!step) throw new Error("the claim was lost");
+      steps.push(step);
+      if (step.done) break;
+    }
+    expect(steps).toEqual([
+      { queued: 3, done: false },
+      { queued: 3, done: false },
+      { queued: 1, done: true },
+    ]);
+    expect(await db.withSchema("webhooks").table("recoveries").where({ id: claim.id }).first()).toMatchObject({
+      status: "done",
+      examined: 7,
+      queued: 7,
+    });
+    const outside = await db
+      .withSchema("webhooks")
+      .table("deliveries")
+      .where({ subscription_id: sub.id, webhook_id: `msg_walk_${sub.id}_0` })
+      .first<{ status: string }>("status");
+    expect(outside?.status).toBe("failed");
   });
 
   it("when the window is malformed, then 422 names the field; an unknown recovery is 404", async () => {

@@ -17,6 +17,7 @@ import * as oneWebhookIdPerEvent from "./20261215010001_one_webhook_id_per_event
 import * as perEntityOrdering from "./20261215020000_per_entity_ordering";
 import * as statsSeries from "./20261215050010_stats_series";
 import * as deliveryPathKeyChecks from "./20261227000000_delivery_path_key_checks";
+import * as fewerDeliveryIndexes from "./20261227000100_fewer_delivery_indexes";
 
 export const migrations: Migration[] = [
   { name: "20261121000500_create_webhooks", ...createWebhooks },
@@ -37,4 +38,5 @@ export const migrations: Migration[] = [
   { name: "20261215020000_per_entity_ordering", ...perEntityOrdering },
   { name: "20261215050010_stats_series", ...statsSeries },
   { name: "20261227000000_delivery_path_key_checks", ...deliveryPathKeyChecks },
+  { name: "20261227000100_fewer_delivery_indexes", ...fewerDeliveryIndexes },
 ];
