@@ -16,7 +16,7 @@
  * namespace's streams) and writes bench/results/soak-<time>.json; the README section is pasted.
  *
  *   node dist/bench/soak.bench.js [--minutes 20] [--window 5] [--probe-seconds 10]
- *     [--subscriptions 10] [--failing-percent 20] [--postgres URL] [--nats URL] [--no-write]
+ *     [--subscriptions 10] [--failing-percent 20] [--retention 10m] [--postgres URL] [--nats URL] [--no-write]
  */
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -26,6 +26,7 @@ import { codeVersion, describeMachine } from "./environment";
 import { postOrders } from "./load";
 import { benchNamespace, deleteNamespaceStreams, namespaceStreamSizes } from "./nats-namespace";
 import { LOOPBACK, positiveInteger, serverUrls, UsageError } from "./options";
+import { DURATION_PATTERN } from "../shared/config/variables";
 import { orderPayload } from "./order-payload";
 import { ROOT, stopAll } from "./processes";
 import type { BenchProcess } from "./processes";
@@ -72,6 +73,12 @@ interface SoakOptions {
   probeSeconds: number;
   subscriptions: number;
   failingPercent: number;
+  /**
+   * WEBHOOK_RETENTION and OUTBOX_RETENTION of the run (pruning every minute), so that a soak of
+   * an hour reaches the steady state a production database keeps; null: the services' defaults
+   * (30 days: the database only grows).
+   */
+  retention: string | null;
   postgresUrl: string;
   natsUrl: string;
   write: boolean;
@@ -86,6 +93,7 @@ function parseSoakOptions(argv: string[]): SoakOptions {
       "probe-seconds": { type: "string", default: "10" },
       subscriptions: { type: "string", default: "10" },
       "failing-percent": { type: "string", default: "20" },
+      retention: { type: "string" },
       postgres: { type: "string", default: `postgres://postgres@${LOOPBACK}:5432/postgres` },
       nats: { type: "string", default: `nats://${LOOPBACK}:4222` },
       "no-write": { type: "boolean", default: false },
@@ -98,9 +106,23 @@ function parseSoakOptions(argv: string[]): SoakOptions {
     probeSeconds: positiveInteger("probe-seconds", values["probe-seconds"], 1),
     subscriptions: positiveInteger("subscriptions", values.subscriptions, 2),
     failingPercent: positiveInteger("failing-percent", values["failing-percent"], 0),
+    retention: retentionOption(values.retention),
     ...serverUrls(values),
     write: !values["no-write"],
   };
+}
+
+function retentionOption(value: string | undefined): string | null {
+  if (value === undefined) return null;
+  if (!DURATION_PATTERN.test(value)) throw new UsageError(`--retention takes a duration such as 10m, not "${value}"`);
+  return value;
+}
+
+/** The services' retention settings for the run's processes: pruning every minute. */
+function retentionEnvironment(retention: string | null): Record<string, string> {
+  return retention === null
+    ? {}
+    : { WEBHOOK_RETENTION: retention, OUTBOX_RETENTION: retention, RETENTION_INTERVAL: "1m" };
 }
 
 function rssMB(p: BenchProcess): number | null {
@@ -241,7 +263,11 @@ async function soak(run: DistributedRun, o: SoakOptions, results: SoakResults): 
   const deployment = await deployDistributed(run, {
     bench: BENCH,
     replicas: { webhooks: 2 },
-    environment: { WEBHOOK_ALLOW_INSECURE_TARGETS: "true", WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE },
+    environment: {
+      WEBHOOK_ALLOW_INSECURE_TARGETS: "true",
+      WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE,
+      ...retentionEnvironment(o.retention),
+    },
   });
   const processes = [...deployment.processes];
   const rssSamples = new Map<string, [number, number][]>(processes.map((p) => [p.name, []]));
@@ -394,7 +420,7 @@ function report(results: SoakResults): string {
   return [
     `Soak of ${results.startedAt} (code at \`${results.code.commit}\`), ${results.settings.minutes} min in windows of ${results.settings.windowMinutes} min; load average ${results.loadAverage.start} at the start, ${results.loadAverage.end} at the end.`,
     results.probe
-      ? `Probe: ${results.probe.ordersPerSecond} orders/s alone, ${results.probe.deliveriesPerSecond} deliveries/s alone; offered ${results.probe.offeredOrdersPerSecond} orders/s, each validated (${results.settings.subscriptions} deliveries; one receiver fails ${results.settings.failingPercent} % of attempts, retries after ${RETRY_SCHEDULE} s). PostgreSQL's autovacuum: ${results.settings.autovacuum}.`
+      ? `Probe: ${results.probe.ordersPerSecond} orders/s alone, ${results.probe.deliveriesPerSecond} deliveries/s alone; offered ${results.probe.offeredOrdersPerSecond} orders/s, each validated (${results.settings.subscriptions} deliveries; one receiver fails ${results.settings.failingPercent} % of attempts, retries after ${RETRY_SCHEDULE} s). PostgreSQL's autovacuum: ${results.settings.autovacuum}. Retention: ${results.settings.retention === null ? "the services' defaults (30 d)" : `${results.settings.retention} (webhooks and outboxes, pruned every minute)`}.`
       : "",
     soakTables(results.windows, results.rssSlopeMBPerHour),
     drift(results.windows),
