@@ -73,8 +73,12 @@ async function outboxSchemas(db: Knex): Promise<string[]> {
 async function pruneOnce(db: Knex, webhookRetentionMs: number, outboxRetentionMs: number): Promise<string[]> {
   const report: string[] = [];
   const untilDone = () => true;
+  const started = performance.now();
   const webhooks = await pruneWebhooks(db, webhookRetentionMs, untilDone);
-  report.push(`webhooks: ${webhooks.deliveries} deliveries, ${webhooks.attempts} attempts, ${webhooks.events} events`);
+  const ms = performance.now() - started;
+  report.push(
+    `webhooks: ${webhooks.deliveries} deliveries, ${webhooks.attempts} attempts, ${webhooks.events} events in ${ms.toFixed(0)} ms`,
+  );
   for (const schema of await outboxSchemas(db)) {
     const pruned = await pruneInBatches((limit) => pruneSentEvents(db, schema, outboxRetentionMs, limit), untilDone);
     report.push(`${schema}.outbox: ${pruned} sent events`);

@@ -11,7 +11,11 @@ import { EVENTS } from "../../shared/messaging/events";
 import { renderMetrics } from "../../shared/observability/metrics";
 import { pruneSentEvents } from "../../shared/messaging/outbox";
 import { claimJobRun, PRUNE_BATCH } from "../../shared/database/periodic-job";
-import { pruneWebhooks, webhooksRetentionJob } from "../../services/webhooks/webhooks.retention";
+import {
+  pruneSettledDeliveries,
+  pruneWebhooks,
+  webhooksRetentionJob,
+} from "../../services/webhooks/webhooks.retention";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { EVENTUALLY_MS } from "../helpers/deadlines";
 import { addEventSource, type EventSource } from "../helpers/event-source";
@@ -119,6 +123,47 @@ describe("webhook and outbox retention", () => {
     // The first event lost both its deliveries; the others are still needed.
     expect(await count("events")).toBe(2);
     expect(await pruneWebhooks(db, RETENTION_MS)).toEqual({ deliveries: 0, attempts: 0, events: 0, recoveries: 0 });
+  });
+
+  it("when several subscriptions have settled deliveries past the retention, then each batch stops at its limit and every subscription's go", async () => {
+    const meta: RequestMeta = { client: owner };
+    const subscriptions = await Promise.all(
+      ["/batch-a", "/batch-b", "/batch-c"].map((path) =>
+        t.broker.call<{ id: number }, object>(
+          "webhooks.subscribe",
+          { event: "sales_order_validated", url: `${receiver.url}${path}` },
+          { meta },
+        ),
+      ),
+    );
+    // Three settled long ago and one pending (as old) per subscription; the pending ones stay.
+    const ids = subscriptions.map((s) => s.id);
+    await db.raw(
+      `WITH d AS (
+         INSERT INTO webhooks.deliveries (subscription_id, event_id, webhook_id, status, attempt_count, created_at, updated_at)
+         SELECT s, 'batch-' || s || '-' || g, 'msg_batch_' || s || '_' || g, CASE WHEN g = 4 THEN 'pending' ELSE 'succeeded' END,
+                1, now() - interval '40 days', now() - interval '40 days'
+           FROM unnest(?::int[]) s CROSS JOIN generate_series(1, 4) g
+         RETURNING id, created_at
+       )
+       INSERT INTO webhooks.attempts (delivery_id, attempted_at, status_code, duration_ms) SELECT id, created_at, 200, 1 FROM d`,
+      [ids],
+    );
+
+    const batches: number[] = [];
+    for (let pruned = -1; pruned !== 0 && batches.length < 10;) {
+      pruned = (await pruneSettledDeliveries(db, RETENTION_MS, 4)).deliveries;
+      batches.push(pruned);
+    }
+
+    expect(batches).toEqual([4, 4, 1, 0]);
+    const left = await W().table("deliveries").whereIn("subscription_id", ids).select<{ status: string }[]>("status");
+    expect(left.map((d) => d.status)).toEqual(["pending", "pending", "pending"]);
+    await W()
+      .table("attempts")
+      .whereIn("delivery_id", W().table("deliveries").whereIn("subscription_id", ids).select("id"))
+      .delete();
+    await W().table("deliveries").whereIn("subscription_id", ids).delete();
   });
 
   it("when recoveries finished longer ago than the retention, then they go; recent and unfinished ones stay", async () => {
