@@ -1,9 +1,9 @@
 /**
  * Recovery after an outage (POST /api/v1/webhooks/{id}/recover): a job row per request, worked
  * on in the background by whichever webhooks replica claims it first. It walks the window's
- * deliveries in the order they were made (created_at, then id) in short batches, queues again those that did not succeed (or all), and
- * records how far it got, so its progress can be read and a replica that dies mid-way leaves
- * the rest to another once its lease ends. The deliveries themselves go out through the
+ * deliveries in the order they were made (created_at, then id) in short batches, queues again
+ * those that did not succeed (or all), and records how far it got, so its progress can be read
+ * and a replica that dies mid-way leaves the rest to another once its lease ends. The deliveries themselves go out through the
  * dispatcher like any other.
  */
 import type { Knex } from "knex";
