@@ -7,7 +7,7 @@
  *
  * prom-client resets its event-loop delay histogram at each scrape, so the p99 read here is
  * the window's own, as long as nothing else scrapes the process meanwhile (in a bench nothing
- * does). Only a handful of known samples are read: a line match, not a Prometheus parser.
+ * does).
  */
 
 export interface ProcessWindow {
@@ -24,16 +24,28 @@ interface Totals {
   majorGc: number;
 }
 
-/** The value of each sample of `name` whose labels include `labels` (`kind="major"`), summed. */
-export function sampleSum(text: string, name: string, labels = ""): number {
+/** `name{a="1",b="2"} 7` → its name, labels and value; null for a comment or a blank line. */
+function parseSample(line: string): { name: string; labels: Record<string, string>; value: number } | null {
+  const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+  if (!match) return null;
+  const labels = Object.fromEntries(
+    [...(match[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]),
+  );
+  return { name: match[1], labels, value: Number(match[3]) };
+}
+
+/**
+ * The sum of the samples named `name` in a /metrics text (Prometheus text format) whose labels
+ * include `labels` (`{ kind: "major" }`); 0 when there is none. Also what the tests read a
+ * process's counters with (test/helpers/process-metrics.ts).
+ */
+export function sampleSum(text: string, name: string, labels: Record<string, string> = {}): number {
   let sum = 0;
   for (const line of text.split("\n")) {
-    if (!line.startsWith(name) || line.startsWith("#")) continue;
-    const rest = line.slice(name.length);
-    if (rest[0] !== " " && rest[0] !== "{") continue;
-    if (labels && !rest.includes(labels)) continue;
-    const value = Number(rest.slice(rest.lastIndexOf(" ") + 1));
-    if (Number.isFinite(value)) sum += value;
+    const sample = parseSample(line);
+    if (!sample || sample.name !== name) continue;
+    if (!Object.entries(labels).every(([k, v]) => sample.labels[k] === v)) continue;
+    if (Number.isFinite(sample.value)) sum += sample.value;
   }
   return sum;
 }
@@ -59,7 +71,7 @@ export class ProcessMetrics {
         const now: Totals = {
           cpu: sampleSum(text, "process_cpu_seconds_total"),
           gc: sampleSum(text, "nodejs_gc_duration_seconds_sum"),
-          majorGc: sampleSum(text, "nodejs_gc_duration_seconds_sum", 'kind="major"'),
+          majorGc: sampleSum(text, "nodejs_gc_duration_seconds_sum", { kind: "major" }),
         };
         const before = this.previous.get(name) ?? { cpu: 0, gc: 0, majorGc: 0 };
         this.previous.set(name, now);

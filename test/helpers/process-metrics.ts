@@ -3,17 +3,8 @@
  * are per process, docs/operations.md "Metrics"). A test that runs several processes reads each
  * one to show that the work really was shared, rather than trusting its title.
  */
+import { sampleSum } from "../../bench/process-metrics";
 import type { ServiceProcess } from "./processes";
-
-/** `name{a="1",b="2"} 7` → its name, labels and value. */
-function parseSample(line: string): { name: string; labels: Record<string, string>; value: number } | null {
-  const match = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-  if (!match) return null;
-  const labels = Object.fromEntries(
-    [...(match[2] ?? "").matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]),
-  );
-  return { name: match[1], labels, value: Number(match[3]) };
-}
 
 /** The sum of the samples named `name` whose labels include `labels` (0 when there is none yet). */
 export async function sampleTotal(
@@ -24,11 +15,7 @@ export async function sampleTotal(
   // On the probe port: the gateway's public port has no /metrics by default (METRICS_ON_PUBLIC_PORT).
   const res = await fetch(`${target.probeUrl}/metrics`);
   if (res.status !== 200) throw new Error(`${target.options.name}: /metrics answered ${res.status}`);
-  return (await res.text())
-    .split("\n")
-    .map(parseSample)
-    .filter((s) => s !== null && s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))
-    .reduce((sum, s) => sum + s!.value, 0);
+  return sampleSum(await res.text(), name, labels);
 }
 
 /** Each process's count, in the order given, as `{ process name: count }` so that a failure names the idle one. */

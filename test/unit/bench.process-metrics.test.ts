@@ -25,7 +25,7 @@ describe("bench: what each process spent, from its /metrics", () => {
     const text = scrape(12.5, 0.5, 0.25);
     expect(sampleSum(text, "process_cpu_seconds_total")).toBe(12.5);
     expect(sampleSum(text, "nodejs_gc_duration_seconds_sum")).toBe(0.75);
-    expect(sampleSum(text, "nodejs_gc_duration_seconds_sum", 'kind="major"')).toBe(0.5);
+    expect(sampleSum(text, "nodejs_gc_duration_seconds_sum", { kind: "major" })).toBe(0.5);
     expect(sampleSum(text, "no_such_metric")).toBe(0);
   });
 
