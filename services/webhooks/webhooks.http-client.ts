@@ -10,6 +10,7 @@
 import http from "node:http";
 import https from "node:https";
 import axios, { type AxiosRequestConfig, type AxiosResponse } from "axios";
+import { webhookTransport } from "./webhooks.http-transport";
 
 /**
  * What axios's global defaults sent, kept so the requests are unchanged on the wire. (axios's
@@ -19,18 +20,13 @@ export const ACCEPT = "application/json, text/plain, */*";
 
 /** The options of every webhook request. Exported for the test that checks they hold. */
 export const FIXED_OPTIONS: Readonly<AxiosRequestConfig> = {
-  // Node's http/https: the only adapter used, named so none is looked for.
-  adapter: "http",
-  // No transformRequest nor transformResponse: without axios's defaults there are none, so
-  // the body goes as given (the exact JSON text) and the answer comes as it is.
-  // Read as it comes: only its start is kept (webhooks.response-capture.ts).
-  responseType: "stream",
-  // A redirect could lead anywhere, past the address check: it counts as a failure.
-  maxRedirects: 0,
-  // Any answer is an answer: the sender judges the status.
-  validateStatus: () => true,
-  // Straight to the checked address (webhooks.pinned-agents.ts), whatever HTTP(S)_PROXY says.
-  proxy: false,
+  // One node:http(s) request on the checked address's agent (webhooks.http-transport.ts): the
+  // answer comes as a stream, only its start kept (webhooks.response-capture.ts); any status
+  // is an answer, the sender judges it; a redirect is not followed (it could lead anywhere,
+  // past the address check) and no proxy is used, whatever HTTP(S)_PROXY says. No
+  // transformRequest nor transformResponse: without axios's defaults there are none, so the
+  // body goes as given (the exact JSON text).
+  adapter: webhookTransport,
 };
 
 const client = new axios.Axios({ ...FIXED_OPTIONS });
