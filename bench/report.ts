@@ -3,6 +3,7 @@
  * verdict against the issue's target in bench/README.md, between its `results` markers
  * (the rest of the README is written by hand and kept).
  */
+import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { LoadFigures, LoadSettings } from "./load";
@@ -322,7 +323,11 @@ export function writeResultsFile(
   return { file, path: path.join(dir, file) };
 }
 
-/** Replaces what lies between two markers of bench/README.md (the rest is written by hand and kept). */
+/**
+ * Replaces what lies between two markers of bench/README.md (the rest is written by hand and kept),
+ * then formats the file with the house's formatter, so that a run leaves it as `prettier --check`
+ * wants it (the generated tables are written unaligned).
+ */
 export function replaceReadmeSection(startMark: string, endMark: string, text: string): void {
   const readmePath = path.join(ROOT, "bench/README.md");
   const readme = readFileSync(readmePath, "utf8");
@@ -330,4 +335,6 @@ export function replaceReadmeSection(startMark: string, endMark: string, text: s
   const end = readme.indexOf(endMark);
   if (start < 0 || end < start) throw new Error(`${readmePath} lacks the markers ${startMark} … ${endMark}`);
   writeFileSync(readmePath, readme.slice(0, start + startMark.length) + "\n" + text + "\n" + readme.slice(end));
+  const prettier = path.join(ROOT, "node_modules/prettier/bin/prettier.cjs");
+  execFileSync(process.execPath, [prettier, "--write", "--log-level=warn", readmePath], { stdio: "inherit" });
 }
