@@ -2,6 +2,7 @@
  * SQL of the `attempts` table: each attempt of a delivery, recorded with the delivery's state
  * after it, and read back for the subscription's owner.
  */
+import { prepared } from "../../shared/database/prepared-statement";
 import type { Knex } from "knex";
 import type { Db } from "../../shared/database/db";
 import type { AttemptTrigger, ClaimedDelivery, UnstoredDelivery } from "./webhooks.deliveries.repository";
@@ -108,8 +109,9 @@ export async function recordAttempts(db: Knex, recorded: readonly RecordedAttemp
   const ids = rows.map((r) => r.id);
   // Only a delivery in a per-entity line whose retry is scheduled defers the rest of its line.
   const deferring = recorded.some(({ claim, next }) => claim.in_line && next.retryInMs !== null);
-  await db.raw(
-    `WITH input AS (
+  await prepared(
+    db.raw(
+      `WITH input AS (
        SELECT * FROM jsonb_to_recordset(?::jsonb) AS i(${INPUT_COLUMNS})
      ), updated AS (
        UPDATE ??.deliveries d
@@ -125,7 +127,8 @@ export async function recordAttempts(db: Knex, recorded: readonly RecordedAttemp
      ${insertAttemptsOf(`i.id IN (SELECT id FROM updated)
          OR i.id IN (SELECT d.id FROM ${S}.deliveries d
                       WHERE d.id = ANY(ARRAY(SELECT id FROM input EXCEPT SELECT id FROM updated)))`)}`,
-    [JSON.stringify(rows), S, ids],
+      [JSON.stringify(rows), S, ids],
+    ),
   );
 }
 
@@ -151,8 +154,9 @@ export async function recordFirstAttempts(db: Knex, recorded: readonly RecordedF
     event_id: r.claim.unstored.event_id,
     created_at: r.claim.unstored.created_at,
   }));
-  await db.raw(
-    `WITH input AS (
+  await prepared(
+    db.raw(
+      `WITH input AS (
        SELECT * FROM jsonb_to_recordset(?::jsonb)
          AS i(${INPUT_COLUMNS}, subscription_id int, webhook_id text, event_id text, created_at timestamptz)
      ), stored AS (
@@ -167,6 +171,7 @@ export async function recordFirstAttempts(db: Knex, recorded: readonly RecordedF
        RETURNING id
      )
      ${insertAttemptsOf("i.id IN (SELECT id FROM stored)")}`,
-    [JSON.stringify(rows), S, S],
+      [JSON.stringify(rows), S, S],
+    ),
   );
 }

@@ -4,6 +4,7 @@
  * deliveries as its owner sees them, sends again or has cancelled. The attempts of each
  * delivery are in webhooks.attempts.repository.ts.
  */
+import { prepared } from "../../shared/database/prepared-statement";
 import type { Knex } from "knex";
 import type { Db } from "../../shared/database/db";
 import { EVENTS, type DeliveredEventName, type DomainEvent } from "../../shared/messaging/events";
@@ -130,13 +131,14 @@ export async function insertEventDeliveries(
   if (subscriptionIds.length === 0) return { created: 0, claimed: [] };
   const traceparent = currentTraceparent() ?? null;
   const place = linePlaceOf(e);
-  const { rows } = await db.raw<{
-    rows: (Omit<ClaimedDelivery, "claim_token" | "trigger" | "unstored"> & {
-      claim_token: string | null;
-      unstored: boolean;
-    })[];
-  }>(
-    `WITH place AS (
+  const { rows } = await prepared(
+    db.raw<{
+      rows: (Omit<ClaimedDelivery, "claim_token" | "trigger" | "unstored"> & {
+        claim_token: string | null;
+        unstored: boolean;
+      })[];
+    }>(
+      `WITH place AS (
        SELECT ?::text AS entity_key, ?::bigint AS sequence,
               least(?::timestamptz, now()) + ? * interval '1 millisecond' AS held_until
      ), targets AS (
@@ -180,34 +182,35 @@ export async function insertEventDeliveries(
             t.url, t.key, t.secret, t.signing_key, t.headers, t.client_id,
             t.previous_key, t.previous_secret, t.previous_signing_key, t.endpoint
        FROM chosen t WHERE t.first`,
-    [
-      place?.entityKey ?? null,
-      place?.sequence ?? null,
-      e.occurredAt,
-      orderingHoldMs,
-      [...direct.subscriptionIds],
-      S,
-      S,
-      subscriptionIds,
-      direct.sendFirst === true,
-      S,
-      e.id,
-      S,
-      e.id,
-      e.event,
-      e.ownerClientId,
-      e.entity,
-      e.entityId,
-      e.occurredAt,
-      body,
-      e.requestId ?? null,
-      traceparent,
-      S,
-      e.id,
-      webhookIdOf(e),
-      direct.leaseMs,
-      webhookIdOf(e),
-    ],
+      [
+        place?.entityKey ?? null,
+        place?.sequence ?? null,
+        e.occurredAt,
+        orderingHoldMs,
+        [...direct.subscriptionIds],
+        S,
+        S,
+        subscriptionIds,
+        direct.sendFirst === true,
+        S,
+        e.id,
+        S,
+        e.id,
+        e.event,
+        e.ownerClientId,
+        e.entity,
+        e.entityId,
+        e.occurredAt,
+        body,
+        e.requestId ?? null,
+        traceparent,
+        S,
+        e.id,
+        webhookIdOf(e),
+        direct.leaseMs,
+        webhookIdOf(e),
+      ],
+    ),
   );
   const claimed: ClaimedDelivery[] = [];
   const createdAt = new Date().toISOString();
@@ -328,8 +331,9 @@ export async function claimDue(
   leaseMs: number,
   allowance: EndpointAllowance,
 ): Promise<ClaimedDelivery[]> {
-  const result = await db.raw<{ rows: ClaimedDelivery[] }>(
-    `WITH endpoints AS (
+  const result = await prepared(
+    db.raw<{ rows: ClaimedDelivery[] }>(
+      `WITH endpoints AS (
        SELECT s.id AS subscription_id, ${ENDPOINT_OF_URL} AS endpoint, coalesce(l.free, ?) AS free,
               s.client_id, s.url, s.ordering = 'per_entity' AS per_entity
          FROM ??.subscriptions s
@@ -370,7 +374,8 @@ export async function claimDue(
        FROM claimed c
        JOIN ??.subscriptions s ON s.id = c.subscription_id
        JOIN ??.events e ON e.id = c.event_id`,
-    [allowance.perEndpoint, S, JSON.stringify(allowance.limits), S, S, limit, S, leaseMs, S, S],
+      [allowance.perEndpoint, S, JSON.stringify(allowance.limits), S, S, limit, S, leaseMs, S, S],
+    ),
   );
   return result.rows;
 }
