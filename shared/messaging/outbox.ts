@@ -9,6 +9,7 @@ import { randomUUID } from "node:crypto";
 import { EventEmitter } from "node:events";
 import type { Knex } from "knex";
 import type { Db } from "../database/db";
+import { prepared } from "../database/prepared-statement";
 import { DOMAIN_EVENTS, type DomainEvent, type EventName } from "./events";
 import { currentRequestId } from "../observability/request-context";
 import { currentTraceparent } from "../observability/tracing";
@@ -92,7 +93,7 @@ export function onEventsCommitted(schema: string, listener: () => void): () => v
 
 /** Appends an event; pass the transaction that makes the change. */
 export async function appendEvent(trx: Knex.Transaction, schema: string, e: NewEvent): Promise<void> {
-  await trx.withSchema(schema).table("outbox").insert(outboxRow(e));
+  await prepared(trx.withSchema(schema).table("outbox").insert(outboxRow(e)));
   eventsAppended(trx, schema);
 }
 
@@ -174,13 +175,15 @@ export interface Claim {
  */
 export async function claimUnpublished(db: Db, schema: string, limit: number, leaseMs: number): Promise<Claim> {
   const id = randomUUID();
-  const { rows } = await db.raw<{ rows: OutboxRow[] }>(
-    `UPDATE ??.outbox SET claimed_until = now() + ?::integer * interval '1 millisecond', claim = ?
-      WHERE id IN (SELECT id FROM ??.outbox
-                    WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
-                    ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED)
-      RETURNING id, event, owner_client_id, entity, entity_id, data, created_at, request_id, traceparent`,
-    [schema, leaseMs, id, schema, limit],
+  const { rows } = await prepared(
+    db.raw<{ rows: OutboxRow[] }>(
+      `UPDATE ??.outbox SET claimed_until = now() + ?::integer * interval '1 millisecond', claim = ?
+        WHERE id IN (SELECT id FROM ??.outbox
+                      WHERE published_at IS NULL AND (claimed_until IS NULL OR claimed_until < now())
+                      ORDER BY id LIMIT ? FOR UPDATE SKIP LOCKED)
+        RETURNING id, event, owner_client_id, entity, entity_id, data, created_at, request_id, traceparent`,
+      [schema, leaseMs, id, schema, limit],
+    ),
   );
   // RETURNING keeps no order; subscribers are told in the order the changes committed.
   const events = rows.sort((a, b) => a.id - b.id).map((r) => toDomainEvent(schema, r));
@@ -194,16 +197,19 @@ export async function claimUnpublished(db: Db, schema: string, limit: number, le
  */
 export async function settleClaim(db: Db, schema: string, claim: Claim, publishedIds: string[]): Promise<void> {
   const numeric = publishedIds.map((id) => Number(id.slice(schema.length + 1)));
-  const publishedAt =
-    numeric.length > 0
-      ? db.raw(`CASE WHEN id IN (${numeric.map(() => "?").join(", ")}) THEN now() END`, numeric)
-      : null;
-  await db
-    .withSchema(schema)
-    .table("outbox")
-    .where({ claim: claim.id })
-    .whereNull("published_at")
-    .update({ published_at: publishedAt, claimed_until: null, claim: null });
+  // The ids as one array: the same text whatever their number, so one prepared statement.
+  await prepared(
+    db
+      .withSchema(schema)
+      .table("outbox")
+      .where({ claim: claim.id })
+      .whereNull("published_at")
+      .update({
+        published_at: db.raw("CASE WHEN id = ANY(?::bigint[]) THEN now() END", [numeric]),
+        claimed_until: null,
+        claim: null,
+      }),
+  );
 }
 
 /**
