@@ -331,9 +331,12 @@ export async function claimDue(
   leaseMs: number,
   allowance: EndpointAllowance,
 ): Promise<ClaimedDelivery[]> {
-  const result = await prepared(
-    db.raw<{ rows: ClaimedDelivery[] }>(
-      `WITH endpoints AS (
+  // Planned on each call, not prepared (shared/database/prepared-statement.ts): its best plan
+  // depends on its parameters (the batch's LIMIT, the endpoints' free slots), and the generic
+  // plan PostgreSQL settled on when it was prepared read 3.4 times the rows and cost 4.6 times
+  // PostgreSQL's CPU per per-entity delivery (bench/README.md, issue 23, "prepared once").
+  const result = await db.raw<{ rows: ClaimedDelivery[] }>(
+    `WITH endpoints AS (
        SELECT s.id AS subscription_id, ${ENDPOINT_OF_URL} AS endpoint, coalesce(l.free, ?) AS free,
               s.client_id, s.url, s.ordering = 'per_entity' AS per_entity
          FROM ??.subscriptions s
@@ -374,8 +377,7 @@ export async function claimDue(
        FROM claimed c
        JOIN ??.subscriptions s ON s.id = c.subscription_id
        JOIN ??.events e ON e.id = c.event_id`,
-      [allowance.perEndpoint, S, JSON.stringify(allowance.limits), S, S, limit, S, leaseMs, S, S],
-    ),
+    [allowance.perEndpoint, S, JSON.stringify(allowance.limits), S, S, limit, S, leaseMs, S, S],
   );
   return result.rows;
 }
