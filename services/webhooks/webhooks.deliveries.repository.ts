@@ -332,9 +332,9 @@ export async function claimDue(
   allowance: EndpointAllowance,
 ): Promise<ClaimedDelivery[]> {
   // Planned on each call, not prepared (shared/database/prepared-statement.ts): its best plan
-  // depends on its parameters (the batch's LIMIT, the endpoints' free slots), and the generic
-  // plan PostgreSQL settled on when it was prepared read 3.4 times the rows and cost 4.6 times
-  // PostgreSQL's CPU per per-entity delivery (bench/README.md, issue 23, "prepared once").
+  // depends on its parameters (the batch's LIMIT, the endpoints' free slots), and prepared it
+  // cost PostgreSQL 4.3–4.6 times the CPU per per-entity delivery (bench/README.md, issue 23,
+  // "prepared once").
   const result = await db.raw<{ rows: ClaimedDelivery[] }>(
     `WITH endpoints AS (
        SELECT s.id AS subscription_id, ${ENDPOINT_OF_URL} AS endpoint, coalesce(l.free, ?) AS free,
