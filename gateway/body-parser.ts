@@ -13,7 +13,6 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Transform } from "node:stream";
-import zlib from "node:zlib";
 import {
   InvalidInputError,
   MalformedRequestError,
@@ -28,18 +27,13 @@ import {
   parseJsonBody,
   ProblemList,
 } from "../shared/http/json-body";
+import { CONTENT_DECODERS } from "../shared/http/content-codings";
 
 export { BODY_LIMIT_BYTES };
 export const JSON_MEDIA_TYPE = "application/json";
 export const WITH_BODY = new Set(["POST", "PUT", "PATCH"]);
 
-const DECOMPRESSORS: Record<string, () => Transform> = {
-  gzip: () => zlib.createGunzip(),
-  "x-gzip": () => zlib.createGunzip(),
-  deflate: () => zlib.createInflate(),
-  br: () => zlib.createBrotliDecompress(),
-};
-const SUPPORTED_ENCODINGS = ["identity", ...Object.keys(DECOMPRESSORS)].join(", ");
+const SUPPORTED_ENCODINGS = ["identity", ...Object.keys(CONTENT_DECODERS)].join(", ");
 
 type Req = IncomingMessage & { body?: unknown; query?: Record<string, unknown>; originalUrl?: string };
 
@@ -62,7 +56,7 @@ function isJsonMediaType(contentType: string | undefined): boolean {
 function decompressorFor(req: IncomingMessage): Transform | null {
   const encoding = (req.headers["content-encoding"] ?? "identity").trim().toLowerCase();
   if (encoding === "identity" || encoding === "") return null;
-  const make = DECOMPRESSORS[encoding];
+  const make = CONTENT_DECODERS[encoding];
   if (!make) {
     throw new UnsupportedMediaTypeError(
       `Content-Encoding "${encoding}" is not supported; use one of ${SUPPORTED_ENCODINGS}.`,

@@ -13,8 +13,9 @@ import axios, { type AxiosRequestConfig, type AxiosResponse } from "axios";
 import { webhookTransport } from "./webhooks.http-transport";
 
 /**
- * What axios's global defaults sent, kept so the requests are unchanged on the wire. (axios's
- * adapter still adds Accept-Encoding, and decompresses the answer, itself.)
+ * What axios's global defaults sent, kept so the requests are unchanged on the wire. (The
+ * adapter, webhooks.http-transport.ts, adds `Accept-Encoding: identity` and decodes an answer
+ * compressed anyway.)
  */
 export const ACCEPT = "application/json, text/plain, */*";
 

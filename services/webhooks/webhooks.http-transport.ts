@@ -11,30 +11,21 @@
 import http from "node:http";
 import https from "node:https";
 import type { Readable } from "node:stream";
-import zlib from "node:zlib";
 import { AxiosError, CanceledError, type AxiosResponse, type InternalAxiosRequestConfig } from "axios";
-
-/**
- * The answer's content codings undone before it is read, as axios's own adapter does. None is
- * asked for (the request says `identity`), but a receiver may compress regardless.
- */
-const DECODERS: Readonly<Record<string, () => NodeJS.ReadWriteStream>> = {
-  gzip: () => zlib.createGunzip(),
-  "x-gzip": () => zlib.createGunzip(),
-  deflate: () => zlib.createInflate(),
-  br: () => zlib.createBrotliDecompress(),
-};
+import { CONTENT_DECODERS } from "../../shared/http/content-codings";
 
 /** The answer's body, decoded when the receiver compressed it anyway. */
 function decodedBody(response: http.IncomingMessage): Readable {
   const coding = response.headers["content-encoding"]?.toLowerCase();
-  const decoder = coding === undefined ? undefined : DECODERS[coding];
+  // Undone as axios's own adapter did: none is asked for (the request says `identity`), but a
+  // receiver may compress regardless.
+  const decoder = coding === undefined ? undefined : CONTENT_DECODERS[coding];
   if (!decoder) return response;
   delete response.headers["content-encoding"];
-  const decoded = decoder() as unknown as Readable;
-  // A corrupt body ends the reading like a cut connection (webhooks.response-capture.ts).
+  const decoded = decoder();
+  // A cut answer ends the reading of the decoded one too (webhooks.response-capture.ts).
   response.on("error", (err) => decoded.destroy(err));
-  return response.pipe(decoded as unknown as NodeJS.WritableStream) as unknown as Readable;
+  return response.pipe(decoded);
 }
 
 /**

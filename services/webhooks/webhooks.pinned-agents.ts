@@ -22,10 +22,11 @@ const MAX_POOLED_ADDRESSES = 256;
 /** An idle socket closes after this: a pair let go frees its sockets without cutting requests short. */
 const IDLE_SOCKET_MS = 30_000;
 /**
- * TCP keep-alive probes' initial delay: the 60 s axios's adapter sets on every request's socket.
- * The agent sets its own (1 s by default) each time a socket returns to the pool, and Node only
- * skips the system call when the value is unchanged: with two values, every request made two
- * (`Socket.setKeepAlive`, 1 % of a webhooks process in bench/README.md, issue 23).
+ * TCP keep-alive probes' initial delay, set by the agent each time a socket returns to the pool
+ * (1 s by default). 60 s is what axios's own adapter used to set on every request's socket;
+ * one value, set once per socket by Node (which skips the system call when it is unchanged),
+ * where two values made two `Socket.setKeepAlive` calls per request (1 % of a webhooks process
+ * in bench/README.md, issue 23).
  */
 const KEEP_ALIVE_PROBE_DELAY_MS = 60_000;
 
