@@ -188,6 +188,14 @@ function preview(body: unknown): string {
   return text.length > 600 ? `${text.slice(0, 600)}…` : text;
 }
 
+/** Requests a client may send again when the connection failed under them (RFC 9110 §9.2.2). */
+const IDEMPOTENT_METHODS = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]);
+
+/** undici's failure for a connection the other side closed before any answer ("other side closed"). */
+function closedUnderfoot(err: unknown): boolean {
+  return (err as { cause?: { code?: string } }).cause?.code === "UND_ERR_SOCKET";
+}
+
 async function exchange(
   baseUrl: string,
   options: RequestOptions,
@@ -199,7 +207,17 @@ async function exchange(
   if (payload === undefined && options.body !== undefined) payload = JSON.stringify(options.body);
   if (payload !== undefined) headers["Content-Type"] ??= "application/json";
 
-  const res = await fetch(baseUrl + options.path, { method: options.method, headers, body: payload });
+  const send = () => fetch(baseUrl + options.path, { method: options.method, headers, body: payload });
+  let res: Response;
+  try {
+    res = await send();
+  } catch (err) {
+    if (!IDEMPOTENT_METHODS.has(options.method.toUpperCase()) || !closedUnderfoot(err)) throw err;
+    // The pooled connection was closed by the server's keep-alive timer as the request left
+    // (on a busy machine the client's own timer, a second earlier, can fire late): sent again
+    // once on a new connection, as browsers and HTTP clients do for an idempotent request.
+    res = await send();
+  }
   const text = await res.text();
   const contentType = res.headers.get("content-type");
   const isJson = /^application\/([\w.+-]*\+)?json/i.test(contentType ?? "");
