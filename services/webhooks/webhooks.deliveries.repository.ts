@@ -11,7 +11,16 @@ import { EVENTS, type DeliveredEventName, type DomainEvent } from "../../shared/
 import { currentTraceparent } from "../../shared/observability/tracing";
 import type { DeliveryStatus } from "./webhooks.params";
 import { webhookIdOf } from "./webhooks.message-id";
-import { earlierRetryAt, earlierUnsettled, linePlaceOf, undeferLines, type LeftLine } from "./webhooks.ordering";
+import {
+  dueBehindEarlier,
+  earlierUnsettled,
+  linePlaceOf,
+  NO_LINE_WAITS,
+  undeferLines,
+  type LeftLine,
+  type LineRefs,
+  type LineWaits,
+} from "./webhooks.ordering";
 import { ENDPOINT_OF_URL, OVERLAPPING } from "./webhooks.subscriptions.repository";
 
 const S = "webhooks";
@@ -107,6 +116,14 @@ export interface StoredDeliveries {
   claimed: ClaimedDelivery[];
 }
 
+/** In the fan-out's statement: the stored event's place (`place`) in the line of a target subscription (`s`). */
+const LINE_OF_PLACE: LineRefs = {
+  entityKey: "place.entity_key",
+  sequence: "place.sequence",
+  clientId: "s.client_id",
+  url: "s.url",
+};
+
 /**
  * Stores the event once (the exact text every subscriber receives) and one pending delivery
  * per listed subscription that is still there and active, in one statement: no transaction
@@ -118,7 +135,8 @@ export interface StoredDeliveries {
  * dispatcher sends them without claiming them again, and if it dies their lease ends and anyone
  * sends them. With `direct.sendFirst`, those that need no order are not stored at all but
  * returned `unstored`, with their ids taken: sent first, written once with their outcome. The
- * others are due now, for whichever dispatcher claims them.
+ * others are due now, for whichever dispatcher claims them; a `per_entity` one once its hold has
+ * passed, and behind an unsettled earlier one of its line as `waits` says (webhooks.ordering.ts).
  */
 export async function insertEventDeliveries(
   db: Db,
@@ -126,7 +144,7 @@ export async function insertEventDeliveries(
   body: string,
   subscriptionIds: number[],
   direct: DirectClaims = { subscriptionIds: [], leaseMs: 0 },
-  orderingHoldMs = 0,
+  waits: LineWaits = NO_LINE_WAITS,
 ): Promise<StoredDeliveries> {
   if (subscriptionIds.length === 0) return { created: 0, claimed: [] };
   const traceparent = currentTraceparent() ?? null;
@@ -140,17 +158,18 @@ export async function insertEventDeliveries(
     }>(
       `WITH place AS (
        SELECT ?::text AS entity_key, ?::bigint AS sequence,
-              least(?::timestamptz, now()) + ? * interval '1 millisecond' AS held_until
+              least(?::timestamptz, now()) + ? * interval '1 millisecond' AS held_until, ?::bigint AS behind_ms
      ), targets AS (
        SELECT s.id, s.url, s.key, s.secret, s.signing_key, s.headers, s.client_id,
               ${OVERLAPPING("previous_key")}, ${OVERLAPPING("previous_secret")}, ${OVERLAPPING("previous_signing_key")},
               ${ENDPOINT_OF_URL} AS endpoint,
               -- In line (webhooks.ordering.ts): due once held, stored claimed only with nothing before it.
               s.ordering = 'per_entity' AND place.sequence IS NOT NULL AS in_line,
-              greatest(place.held_until, ${earlierRetryAt({ entityKey: "place.entity_key", sequence: "place.sequence", clientId: "s.client_id", url: "s.url" })}) AS held_until,
+              CASE WHEN s.ordering = 'per_entity' AND place.sequence IS NOT NULL
+                   THEN greatest(place.held_until, ${dueBehindEarlier(LINE_OF_PLACE, "place.behind_ms")}) END AS held_until,
               s.id = ANY(?::int[]) AND NOT EXISTS (SELECT 1 FROM ??.endpoint_pauses p WHERE p.endpoint = ${ENDPOINT_OF_URL} AND p.until > now())
                 AND (s.ordering <> 'per_entity' OR place.sequence IS NULL
-                     OR (place.held_until <= now() AND NOT ${earlierUnsettled({ entityKey: "place.entity_key", sequence: "place.sequence", clientId: "s.client_id", url: "s.url" })})) AS direct
+                     OR (place.held_until <= now() AND NOT ${earlierUnsettled(LINE_OF_PLACE)})) AS direct
          FROM ??.subscriptions s CROSS JOIN place WHERE s.id = ANY(?::int[]) AND s.status = 'active'
      ), chosen AS (
        -- Sent first, stored with its outcome: direct, in no line, and not stored already (a
@@ -186,7 +205,8 @@ export async function insertEventDeliveries(
         place?.entityKey ?? null,
         place?.sequence ?? null,
         e.occurredAt,
-        orderingHoldMs,
+        waits.holdMs,
+        waits.behindMs,
         [...direct.subscriptionIds],
         S,
         S,
@@ -467,17 +487,22 @@ export async function cancelQueuedDeliveries(
   return cancelled.length;
 }
 
-/** Cancels deliveries this dispatcher claimed and must not send; a claim that moved on is left alone. */
+/**
+ * Cancels deliveries this dispatcher claimed and must not send; a claim that moved on is left
+ * alone. The later deliveries of their lines waiting behind them are due at once.
+ */
 export async function cancelClaims(db: Db, claims: { id: number; claim_token: string }[]): Promise<void> {
   if (claims.length === 0) return;
-  await db
+  const cancelled: LeftLine[] = await db
     .withSchema(S)
     .table("deliveries")
     .whereIn(
       "claim_token",
       claims.map((c) => c.claim_token),
     )
-    .update({ ...CANCELLED, updated_at: db.fn.now() });
+    .update({ ...CANCELLED, updated_at: db.fn.now() })
+    .returning(["subscription_id", "entity_key"]);
+  await undeferLines(db, cancelled);
 }
 
 /**

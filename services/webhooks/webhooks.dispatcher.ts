@@ -63,6 +63,8 @@ export interface DispatcherOptions {
   waitForRoomMs?: number;
   /** How long a delivery sent first may stay unstored (webhooks.send-first.ts HOLD_MS unless a test says otherwise). */
   holdMs?: number;
+  /** WEBHOOK_ORDERING_HOLD (webhooks.ordering.ts): what the next delivery of a line waits out once released. */
+  orderingHoldMs?: number;
 }
 
 /** The longest a fan-out waits for room in the batch (`reserve`), far below its channel's acknowledgement wait (10 s). */
@@ -116,7 +118,12 @@ export class Dispatcher implements DirectHandOff {
   constructor(private readonly opts: DispatcherOptions) {
     this.leaseMs = leaseMsFor(opts.timeoutMs);
     this.slots = new OriginSlots(opts.endpointConcurrency);
-    this.recorder = new OutcomeRecorder({ db: opts.db, logger: opts.logger, health: opts.health });
+    this.recorder = new OutcomeRecorder({
+      db: opts.db,
+      logger: opts.logger,
+      health: opts.health,
+      orderingHoldMs: opts.orderingHoldMs,
+    });
   }
 
   start(): void {

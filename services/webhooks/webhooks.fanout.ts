@@ -17,6 +17,7 @@ import type { DirectHandOff } from "./webhooks.direct-hand-off";
 import type { ClientGrants } from "./webhooks.grants";
 import type { SubscriptionListeners } from "./webhooks.listeners";
 import { insertEventDeliveries, type StoredDeliveries } from "./webhooks.deliveries.repository";
+import { NO_LINE_WAITS, type LineWaits } from "./webhooks.ordering";
 
 const checkEvent = new Validator().compile({
   id: { type: "string", min: 1, max: 200 },
@@ -63,8 +64,8 @@ export async function fanOut(
   listeners: SubscriptionListeners,
   event: DomainEvent,
   direct?: DirectHandOff,
-  /** WEBHOOK_ORDERING_HOLD: how long a `per_entity` delivery waits for earlier events (webhooks.ordering.ts). */
-  orderingHoldMs = 0,
+  /** How long a `per_entity` delivery waits for earlier events, and behind earlier deliveries (webhooks.ordering.ts). */
+  lineWaits: LineWaits = NO_LINE_WAITS,
 ): Promise<FanOutResult> {
   // Most events concern no subscriber: the cached list settles them with no statement at all.
   const hearing = await entitled(grants, event, await listeners.of(event));
@@ -85,7 +86,7 @@ export async function fanOut(
         leaseMs: direct?.leaseMs ?? 0,
         sendFirst: reservation?.sendFirst ?? false,
       },
-      orderingHoldMs,
+      lineWaits,
     );
   try {
     // A per_entity delivery's statement reads its line, and the claims read the lines: its rows

@@ -23,10 +23,15 @@
  *   WEBHOOK_ORDERING_HOLD after its event happened (never stored claimed before), so an earlier
  *   event stored meanwhile goes first; one stored later than that (the broker was down, a crashed
  *   process's message offered again) is sent when it comes, after the later ones.
- * - A claim reads the due deliveries it skips, so those behind one waiting for a retry are not
- *   left due: they are deferred to that retry (`deferBehindRetries`, `earlierRetryAt`) and due
- *   again at once when it leaves early (`undeferBehind`). Deferring only ever costs time, never
- *   order: the claim's check alone decides what may go.
+ * - A claim reads the due deliveries it skips, so those behind an unsettled one are not left
+ *   due: one stored behind an unsettled earlier delivery waits up to LineWaits.behindMs (a
+ *   dispatcher's lease, in which a delivery being sent settles), or until that one's retry
+ *   (`dueBehindEarlier`); those behind one whose failure schedules a retry are deferred to it
+ *   (`deferBehindRetries`). When a delivery settles, the next of its line is released
+ *   (`releaseNext`: due at once, its own hold passed), and when one leaves its line early
+ *   (redelivered, cancelled) the rest of the line is (`undeferLines`). Deferring only ever
+ *   costs time, never order: the claim's check alone decides what may go. A release missed
+ *   (the next one stored while the earlier settled, in the same instant) costs at most behindMs.
  */
 import type { Db } from "../../shared/database/db";
 import type { DomainEvent } from "../../shared/messaging/events";
@@ -54,13 +59,23 @@ export interface LineRefs {
   url: string;
 }
 
-/** The earlier unsettled deliveries of a delivery's line, as `earlier`: FROM and WHERE. */
-function earlierInLine(r: LineRefs): string {
+/**
+ * The unsettled deliveries of a delivery's line nearest to it, before (`<`) or after (`>`), one
+ * per subscription of the line, as `alias` (id, sequence, claim_token, next_attempt_at): FROM and
+ * WHERE. Each is one step along deliveries_in_line from the delivery's place (the index's order,
+ * LIMIT 1), a plan that does not hang on the table's statistics. Written as a join of the line's
+ * deliveries, the probe was planned from stale ones — all deliveries unordered at the last
+ * ANALYZE, or a table still small — into a walk of every unsettled delivery of the table, on
+ * every probe: bench:webhooks' per_entity phase, 60 ms per claim and 75 rows read per delivery.
+ */
+function nearestInLine(r: LineRefs, alias: string, side: "<" | ">"): string {
   return `FROM webhooks.subscriptions line
-      JOIN webhooks.deliveries earlier ON earlier.subscription_id = line.id
-     WHERE line.client_id = ${r.clientId} AND line.url = ${r.url} AND line.ordering = 'per_entity'
-       AND earlier.entity_key = ${r.entityKey} AND earlier.sequence < ${r.sequence}
-       AND earlier.status = 'pending' AND earlier.sequence IS NOT NULL`;
+     CROSS JOIN LATERAL (
+       SELECT ${alias}.id, ${alias}.sequence, ${alias}.claim_token, ${alias}.next_attempt_at FROM webhooks.deliveries ${alias}
+        WHERE ${alias}.subscription_id = line.id AND ${alias}.entity_key = ${r.entityKey} AND ${alias}.sequence ${side} ${r.sequence}
+          AND ${alias}.status = 'pending' AND ${alias}.sequence IS NOT NULL
+        ORDER BY ${alias}.sequence ${side === "<" ? "DESC" : "ASC"} LIMIT 1) ${alias}
+     WHERE line.client_id = ${r.clientId} AND line.url = ${r.url} AND line.ordering = 'per_entity'`;
 }
 
 /**
@@ -68,17 +83,35 @@ function earlierInLine(r: LineRefs): string {
  * per `per_entity` subscription of the client on that URL (a handful), whatever the backlog.
  */
 export function earlierUnsettled(r: LineRefs): string {
-  return `EXISTS (SELECT 1 ${earlierInLine(r)})`;
+  return `EXISTS (SELECT 1 ${nearestInLine(r, "earlier", "<")})`;
 }
 
+/** How long a `per_entity` delivery waits, in milliseconds. */
+export interface LineWaits {
+  /** WEBHOOK_ORDERING_HOLD: after its event happened, for earlier events still on their way. */
+  holdMs: number;
+  /**
+   * At most, behind an unsettled earlier delivery of its line (released sooner when that one
+   * settles: `releaseNext`): a dispatcher's lease, within which a delivery being sent settles.
+   * 0: due as soon as held, and read by every claim until its turn.
+   */
+  behindMs: number;
+}
+
+export const NO_LINE_WAITS: LineWaits = { holdMs: 0, behindMs: 0 };
+
 /**
- * When an earlier delivery of the line waits for a retry, the time of that retry (the latest of
- * them), else null: a later delivery cannot go before it, so it is stored due then rather than
- * read by every claim meanwhile. One that is being sent or due holds nothing back this way.
+ * When an earlier delivery of the line is unsettled, the earliest a later one may be due: not
+ * before `behindMs` (an SQL expression, milliseconds) from now, nor before the retry the nearest
+ * earlier ones wait for (a line's deliveries behind a retrying one wait for that retry too:
+ * `deferBehindRetries`); else null. A later delivery cannot go before them, so it is stored due
+ * then rather than read by every claim until its turn, and the one before it releases it when
+ * it settles (`releaseNext`).
  */
-export function earlierRetryAt(r: LineRefs): string {
-  return `(SELECT max(earlier.next_attempt_at) ${earlierInLine(r)}
-       AND earlier.claim_token IS NULL AND earlier.next_attempt_at > now())`;
+export function dueBehindEarlier(r: LineRefs, behindMs: string): string {
+  return `(SELECT greatest(now() + ${behindMs} * interval '1 millisecond',
+                  max(earlier.next_attempt_at) FILTER (WHERE earlier.claim_token IS NULL AND earlier.next_attempt_at > now()))
+       ${nearestInLine(r, "earlier", "<")} HAVING count(*) > 0)`;
 }
 
 /**
@@ -112,6 +145,26 @@ export function deferBehindRetries(updated: string): string {
   return `UPDATE webhooks.deliveries later SET next_attempt_at = w.until
       FROM (${behind(updated, "u.status = 'pending' AND u.sequence IS NOT NULL AND u.next_attempt_at > now()", "u.next_attempt_at")}) w
      WHERE later.id = w.id`;
+}
+
+/**
+ * A data-modifying CTE for the statement that records attempts: each delivery of `updated` (its
+ * RETURNING: subscription_id, entity_key, sequence, status) that settled in its line releases
+ * the next of that line — the smallest sequence still unsettled after it, if it waits behind it
+ * (`dueBehindEarlier`) and was never attempted: due now, but not before its own hold (`holdMs`,
+ * an SQL expression in milliseconds, from when it was stored) has passed. Only the next one: the
+ * others stay out of the claims' way until their own turn comes.
+ */
+export function releaseNext(updated: string, holdMs: string): string {
+  const place: LineRefs = { entityKey: "u.entity_key", sequence: "u.sequence", clientId: "s.client_id", url: "s.url" };
+  return `UPDATE webhooks.deliveries later
+        SET next_attempt_at = greatest(now(), later.created_at + ${holdMs} * interval '1 millisecond')
+       FROM (SELECT nxt.id
+               FROM ${updated} u
+               JOIN webhooks.subscriptions s ON s.id = u.subscription_id
+               CROSS JOIN LATERAL (SELECT after.id ${nearestInLine(place, "after", ">")} ORDER BY after.sequence LIMIT 1) nxt
+              WHERE u.status <> 'pending' AND u.sequence IS NOT NULL) w
+      WHERE later.id = w.id AND later.claim_token IS NULL AND later.attempt_count = 0 AND later.next_attempt_at > now()`;
 }
 
 /**

@@ -53,6 +53,8 @@ export interface OutcomeRecorderOptions {
   db: Knex;
   logger: Service["logger"];
   health: SubscriptionHealth;
+  /** WEBHOOK_ORDERING_HOLD: a per-entity line's next delivery, released, still waits out its own (webhooks.ordering.ts). */
+  orderingHoldMs?: number;
 }
 
 export class OutcomeRecorder {
@@ -131,7 +133,7 @@ export class OutcomeRecorder {
       }
       const gaveUp = batch.filter(exhaustsSchedule);
       const writeAll = async (db: Knex) => {
-        await recordAttempts(db, claimed);
+        await recordAttempts(db, claimed, this.opts.orderingHoldMs);
         await recordFirstAttempts(db, first);
       };
       // One statement needs no transaction around it.

@@ -22,9 +22,11 @@ import { deliveryActions } from "./webhooks.delivery-actions";
 import { recheckClient } from "./webhooks.entitlement";
 import { eventTypeActions } from "./webhooks.event-type-actions";
 import { feedActions } from "./webhooks.feed-actions";
+import { leaseMsFor } from "./webhooks.dispatcher";
 import { asDomainEvent, fanOut } from "./webhooks.fanout";
 import { ClientGrants } from "./webhooks.grants";
 import { SubscriptionListeners } from "./webhooks.listeners";
+import type { LineWaits } from "./webhooks.ordering";
 import { recoveryActions } from "./webhooks.recovery-actions";
 import type { WebhooksSettings, WebhooksState } from "./webhooks.service-context";
 import { subscriptionActions } from "./webhooks.subscription-actions";
@@ -41,6 +43,14 @@ const CHANNEL_RETRY_PAUSE_MS = 1_000;
 
 interface Methods {
   ingest(payload: unknown): Promise<void>;
+}
+
+/**
+ * How long a `per_entity` delivery waits (webhooks.ordering.ts): the hold, and at most a
+ * dispatcher's lease behind an unsettled earlier one, which settles within it.
+ */
+function lineWaitsOf(cfg: Pick<WebhooksSettings["webhooks"], "orderingHoldMs" | "timeoutMs">): LineWaits {
+  return { holdMs: cfg.orderingHoldMs, behindMs: leaseMsFor(cfg.timeoutMs) };
 }
 
 /** One consumer per event channel, all in the `webhooks` group: replicas share the messages. */
@@ -108,7 +118,7 @@ const webhooksService: DbServiceSchema<Methods, WebhooksState> = {
               this.listeners,
               event,
               this.worker?.handOff,
-              (this.settings as WebhooksSettings).webhooks.orderingHoldMs,
+              lineWaitsOf((this.settings as WebhooksSettings).webhooks),
             );
           } catch (err) {
             this.logger.warn(

@@ -75,6 +75,7 @@ export class WebhooksWorker {
       }),
       rateLimits: this.rateLimits,
       sendFirst: opts.sendFirst,
+      orderingHoldMs: cfg.orderingHoldMs,
     });
     const dispatcher = this.dispatcher;
     this.recoverer = new Recoverer({ db, logger, intervalMs: RECOVERY_LOOK_MS, queued: () => dispatcher.wake() });

@@ -11,7 +11,9 @@ import type { Principal } from "../../shared/security/auth";
 import { openDatabase } from "../../shared/database/db";
 import type { DomainEvent, EventName } from "../../shared/messaging/events";
 import { recordAttempts } from "../../services/webhooks/webhooks.attempts.repository";
+import type { DeliveryUpdate } from "../../services/webhooks/webhooks.retry-policy";
 import * as repo from "../../services/webhooks/webhooks.deliveries.repository";
+import type { LineWaits } from "../../services/webhooks/webhooks.ordering";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { until } from "../helpers/relay-harness";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";
@@ -54,9 +56,14 @@ describe("webhooks: per-entity order of deliveries", () => {
     occurredAt: new Date().toISOString(),
     data: { id: entityId, seq },
   });
-  /** Stores the event's delivery to `subscriptionId`, due at once (no hold) unless told. */
-  const store = async (e: DomainEvent, subscriptionId: number, holdMs = 0): Promise<Stored> => {
-    const stored = await repo.insertEventDeliveries(db, e, JSON.stringify(e.data), [subscriptionId], undefined, holdMs);
+  /**
+   * Stores the event's delivery to `subscriptionId`, due at once (no hold) unless told; behind an
+   * unsettled earlier one it waits only if told (`behindMs`), so that these tests may settle
+   * deliveries by hand.
+   */
+  const store = async (e: DomainEvent, subscriptionId: number, holdMs = 0, behindMs = 0): Promise<Stored> => {
+    const waits: LineWaits = { holdMs, behindMs };
+    const stored = await repo.insertEventDeliveries(db, e, JSON.stringify(e.data), [subscriptionId], undefined, waits);
     expect(stored.created).toBe(1);
     const row = (await W().table("deliveries").where({ event_id: e.id, subscription_id: subscriptionId }).first()) as {
       id: string;
@@ -77,17 +84,29 @@ describe("webhooks: per-entity order of deliveries", () => {
       .where({ id: d.id })
       .update({ claim_token: null, next_attempt_at: new Date(Date.now() + 600_000), attempt_count: 1 });
   const newOrder = () => ++orderId;
-  /** Claims it and records a failed attempt whose retry is 10 minutes away, as the dispatcher does. */
-  const failAndRetryLater = async (d: Stored) => {
+  /** Claims it and records an attempt, as the dispatcher does (`holdMs`: WEBHOOK_ORDERING_HOLD). */
+  const attemptOf = async (d: Stored, next: DeliveryUpdate, statusCode: number, holdMs = 0) => {
     const [claim] = (await repo.claimDue(db, 100, LEASE_MS, ALLOWANCE)).filter((c) => Number(c.id) === d.id);
-    await recordAttempts(db, [
-      {
-        claim,
-        attempt: { attemptedAt: new Date(), statusCode: 500, error: null, durationMs: 1, trigger: "scheduled" },
-        next: { status: "pending", retryInMs: 600_000 },
-      },
-    ]);
+    expect(claim).toBeDefined();
+    await recordAttempts(
+      db,
+      [
+        {
+          claim,
+          attempt: { attemptedAt: new Date(), statusCode, error: null, durationMs: 1, trigger: "scheduled" },
+          next,
+        },
+      ],
+      holdMs,
+    );
   };
+  /** A failed attempt whose retry is 10 minutes away. */
+  const failAndRetryLater = (d: Stored) => attemptOf(d, { status: "pending", retryInMs: 600_000 }, 500);
+  /** A successful attempt. */
+  const succeed = (d: Stored, holdMs = 0) => attemptOf(d, { status: "succeeded", retryInMs: null }, 200, holdMs);
+  const dueAt = async (d: Stored) =>
+    (await W().table("deliveries").where({ id: d.id }).first<{ next_attempt_at: Date }>("next_attempt_at"))
+      .next_attempt_at;
 
   beforeAll(async () => {
     t = await startTestBroker({ services: ["webhooks"], env: { WEBHOOK_DISPATCH_INTERVAL_MS: "3600000" } });
@@ -231,9 +250,6 @@ describe("webhooks: per-entity order of deliveries", () => {
       const before = await store(eventOf("sales_order_validated", order), line.sales_order_validated);
       await failAndRetryLater(head);
       const after = await store(eventOf("sales_order_cancelled", order), line.sales_order_cancelled);
-      const dueAt = async (d: Stored) =>
-        (await W().table("deliveries").where({ id: d.id }).first<{ next_attempt_at: Date }>("next_attempt_at"))
-          .next_attempt_at;
       const retryAt = await dueAt(head);
       expect(retryAt.getTime()).toBeGreaterThan(Date.now() + 500_000);
       expect(await dueAt(before)).toEqual(retryAt);
@@ -251,6 +267,42 @@ describe("webhooks: per-entity order of deliveries", () => {
       expect(await claimOf(head, behind)).toEqual([]);
       expect(await repo.scheduleAgain(db, line.sales_order_created, head.id)).toBe(true);
       expect(await claimOf(head, behind)).toEqual([head, behind]);
+    });
+
+    it("when later deliveries are stored behind an unsettled one, then they wait up to the lease, out of the claims' way, and each one that settles releases only the next", async () => {
+      const order = newOrder();
+      const head = await store(eventOf("sales_order_created", order), line.sales_order_created, 0, LEASE_MS);
+      const second = await store(eventOf("sales_order_validated", order), line.sales_order_validated, 0, LEASE_MS);
+      const third = await store(eventOf("sales_order_cancelled", order), line.sales_order_cancelled, 0, LEASE_MS);
+      expect((await dueAt(head)).getTime()).toBeLessThanOrEqual(Date.now());
+      for (const behind of [second, third])
+        expect((await dueAt(behind)).getTime()).toBeGreaterThan(Date.now() + LEASE_MS / 2);
+
+      await succeed(head);
+      expect((await dueAt(second)).getTime()).toBeLessThanOrEqual(Date.now());
+      expect((await dueAt(third)).getTime()).toBeGreaterThan(Date.now() + LEASE_MS / 2);
+      await succeed(second);
+      expect(await claimOf(third)).toEqual([third]);
+    });
+
+    it("when the one before settles within the next one's hold, then the next is released due at the hold's end, not sooner", async () => {
+      const order = newOrder();
+      const head = await store(eventOf("sales_order_created", order), line.sales_order_created, 0, LEASE_MS);
+      const next = await store(eventOf("sales_order_validated", order), line.sales_order_validated, 0, LEASE_MS);
+      const storedAt = (
+        await W().table("deliveries").where({ id: next.id }).first<{ created_at: Date }>("created_at")
+      ).created_at.getTime();
+      await succeed(head, HOLD_MS);
+      expect((await dueAt(next)).getTime()).toBe(storedAt + HOLD_MS);
+    });
+
+    it("when a claimed delivery is cancelled because its client lost the grant, then the next of its line is released", async () => {
+      const order = newOrder();
+      const head = await store(eventOf("sales_order_created", order), line.sales_order_created, 0, LEASE_MS);
+      const next = await store(eventOf("sales_order_validated", order), line.sales_order_validated, 0, LEASE_MS);
+      const [claim] = (await repo.claimDue(db, 100, LEASE_MS, ALLOWANCE)).filter((c) => Number(c.id) === head.id);
+      await repo.cancelClaims(db, [{ id: Number(claim.id), claim_token: claim.claim_token }]);
+      expect(await claimOf(head, next)).toEqual([next]);
     });
 
     it("when a subscription of the line is disabled, then nothing of it is claimed, and its cancelled deliveries release the line's next", async () => {
@@ -281,7 +333,7 @@ describe("webhooks: per-entity order of deliveries", () => {
         "{}",
         [subscriptionId],
         { subscriptionIds: [subscriptionId], leaseMs: LEASE_MS },
-        holdMs,
+        { holdMs, behindMs: 0 },
       );
 
     it("when an earlier delivery of the line is unsettled, then a per_entity delivery is stored due, not claimed; with none before it, it is claimed", async () => {
