@@ -129,7 +129,11 @@ function behind(left: string, where: string, dueBefore: string): string {
         SELECT b.id FROM webhooks.deliveries b
          WHERE b.subscription_id = line.id AND b.entity_key = u.entity_key AND (u.sequence IS NULL OR b.sequence > u.sequence)
            AND b.status = 'pending' AND b.sequence IS NOT NULL AND b.claim_token IS NULL
-           AND b.next_attempt_at < ${dueBefore}) b
+           AND b.next_attempt_at < ${dueBefore}
+         -- In the index's order: a subquery the planner runs per line subscription along
+         -- deliveries_in_line, never flattened into a join it could plan from stale statistics
+         -- (nearestInLine).
+         ORDER BY b.sequence) b
      WHERE u.entity_key IS NOT NULL AND ${where}`;
 }
 
