@@ -41,6 +41,14 @@ abstract class DomainError extends Errors.MoleculerError {
   }
 }
 
+/**
+ * Whether an error is one of the domain's own answers (a 4xx, or the 503 of a service that is
+ * down): a refusal the code decided on, as opposed to a failure it met (a statement, a socket).
+ */
+export function isRefusal(err: unknown): boolean {
+  return err instanceof DomainError;
+}
+
 /** Input that is well-formed JSON but breaks a rule: one entry per bad field. */
 export class InvalidInputError extends DomainError {
   /** What the constructor puts in `data` (moleculer types it `any`). */

@@ -251,18 +251,20 @@ export async function itemsOf(db: Db, orderIds: number[]): Promise<Map<number, I
   return byOrder;
 }
 
-/** Moves an order from one of `from` to `to`, and to its next version; undefined when it was in no such state. */
+/**
+ * Moves an order `v` sees from one of `from` to `to`, and to its next version, in one statement
+ * that locks the row as it writes; undefined when there is no such order or it was in no such state.
+ */
 export async function transition(
   db: Db,
   id: number,
+  v: Visibility,
   from: OrderStatus[],
   to: OrderStatus,
 ): Promise<OrderRow | undefined> {
   const stamp =
     to === "validated" ? { validated_at: db.fn.now() } : to === "cancelled" ? { cancelled_at: db.fn.now() } : {};
-  const [row] = await db
-    .withSchema(S)
-    .table("orders")
+  const [row] = await visible(db, v)
     .where({ id })
     .whereIn("status", from)
     .update({ status: to, version: nextVersion(db), updated_at: db.fn.now(), ...stamp })

@@ -45,17 +45,6 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return Array.isArray(e.errors) && e.errors.some(isDatabaseUnavailable);
 }
 
-/**
- * PostgreSQL SQLSTATEs of a conflict between transactions' locks or snapshots — 40P01 deadlock
- * detected, 40001 serialization failure, 55P03 lock not available — which the same work may not
- * meet when it runs again (shared/database/group-commit.ts runs it again on its own).
- */
-const LOCK_CONFLICT_CODES = new Set(["40P01", "40001", "55P03"]);
-
-export function isLockConflict(err: unknown): boolean {
-  return err !== null && typeof err === "object" && LOCK_CONFLICT_CODES.has(String((err as DriverError).code));
-}
-
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
 
 export function databaseUnavailable(): ServiceUnavailableError {

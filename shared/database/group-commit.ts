@@ -11,22 +11,24 @@
  *  - `run`: one statement, run as it is. It must be safe to run again (idempotent): when it
  *    fails in a group, the transaction is aborted, so the group is rolled back and each of its
  *    writes runs again on its own — one bad statement fails alone, never taking others with it.
- *  - `transaction`: a transaction body of several statements. Alone it is a transaction; in a
- *    group it is a savepoint of the group's, so when it fails it is rolled back alone and fails
- *    alone, and the others commit. A failure the group itself may have caused (a deadlock with
- *    another group's locks, a lock or serialization conflict: `isLockConflict`) runs it again on
- *    its own after the group's commit.
+ *  - `checkedTransaction`: a transaction body of several statements that refuses (throws a
+ *    domain error: not found, a conflict, a failed precondition) only before it has written
+ *    anything. Alone it is a transaction; in a group its statements run in the group's
+ *    transaction as they are, with no savepoint around them (two round trips fewer each): a
+ *    refusal fails alone and the others commit, since it left nothing behind. Any other error —
+ *    a failed statement, which aborts the transaction, a deadlock with another group's locks —
+ *    rolls the group back, and each of its writes runs again on its own.
  * Either kind resolves only once its rows are committed; when the commit fails, every write of
  * the group runs again on its own (none of them was written).
  */
 import { AsyncResource } from "node:async_hooks";
 import type { Knex } from "knex";
-import { isLockConflict } from "./database-errors";
+import { isRefusal } from "../errors";
 
 interface Queued {
   work: (db: Knex) => Promise<unknown>;
-  /** A transaction body (`transaction`): alone in a transaction, in a group in a savepoint. */
-  isolated: boolean;
+  /** A transaction body (`checkedTransaction`): alone in a transaction; in a group, its refusal fails it alone. */
+  checked: boolean;
   resolve(value: unknown): void;
   reject(err: unknown): void;
 }
@@ -66,18 +68,18 @@ export class GroupCommit {
   }
 
   /**
-   * Runs `work` as a transaction of its own, or as a savepoint of a group's transaction with the
-   * writes that arrived with it; resolves after the commit. When it throws, what it wrote is
-   * rolled back and the caller gets its error, whatever the others did.
+   * Runs `work` as a transaction of its own, or in a group's transaction with the writes that
+   * arrived with it; resolves after the commit. `work` must refuse only before it writes: in a
+   * group, what it wrote before a refusal would be committed with the others.
    */
-  transaction<T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  checkedTransaction<T>(work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
     return this.enqueue(work as (db: Knex) => Promise<T>, true);
   }
 
-  private enqueue<T>(work: (db: Knex) => Promise<T>, isolated: boolean): Promise<T> {
+  private enqueue<T>(work: (db: Knex) => Promise<T>, checked: boolean): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       // It runs in its caller's context (request id, trace), not in that of whoever started the group.
-      this.queue.push({ work: AsyncResource.bind(work), isolated, resolve, reject });
+      this.queue.push({ work: AsyncResource.bind(work), checked, resolve, reject });
       if (this.busyWriters < this.writers) void this.flush();
     });
   }
@@ -97,7 +99,7 @@ export class GroupCommit {
 
   private async alone(q: Queued): Promise<void> {
     try {
-      q.resolve(await (q.isolated ? this.db.transaction(q.work) : q.work(this.db)));
+      q.resolve(await (q.checked ? this.db.transaction(q.work) : q.work(this.db)));
     } catch (err) {
       q.reject(err);
     }
@@ -109,10 +111,18 @@ export class GroupCommit {
       ended = await this.db.transaction(async (trx) => {
         const done: Ended[] = [];
         for (const q of group) {
-          // A statement that fails aborts the transaction: the rejection rolls the group back.
-          if (!q.isolated) done.push({ ok: true, value: await q.work(trx) });
-          else done.push(await trx.transaction(q.work).then(succeeded, failed));
+          try {
+            done.push({ ok: true, value: await q.work(trx) });
+          } catch (err) {
+            // Anything but a transaction body's refusal rolls the group back (below).
+            if (!q.checked || !isRefusal(err)) throw err;
+            done.push({ ok: false, err });
+          }
         }
+        // A body that caught a failed statement and then refused would leave the transaction
+        // aborted, and PostgreSQL answers COMMIT in an aborted transaction with a silent ROLLBACK:
+        // a statement after any refusal says so, as an error, before the others are told "written".
+        if (done.some((e) => !e.ok)) await trx.raw("SELECT 1");
         return done;
       });
     } catch {
@@ -120,16 +130,10 @@ export class GroupCommit {
       for (const q of group) await this.alone(q);
       return;
     }
-    const again: Queued[] = [];
     group.forEach((q, i) => {
       const e = ended[i];
       if (e.ok) q.resolve(e.value);
-      else if (isLockConflict(e.err)) again.push(q);
       else q.reject(e.err);
     });
-    for (const q of again) await this.alone(q);
   }
 }
-
-const succeeded = (value: unknown): Ended => ({ ok: true, value });
-const failed = (err: unknown): Ended => ({ ok: false, err });

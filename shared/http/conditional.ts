@@ -78,6 +78,11 @@ export function isNotModified(preconditions: Preconditions | undefined, version:
   return preconditions?.ifNoneMatch !== undefined && names(preconditions.ifNoneMatch, version, false);
 }
 
+/** Whether the request set If-Match or If-None-Match: a change then reads the version before it writes. */
+export function hasPreconditions(preconditions: Preconditions | undefined): boolean {
+  return preconditions?.ifMatch !== undefined || preconditions?.ifNoneMatch !== undefined;
+}
+
 /**
  * A change's preconditions against the entity's current version (null: it does not exist yet),
  * read under the lock its change takes: 412 naming the current version when one fails.

@@ -1,13 +1,15 @@
 /**
  * Group commit (shared/database/group-commit.ts) on the test database: writes that arrive while
  * one runs commit together, in one transaction; a bad write fails alone; each write runs in its
- * caller's request context. Transaction bodies run as savepoints of the group's: one that fails
- * is rolled back alone, a deadlock between two groups runs its victim again alone, and an event
- * appended in one wakes the relay only once the group has committed.
+ * caller's request context. Checked transaction bodies run in the group's transaction as they
+ * are: one that refuses fails alone; one that fails otherwise, or a deadlock between two groups,
+ * rolls its group back and runs each again alone; an event appended in one wakes the relay only
+ * once the group has committed.
  */
 import type { Knex } from "knex";
 import { openDatabase } from "../../shared/database/db";
 import { GroupCommit } from "../../shared/database/group-commit";
+import { ConflictError } from "../../shared/errors";
 import { appendEvent, onEventsCommitted } from "../../shared/messaging/outbox";
 import { currentRequestId, withRequestId } from "../../shared/observability/request-context";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
@@ -109,7 +111,7 @@ describe("group commit", () => {
 
     it("when transactions arrive while one runs, then they commit together, each with its own answer", async () => {
       const writes = new GroupCommit(db);
-      const txs = await Promise.all([101, 102, 103, 104].map((id) => writes.transaction(increment(id))));
+      const txs = await Promise.all([101, 102, 103, 104].map((id) => writes.checkedTransaction(increment(id))));
       expect(new Set(txs.slice(1)).size).toBe(1);
       expect(txs[0]).not.toBe(txs[1]);
       expect(await counters([101, 102, 103, 104])).toEqual([
@@ -120,31 +122,74 @@ describe("group commit", () => {
       ]);
     });
 
-    it("when one throws after writing, then only its writes are rolled back and it fails with its own error", async () => {
+    it("when one refuses before writing, then it fails alone with its own refusal, and the others commit together", async () => {
       const writes = new GroupCommit(db);
-      const refused = new Error("not allowed");
+      const refused = new ConflictError("not allowed");
       const results = await Promise.allSettled([
-        writes.transaction(increment(110)),
-        writes.transaction(increment(111)),
-        writes.transaction(async (trx) => {
-          await increment(112)(trx);
+        writes.checkedTransaction(increment(110)),
+        writes.checkedTransaction(increment(111)),
+        writes.checkedTransaction(async (trx) => {
+          await trx.raw("SELECT 1");
           throw refused;
         }),
-        writes.transaction(async (trx) => {
-          // A failing statement too: its savepoint is rolled back, the group's transaction goes on.
-          await increment(113)(trx);
-          await trx.raw(`INSERT INTO group_commit_counters (id, n) VALUES (NULL, 1)`);
-        }),
-        writes.transaction(increment(114)),
+        writes.checkedTransaction(increment(112)),
       ]);
-      expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "rejected", "fulfilled"]);
+      expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled"]);
       expect((results[2] as PromiseRejectedResult).reason).toBe(refused);
-      expect(String((results[3] as PromiseRejectedResult).reason)).toMatch(/null value/);
-      // 111 and 114 committed in one transaction with the two that failed: nothing of those stayed.
-      expect(await counters([110, 111, 112, 113, 114])).toEqual([
+      // 111 and 112 shared one transaction with the refused body.
+      const [, tx111, , tx112] = results.map((r) => (r as PromiseFulfilledResult<string>).value);
+      expect(tx111).toBe(tx112);
+      expect(await counters([110, 111, 112])).toEqual([
         [110, 1],
         [111, 1],
+        [112, 1],
+      ]);
+    });
+
+    it("when one fails otherwise, then its group is rolled back and each runs again alone: it fails, the others commit once", async () => {
+      const writes = new GroupCommit(db);
+      const crash = new Error("not a refusal");
+      const results = await Promise.allSettled([
+        writes.checkedTransaction(increment(113)),
+        writes.checkedTransaction(increment(114)),
+        writes.checkedTransaction(async (trx) => {
+          // What it wrote before failing is rolled back with the group, and again when it runs alone.
+          await increment(115)(trx);
+          throw crash;
+        }),
+        writes.checkedTransaction(async (trx) => {
+          await increment(116)(trx);
+          await trx.raw(`INSERT INTO group_commit_counters (id, n) VALUES (NULL, 1)`);
+        }),
+        writes.checkedTransaction(increment(117)),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "rejected", "rejected", "fulfilled"]);
+      expect((results[2] as PromiseRejectedResult).reason).toBe(crash);
+      expect(String((results[3] as PromiseRejectedResult).reason)).toMatch(/null value/);
+      expect(await counters([113, 114, 115, 116, 117])).toEqual([
+        [113, 1],
         [114, 1],
+        [117, 1],
+      ]);
+    });
+
+    it("when one refuses after a failed statement, then the aborted group is not taken as committed: the others run again alone", async () => {
+      const writes = new GroupCommit(db);
+      const results = await Promise.allSettled([
+        writes.checkedTransaction(increment(118)),
+        writes.checkedTransaction(increment(119)),
+        writes.checkedTransaction(increment(120)),
+        // Last of its group: no statement of another body comes after it to meet the aborted transaction.
+        writes.checkedTransaction(async (trx) => {
+          await trx.raw(`INSERT INTO group_commit_counters (id, n) VALUES (NULL, 1)`).catch(() => undefined);
+          throw new ConflictError("refused after a failure");
+        }),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(["fulfilled", "fulfilled", "fulfilled", "rejected"]);
+      expect(await counters([118, 119, 120])).toEqual([
+        [118, 1],
+        [119, 1],
+        [120, 1],
       ]);
     });
 
@@ -161,7 +206,7 @@ describe("group commit", () => {
       };
       const aHolds121 = signal();
       const bHolds122 = signal();
-      const lead = (writes: GroupCommit) => writes.transaction((trx) => trx.raw("SELECT 1"));
+      const lead = (writes: GroupCommit) => writes.checkedTransaction((trx) => trx.raw("SELECT 1"));
       /** One group's two bodies: lock `own` and say so, then wait for the other's row and lock it. */
       const crosswise = (
         writes: GroupCommit,
@@ -170,11 +215,11 @@ describe("group commit", () => {
         other: number,
         otherHeld: ReturnType<typeof signal>,
       ) => [
-        writes.transaction(async (trx) => {
+        writes.checkedTransaction(async (trx) => {
           await increment(own)(trx);
           held.resolve();
         }),
-        writes.transaction(async (trx) => {
+        writes.checkedTransaction(async (trx) => {
           await otherHeld.promise;
           await increment(other)(trx);
         }),
@@ -193,7 +238,7 @@ describe("group commit", () => {
       ]);
     });
 
-    it("when one appends an event, then the relay is woken once the group has committed, not when its savepoint ends", async () => {
+    it("when one appends an event, then the relay is woken once the group has committed, not when its body ends", async () => {
       const writes = new GroupCommit(db);
       const seenAtWake: Promise<number>[] = [];
       const visibleEvents = async () => {
@@ -205,8 +250,8 @@ describe("group commit", () => {
       const stop = onEventsCommitted("group_commit_events", () => seenAtWake.push(visibleEvents()));
       try {
         await Promise.all([
-          writes.transaction((trx) => trx.raw("SELECT 1")),
-          writes.transaction((trx) =>
+          writes.checkedTransaction((trx) => trx.raw("SELECT 1")),
+          writes.checkedTransaction((trx) =>
             appendEvent(trx, "group_commit_events", {
               event: "sales_order_validated",
               ownerClientId: 1,
@@ -214,8 +259,8 @@ describe("group commit", () => {
               data: {},
             }),
           ),
-          // The group's transaction is still open for a while after the event's savepoint is released.
-          writes.transaction((trx) => trx.raw("SELECT pg_sleep(0.3)")),
+          // The group's transaction is still open for a while after the event's body has ended.
+          writes.checkedTransaction((trx) => trx.raw("SELECT pg_sleep(0.3)")),
         ]);
         expect(seenAtWake).toHaveLength(1);
         expect(await seenAtWake[0]).toBe(1);

@@ -422,6 +422,38 @@ describe("when an order moves through its states", () => {
     expect(r.status).toBe(409);
   });
 
+  it("then moves sent at once, some not allowed, commit together: each one made once with its event, each refused one writing nothing", async () => {
+    const orders = await Promise.all(Array.from({ length: 12 }, () => create(partnerOrder(f))));
+    const tries = orders.flatMap((o) => ["validate", "validate", "cancel"].map((m) => ({ id: o.id, m })));
+    const answers = await Promise.all(
+      [...tries, { id: 99999999, m: "validate" }].map(({ id, m }) =>
+        move(m, id).then(
+          (order) => ({ id, m, status: 200, order }),
+          (err: { code?: number }) => ({ id, m, status: err.code ?? 500, order: undefined }),
+        ),
+      ),
+    );
+    expect(answers.at(-1)?.status).toBe(404);
+    for (const o of orders) {
+      const own = answers.filter((a) => a.id === o.id);
+      expect(own.every((a) => a.status === 200 || a.status === 409)).toBe(true);
+      const made = own.filter((a) => a.status === 200).sort((a, b) => a.order!.version - b.order!.version);
+      // Versions 2, 3, … in the order the moves were made, each with its event and nothing more.
+      expect(made.map((a) => a.order!.version)).toEqual(made.map((_, i) => i + 2));
+      const events: OutboxRow[] = await db
+        .withSchema("orders")
+        .table("outbox")
+        .where({ entity_id: o.id })
+        .orderBy("id");
+      expect(events.map((e) => e.event)).toEqual([
+        "sales_order_created",
+        ...made.map((a) => (a.m === "validate" ? "sales_order_validated" : "sales_order_cancelled")),
+      ]);
+      const stored = await t.call<Order>("orders.get", { id: o.id }, f.backoffice);
+      expect([stored.status, stored.version]).toEqual(["cancelled", made.length + 1]);
+    }
+  });
+
   it("then moving needs orders:manage, and an unknown order is 404", async () => {
     const order = await create(partnerOrder(f));
     expect((await rejection(move("validate", order.id, f.partner))).status).toBe(403);
