@@ -7,7 +7,7 @@ import type { Knex } from "knex";
 import type { Db } from "../../shared/database/db";
 import type { AttemptTrigger, ClaimedDelivery, UnstoredDelivery } from "./webhooks.deliveries.repository";
 import type { CapturedResponse } from "./webhooks.response-capture";
-import { deferBehindRetries, releaseNext } from "./webhooks.ordering";
+import { deferBehindRetries } from "./webhooks.ordering";
 import type { DeliveryUpdate } from "./webhooks.retry-policy";
 
 const S = "webhooks";
@@ -98,16 +98,11 @@ function insertAttemptsOf(present: string): string {
  * Records finished attempts, many in one statement (so atomic on its own, one transaction for
  * the lot): each attempt row, and, while its claim still holds, its delivery's new state. An
  * attempt is kept even when the delivery was redelivered meanwhile; it is dropped with the
- * delivery when the subscription was deleted. A delivery in a per-entity line that settles
- * releases the next of its line, once `orderingHoldMs` (WEBHOOK_ORDERING_HOLD) has passed since
- * that one was stored; one that is retried defers the rest of its line to its retry
- * (webhooks.ordering.ts).
+ * delivery when the subscription was deleted. A delivery in a per-entity line that is retried
+ * defers the rest of its line to its retry; for one that settles, the caller releases the next
+ * of its line once this is committed (`releaseNextOf`, webhooks.ordering.ts).
  */
-export async function recordAttempts(
-  db: Knex,
-  recorded: readonly RecordedAttempt[],
-  orderingHoldMs = 0,
-): Promise<void> {
+export async function recordAttempts(db: Knex, recorded: readonly RecordedAttempt[]): Promise<void> {
   if (recorded.length === 0) return;
   const rows = recorded.map(recordedRow);
   // The deliveries are found by their ids as an array, which the planner counts, through the
@@ -116,8 +111,6 @@ export async function recordAttempts(
   const ids = rows.map((r) => r.id);
   // Only a delivery in a per-entity line whose retry is scheduled defers the rest of its line.
   const deferring = recorded.some(({ claim, next }) => claim.in_line && next.retryInMs !== null);
-  // Only one that settles in such a line releases the next.
-  const releasing = recorded.some(({ claim, next }) => claim.in_line && next.status !== "pending");
   await prepared(
     db.raw(
       `WITH input AS (
@@ -130,13 +123,13 @@ export async function recordAttempts(
          FROM input i
         WHERE d.id = ANY(?::bigint[]) AND d.id = i.id AND d.claim_token = i.claim_token
        RETURNING d.id, d.subscription_id, d.entity_key, d.sequence, d.status, d.next_attempt_at
-     )${deferring ? `, deferred AS (${deferBehindRetries("updated")})` : ""}${releasing ? `, released AS (${releaseNext("updated", "?::bigint")})` : ""}
+     )${deferring ? `, deferred AS (${deferBehindRetries("updated")})` : ""}
      -- Its delivery exists: it was just updated, or (redelivered or cancelled meanwhile) it is
      -- looked up; the usual batch, every claim holding, looks nothing up again.
      ${insertAttemptsOf(`i.id IN (SELECT id FROM updated)
          OR i.id IN (SELECT d.id FROM ${S}.deliveries d
                       WHERE d.id = ANY(ARRAY(SELECT id FROM input EXCEPT SELECT id FROM updated)))`)}`,
-      [JSON.stringify(rows), S, ids, ...(releasing ? [orderingHoldMs] : [])],
+      [JSON.stringify(rows), S, ids],
     ),
   );
 }

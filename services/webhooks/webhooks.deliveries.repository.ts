@@ -114,6 +114,11 @@ export interface StoredDeliveries {
    * not paused), and, with `sendFirst`, those of them returned `unstored` instead.
    */
   claimed: ClaimedDelivery[];
+  /**
+   * The new deliveries stored behind an unsettled earlier one of their line, waiting to be
+   * released (webhooks.ordering.ts): once this statement is committed, `releaseIfFirstInLine`.
+   */
+  behind: number[];
 }
 
 /** In the fan-out's statement: the stored event's place (`place`) in the line of a target subscription (`s`). */
@@ -146,7 +151,7 @@ export async function insertEventDeliveries(
   direct: DirectClaims = { subscriptionIds: [], leaseMs: 0 },
   waits: LineWaits = NO_LINE_WAITS,
 ): Promise<StoredDeliveries> {
-  if (subscriptionIds.length === 0) return { created: 0, claimed: [] };
+  if (subscriptionIds.length === 0) return { created: 0, claimed: [], behind: [] };
   const traceparent = currentTraceparent() ?? null;
   const place = linePlaceOf(e);
   const { rows } = await prepared(
@@ -154,6 +159,7 @@ export async function insertEventDeliveries(
       rows: (Omit<ClaimedDelivery, "claim_token" | "trigger" | "unstored"> & {
         claim_token: string | null;
         unstored: boolean;
+        behind: boolean;
       })[];
     }>(
       `WITH place AS (
@@ -165,12 +171,15 @@ export async function insertEventDeliveries(
               ${ENDPOINT_OF_URL} AS endpoint,
               -- In line (webhooks.ordering.ts): due once held, stored claimed only with nothing before it.
               s.ordering = 'per_entity' AND place.sequence IS NOT NULL AS in_line,
-              CASE WHEN s.ordering = 'per_entity' AND place.sequence IS NOT NULL
-                   THEN greatest(place.held_until, ${dueBehindEarlier(LINE_OF_PLACE, "place.behind_ms")}) END AS held_until,
+              greatest(place.held_until, behind.until) AS held_until, behind.until AS behind_until,
               s.id = ANY(?::int[]) AND NOT EXISTS (SELECT 1 FROM ??.endpoint_pauses p WHERE p.endpoint = ${ENDPOINT_OF_URL} AND p.until > now())
                 AND (s.ordering <> 'per_entity' OR place.sequence IS NULL
                      OR (place.held_until <= now() AND NOT ${earlierUnsettled(LINE_OF_PLACE)})) AS direct
-         FROM ??.subscriptions s CROSS JOIN place WHERE s.id = ANY(?::int[]) AND s.status = 'active'
+         FROM ??.subscriptions s CROSS JOIN place
+         CROSS JOIN LATERAL (
+           SELECT CASE WHEN s.ordering = 'per_entity' AND place.sequence IS NOT NULL
+                       THEN ${dueBehindEarlier(LINE_OF_PLACE, "place.behind_ms")} END AS until) behind
+        WHERE s.id = ANY(?::int[]) AND s.status = 'active'
      ), chosen AS (
        -- Sent first, stored with its outcome: direct, in no line, and not stored already (a
        -- re-published event adds nothing, as below).
@@ -193,11 +202,13 @@ export async function insertEventDeliveries(
        RETURNING id, subscription_id, webhook_id, claim_token, attempt_count, sequence IS NOT NULL AS in_line
      )
      SELECT i.id, i.subscription_id, i.webhook_id, i.claim_token, i.attempt_count, i.in_line, false AS unstored,
+            t.behind_until IS NOT NULL AS behind,
             t.url, t.key, t.secret, t.signing_key, t.headers, t.client_id,
             t.previous_key, t.previous_secret, t.previous_signing_key, t.endpoint
        FROM inserted i JOIN chosen t ON t.id = i.subscription_id
      UNION ALL
      SELECT nextval(pg_get_serial_sequence('${S}.deliveries', 'id')), t.id, ?, gen_random_uuid(), 0, false, true AS unstored,
+            false AS behind,
             t.url, t.key, t.secret, t.signing_key, t.headers, t.client_id,
             t.previous_key, t.previous_secret, t.previous_signing_key, t.endpoint
        FROM chosen t WHERE t.first`,
@@ -233,8 +244,10 @@ export async function insertEventDeliveries(
     ),
   );
   const claimed: ClaimedDelivery[] = [];
+  const behind: number[] = [];
   const createdAt = new Date().toISOString();
-  for (const { unstored, ...row } of rows) {
+  for (const { unstored, behind: isBehind, ...row } of rows) {
+    if (isBehind) behind.push(Number(row.id));
     if (row.claim_token === null) continue;
     claimed.push({
       ...row,
@@ -248,7 +261,7 @@ export async function insertEventDeliveries(
       owner_client_id: e.ownerClientId,
     });
   }
-  return { created: rows.length, claimed };
+  return { created: rows.length, claimed, behind };
 }
 
 /**

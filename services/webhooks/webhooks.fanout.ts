@@ -17,7 +17,7 @@ import type { DirectHandOff } from "./webhooks.direct-hand-off";
 import type { ClientGrants } from "./webhooks.grants";
 import type { SubscriptionListeners } from "./webhooks.listeners";
 import { insertEventDeliveries, type StoredDeliveries } from "./webhooks.deliveries.repository";
-import { NO_LINE_WAITS, type LineWaits } from "./webhooks.ordering";
+import { NO_LINE_WAITS, releaseIfFirstInLine, type LineWaits } from "./webhooks.ordering";
 
 const checkEvent = new Validator().compile({
   id: { type: "string", min: 1, max: 200 },
@@ -71,7 +71,7 @@ export async function fanOut(
   const hearing = await entitled(grants, event, await listeners.of(event));
   if (hearing.length === 0) return { created: 0, queued: [] };
   const reservation = await direct?.reserve(hearing);
-  let stored: StoredDeliveries = { created: 0, claimed: [] };
+  let stored: StoredDeliveries = { created: 0, claimed: [], behind: [] };
   let handedOver: Promise<void> = Promise.resolve();
   // Stored once, as the exact text every subscriber receives; a subscription deleted or
   // disabled since the read gets nothing.
@@ -96,11 +96,28 @@ export async function fanOut(
   } finally {
     handedOver = reservation?.settle(stored.claimed) ?? handedOver;
   }
+  // Those stored behind an earlier delivery that settled meanwhile are released now, or they
+  // would wait out lineWaits.behindMs: that one's release could not see them (webhooks.ordering.ts).
+  const released: Promise<Error | null> =
+    stored.behind.length > 0
+      ? writes
+          .runAlone((db) => releaseIfFirstInLine(db, stored.behind, lineWaits.holdMs))
+          .then(
+            () => null,
+            (err: unknown) =>
+              err instanceof Error ? err : new Error(`releasing a per-entity line failed: ${String(err)}`),
+          )
+      : Promise.resolve(null);
   const claimed = new Set(stored.claimed.map((d) => Number(d.subscription_id)));
   const queued =
     stored.created === stored.claimed.length ? [] : hearing.filter((s) => !claimed.has(s.id)).map((s) => s.endpoint);
   if (queued.length > 0) direct?.queued(queued);
   // Those sent before they were stored exist only in this (unacknowledged) event until written.
   await handedOver;
+  // A failed release fails the event as a failed store does, but only now, once nothing handed
+  // over depends on it: offered again, it stores nothing new, and the ones behind wait out
+  // their time (never their order).
+  const releaseFailure = await released;
+  if (releaseFailure) throw releaseFailure;
   return { created: stored.created, queued };
 }

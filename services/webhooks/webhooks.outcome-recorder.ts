@@ -29,6 +29,7 @@ import type { ClaimedDelivery } from "./webhooks.deliveries.repository";
 import { announceExhausted, exhaustsSchedule } from "./webhooks.operational-events";
 import type { DeliveryUpdate } from "./webhooks.retry-policy";
 import { isUnstored } from "./webhooks.send-first";
+import { releaseNextOf } from "./webhooks.ordering";
 
 /**
  * How long the first outcome of a batch waits for others: far below the lease (twice the
@@ -123,17 +124,17 @@ export class OutcomeRecorder {
 
   private async write(batch: Queued[]): Promise<boolean> {
     if (batch.length === 0) return true;
+    // Claimed deliveries are updated; those sent before they were stored (webhooks.send-first.ts) are written now.
+    const claimed: RecordedAttempt[] = [];
+    const first: RecordedFirstAttempt[] = [];
+    for (const f of batch) {
+      if (isUnstored(f.delivery)) first.push({ claim: f.delivery, attempt: f.attempt, next: f.next });
+      else claimed.push({ claim: f.delivery, attempt: f.attempt, next: f.next });
+    }
     try {
-      // Claimed deliveries are updated; those sent before they were stored (webhooks.send-first.ts) are written now.
-      const claimed: RecordedAttempt[] = [];
-      const first: RecordedFirstAttempt[] = [];
-      for (const f of batch) {
-        if (isUnstored(f.delivery)) first.push({ claim: f.delivery, attempt: f.attempt, next: f.next });
-        else claimed.push({ claim: f.delivery, attempt: f.attempt, next: f.next });
-      }
       const gaveUp = batch.filter(exhaustsSchedule);
       const writeAll = async (db: Knex) => {
-        await recordAttempts(db, claimed, this.opts.orderingHoldMs);
+        await recordAttempts(db, claimed);
         await recordFirstAttempts(db, first);
       };
       // One statement needs no transaction around it.
@@ -152,8 +153,29 @@ export class OutcomeRecorder {
       );
       return false;
     }
+    await this.releaseLines(claimed);
     await this.noteHealth(batch);
     return true;
+  }
+
+  /**
+   * Once the outcomes are committed: the next delivery of each per-entity line one of them
+   * settled. A failure here costs that one its wait behind the line (webhooks.ordering.ts), never its order.
+   */
+  private async releaseLines(recorded: readonly RecordedAttempt[]): Promise<void> {
+    const settled = recorded.filter(({ claim, next }) => claim.in_line && next.status !== "pending");
+    if (settled.length === 0) return;
+    try {
+      await releaseNextOf(
+        this.opts.db,
+        settled.map(({ claim }) => Number(claim.id)),
+        this.opts.orderingHoldMs ?? 0,
+      );
+    } catch (err) {
+      this.opts.logger.warn(
+        `Webhook dispatcher: releasing the per-entity lines of deliveries ${settled.map(({ claim }) => claim.id).join(", ")} failed: ${(err as Error).message}`,
+      );
+    }
   }
 
   /** Their figures, a Retry-After pause, a disabling: a failure here costs freshness, never a delivery. */

@@ -13,6 +13,10 @@ import { ConflictError } from "../../shared/errors";
 import { appendEvent, onEventsCommitted } from "../../shared/messaging/outbox";
 import { currentRequestId, withRequestId } from "../../shared/observability/request-context";
 import { createTestDatabase, type TestDatabase } from "../helpers/database";
+import { requires } from "../helpers/prerequisites";
+
+/** Two transactions at once, each on a connection of its own: PGlite (the embedded mode) has one. */
+const twoConnections = requires(["postgres"]);
 
 describe("group commit", () => {
   let database: TestDatabase;
@@ -193,50 +197,53 @@ describe("group commit", () => {
       ]);
     });
 
-    it("when two groups deadlock, then the victim runs again alone after its group commits, and every change is made once", async () => {
-      await db.table("group_commit_counters").insert([
-        { id: 121, n: 0 },
-        { id: 122, n: 0 },
-      ]);
-      const [a, b] = [new GroupCommit(db), new GroupCommit(db)];
-      const signal = () => {
-        let resolve!: () => void;
-        const promise = new Promise<void>((r) => (resolve = r));
-        return { promise, resolve };
-      };
-      const aHolds121 = signal();
-      const bHolds122 = signal();
-      const lead = (writes: GroupCommit) => writes.checkedTransaction((trx) => trx.raw("SELECT 1"));
-      /** One group's two bodies: lock `own` and say so, then wait for the other's row and lock it. */
-      const crosswise = (
-        writes: GroupCommit,
-        own: number,
-        held: ReturnType<typeof signal>,
-        other: number,
-        otherHeld: ReturnType<typeof signal>,
-      ) => [
-        writes.checkedTransaction(async (trx) => {
-          await increment(own)(trx);
-          held.resolve();
-        }),
-        writes.checkedTransaction(async (trx) => {
-          await otherHeld.promise;
-          await increment(other)(trx);
-        }),
-      ];
-      // Each group first locks one row, then (in its second transaction) waits for the row the other holds.
-      const first = [lead(a), lead(b)];
-      const results = await Promise.allSettled([
-        ...first,
-        ...crosswise(a, 121, aHolds121, 122, bHolds122),
-        ...crosswise(b, 122, bHolds122, 121, aHolds121),
-      ]);
-      expect(results.map((r) => r.status)).toEqual(Array(6).fill("fulfilled"));
-      expect(await counters([121, 122])).toEqual([
-        [121, 2],
-        [122, 2],
-      ]);
-    });
+    twoConnections.it(
+      "when two groups deadlock, then the victim runs again alone after its group commits, and every change is made once",
+      async () => {
+        await db.table("group_commit_counters").insert([
+          { id: 121, n: 0 },
+          { id: 122, n: 0 },
+        ]);
+        const [a, b] = [new GroupCommit(db), new GroupCommit(db)];
+        const signal = () => {
+          let resolve!: () => void;
+          const promise = new Promise<void>((r) => (resolve = r));
+          return { promise, resolve };
+        };
+        const aHolds121 = signal();
+        const bHolds122 = signal();
+        const lead = (writes: GroupCommit) => writes.checkedTransaction((trx) => trx.raw("SELECT 1"));
+        /** One group's two bodies: lock `own` and say so, then wait for the other's row and lock it. */
+        const crosswise = (
+          writes: GroupCommit,
+          own: number,
+          held: ReturnType<typeof signal>,
+          other: number,
+          otherHeld: ReturnType<typeof signal>,
+        ) => [
+          writes.checkedTransaction(async (trx) => {
+            await increment(own)(trx);
+            held.resolve();
+          }),
+          writes.checkedTransaction(async (trx) => {
+            await otherHeld.promise;
+            await increment(other)(trx);
+          }),
+        ];
+        // Each group first locks one row, then (in its second transaction) waits for the row the other holds.
+        const first = [lead(a), lead(b)];
+        const results = await Promise.allSettled([
+          ...first,
+          ...crosswise(a, 121, aHolds121, 122, bHolds122),
+          ...crosswise(b, 122, bHolds122, 121, aHolds121),
+        ]);
+        expect(results.map((r) => r.status)).toEqual(Array(6).fill("fulfilled"));
+        expect(await counters([121, 122])).toEqual([
+          [121, 2],
+          [122, 2],
+        ]);
+      },
+    );
 
     it("when one appends an event, then the relay is woken once the group has committed, not when its body ends", async () => {
       const writes = new GroupCommit(db);

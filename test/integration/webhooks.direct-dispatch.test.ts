@@ -110,7 +110,7 @@ describe("webhooks: deliveries sent by the fan-out's own dispatcher", () => {
           subscriptionIds: [subscriptionId],
           leaseMs: LEASE_MS,
         });
-        expect(stored).toEqual({ created: 1, claimed: [] });
+        expect(stored).toEqual({ created: 1, claimed: [], behind: [] });
         expect(await deliveryOf(event.id)).toMatchObject({ status: "pending", claim_token: null });
         await db
           .withSchema("webhooks")
@@ -125,13 +125,13 @@ describe("webhooks: deliveries sent by the fan-out's own dispatcher", () => {
     it("when the event was stored before, then nothing new is stored or claimed", async () => {
       const event = domainEvent();
       const first = await repo.insertEventDeliveries(db, event, "{}", [subscriptionId]);
-      expect(first).toEqual({ created: 1, claimed: [] });
+      expect(first).toEqual({ created: 1, claimed: [], behind: [] });
       expect(
         await repo.insertEventDeliveries(db, event, "{}", [subscriptionId], {
           subscriptionIds: [subscriptionId],
           leaseMs: LEASE_MS,
         }),
-      ).toEqual({ created: 0, claimed: [] });
+      ).toEqual({ created: 0, claimed: [], behind: [] });
       await db
         .withSchema("webhooks")
         .table("deliveries")

@@ -13,12 +13,16 @@ import type { DomainEvent, EventName } from "../../shared/messaging/events";
 import { recordAttempts } from "../../services/webhooks/webhooks.attempts.repository";
 import type { DeliveryUpdate } from "../../services/webhooks/webhooks.retry-policy";
 import * as repo from "../../services/webhooks/webhooks.deliveries.repository";
-import type { LineWaits } from "../../services/webhooks/webhooks.ordering";
+import type { ClaimedDelivery } from "../../services/webhooks/webhooks.deliveries.repository";
+import { releaseIfFirstInLine, releaseNextOf, type LineWaits } from "../../services/webhooks/webhooks.ordering";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
+import { requires } from "../helpers/prerequisites";
 import { until } from "../helpers/relay-harness";
 import { startReceiver, type WebhookReceiver } from "../helpers/webhook-receiver";
 
 const LEASE_MS = 60_000;
+/** A transaction left open while other statements run: PGlite (the embedded mode) has one connection. */
+const twoConnections = requires(["postgres"]);
 const ALLOWANCE = { perEndpoint: 100, limits: [] };
 const HOLD_MS = 60_000;
 
@@ -84,21 +88,27 @@ describe("webhooks: per-entity order of deliveries", () => {
       .where({ id: d.id })
       .update({ claim_token: null, next_attempt_at: new Date(Date.now() + 600_000), attempt_count: 1 });
   const newOrder = () => ++orderId;
-  /** Claims it and records an attempt, as the dispatcher does (`holdMs`: WEBHOOK_ORDERING_HOLD). */
-  const attemptOf = async (d: Stored, next: DeliveryUpdate, statusCode: number, holdMs = 0) => {
+  /** Records the attempt of a claimed delivery in `q` (the database, or a transaction left open). */
+  const record = (q: Knex, claim: ClaimedDelivery, next: DeliveryUpdate, statusCode: number) =>
+    recordAttempts(q, [
+      {
+        claim,
+        attempt: { attemptedAt: new Date(), statusCode, error: null, durationMs: 1, trigger: "scheduled" },
+        next,
+      },
+    ]);
+  const claimOne = async (d: Stored) => {
     const [claim] = (await repo.claimDue(db, 100, LEASE_MS, ALLOWANCE)).filter((c) => Number(c.id) === d.id);
     expect(claim).toBeDefined();
-    await recordAttempts(
-      db,
-      [
-        {
-          claim,
-          attempt: { attemptedAt: new Date(), statusCode, error: null, durationMs: 1, trigger: "scheduled" },
-          next,
-        },
-      ],
-      holdMs,
-    );
+    return claim;
+  };
+  /**
+   * Claims it and records an attempt, then (settled) releases the next of its line, as the
+   * dispatcher's outcome recorder does (`holdMs`: WEBHOOK_ORDERING_HOLD).
+   */
+  const attemptOf = async (d: Stored, next: DeliveryUpdate, statusCode: number, holdMs = 0) => {
+    await record(db, await claimOne(d), next, statusCode);
+    if (next.status !== "pending") await releaseNextOf(db, [d.id], holdMs);
   };
   /** A failed attempt whose retry is 10 minutes away. */
   const failAndRetryLater = (d: Stored) => attemptOf(d, { status: "pending", retryInMs: 600_000 }, 500);
@@ -285,6 +295,68 @@ describe("webhooks: per-entity order of deliveries", () => {
       expect(await claimOf(third)).toEqual([third]);
     });
 
+    /** A new order's first delivery, claimed: being sent. */
+    const headBeingSent = async () => {
+      const order = newOrder();
+      const head = await store(eventOf("sales_order_created", order), line.sales_order_created, 0, LEASE_MS);
+      return { order, head, claim: await claimOne(head) };
+    };
+
+    twoConnections.it(
+      "when the next one is stored while the one before settles, unseen by its release, then the release after the commit finds it",
+      async () => {
+        const { order, head, claim } = await headBeingSent();
+        let next: Stored | undefined;
+        await db.transaction(async (trx) => {
+          await record(trx, claim, { status: "succeeded", retryInMs: null }, 200);
+          // Stored meanwhile: the head is not settled yet as the store sees it.
+          next = await store(eventOf("sales_order_validated", order), line.sales_order_validated, 0, LEASE_MS);
+          expect((await dueAt(next)).getTime()).toBeGreaterThan(Date.now() + LEASE_MS / 2);
+        });
+        await releaseNextOf(db, [head.id], 0);
+        expect(await claimOf(next!)).toEqual([next]);
+      },
+    );
+
+    twoConnections.it(
+      "when the one before settles while the next one is stored, unseen by the store, then the stored one releases itself after its commit",
+      async () => {
+        const { order, head, claim } = await headBeingSent();
+        const e = eventOf("sales_order_validated", order);
+        let behind: number[] = [];
+        await db.transaction(async (trx) => {
+          behind = (
+            await repo.insertEventDeliveries(trx, e, "{}", [line.sales_order_validated], undefined, {
+              holdMs: 0,
+              behindMs: LEASE_MS,
+            })
+          ).behind;
+          // Settled meanwhile, its release unable to see the one not yet committed.
+          await record(db, claim, { status: "succeeded", retryInMs: null }, 200);
+          await releaseNextOf(db, [head.id], 0);
+        });
+        const row = await W().table("deliveries").where({ event_id: e.id }).first<{ id: string }>("id");
+        const next: Stored = { id: Number(row.id), eventId: e.id };
+        expect(behind).toEqual([next.id]);
+        expect((await dueAt(next)).getTime()).toBeGreaterThan(Date.now() + LEASE_MS / 2);
+        await releaseIfFirstInLine(db, behind, 0);
+        expect(await claimOf(next)).toEqual([next]);
+      },
+    );
+
+    it("when the one before is still unsettled after the next one is stored, then the next one does not release itself", async () => {
+      const order = newOrder();
+      await store(eventOf("sales_order_created", order), line.sales_order_created, 0, LEASE_MS);
+      const e = eventOf("sales_order_validated", order);
+      const { behind } = await repo.insertEventDeliveries(db, e, "{}", [line.sales_order_validated], undefined, {
+        holdMs: 0,
+        behindMs: LEASE_MS,
+      });
+      expect(behind).toHaveLength(1);
+      await releaseIfFirstInLine(db, behind, 0);
+      expect((await dueAt({ id: behind[0], eventId: e.id })).getTime()).toBeGreaterThan(Date.now() + LEASE_MS / 2);
+    });
+
     it("when the one before settles within the next one's hold, then the next is released due at the hold's end, not sooner", async () => {
       const order = newOrder();
       const head = await store(eventOf("sales_order_created", order), line.sales_order_created, 0, LEASE_MS);
@@ -321,7 +393,7 @@ describe("webhooks: per-entity order of deliveries", () => {
       expect(await claimOf(held, next)).toEqual([next]);
       // ...and it gets nothing new while disabled.
       const e = eventOf("sales_order_validated", order);
-      expect(await repo.insertEventDeliveries(db, e, "{}", [first])).toEqual({ created: 0, claimed: [] });
+      expect(await repo.insertEventDeliveries(db, e, "{}", [first])).toEqual({ created: 0, claimed: [], behind: [] });
     });
   });
 
@@ -342,7 +414,7 @@ describe("webhooks: per-entity order of deliveries", () => {
       expect(first.claimed).toHaveLength(1);
       expect(first.claimed[0].in_line).toBe(true);
       const second = await direct(eventOf("sales_order_validated", order), line.sales_order_validated);
-      expect(second).toEqual({ created: 1, claimed: [] });
+      expect(second).toEqual({ created: 1, claimed: [], behind: [expect.any(Number)] });
       // A `none` subscription's is claimed whatever came before.
       await store(eventOf("sales_order_validated", order), unordered);
       const free = await direct(eventOf("sales_order_validated", order), unordered);
@@ -353,7 +425,7 @@ describe("webhooks: per-entity order of deliveries", () => {
     it("when the hold has not passed since the event happened, then a per_entity delivery is stored due at its end, not claimed", async () => {
       const e = eventOf("sales_order_created", newOrder());
       const stored = await direct(e, line.sales_order_created, HOLD_MS);
-      expect(stored).toEqual({ created: 1, claimed: [] });
+      expect(stored).toEqual({ created: 1, claimed: [], behind: [] });
       const row = (await W().table("deliveries").where({ event_id: e.id }).first()) as { next_attempt_at: Date };
       expect(row.next_attempt_at.getTime()).toBeGreaterThan(Date.now() + HOLD_MS / 2);
       expect(row.next_attempt_at.getTime()).toBeLessThanOrEqual(new Date(e.occurredAt).getTime() + HOLD_MS + 1_000);
