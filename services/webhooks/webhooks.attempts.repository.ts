@@ -118,6 +118,8 @@ export async function recordAttempts(db: Knex, recorded: readonly RecordedAttemp
      ), updated AS (
        UPDATE ??.deliveries d
           SET status = i.status, attempt_count = i.attempt_count, claim_token = NULL, updated_at = now(),
+              -- Settled, it leaves its per-entity line (webhooks.ordering.ts).
+              sequence = CASE WHEN i.status = 'pending' THEN d.sequence END,
               next_attempt_at = CASE WHEN i.retry_in_ms IS NULL THEN NULL ELSE now() + i.retry_in_ms * interval '1 millisecond' END,
               next_trigger = CASE WHEN i.retry_in_ms IS NULL THEN NULL ELSE 'retry' END
          FROM input i

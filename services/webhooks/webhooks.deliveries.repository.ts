@@ -176,9 +176,10 @@ export async function insertEventDeliveries(
                 AND (s.ordering <> 'per_entity' OR place.sequence IS NULL
                      OR (place.held_until <= now() AND NOT ${earlierUnsettled(LINE_OF_PLACE)})) AS direct
          FROM ??.subscriptions s CROSS JOIN place
+         -- OFFSET 0: evaluated once, not pulled up into each of the two columns that use it.
          CROSS JOIN LATERAL (
            SELECT CASE WHEN s.ordering = 'per_entity' AND place.sequence IS NOT NULL
-                       THEN ${dueBehindEarlier(LINE_OF_PLACE, "place.behind_ms")} END AS until) behind
+                       THEN ${dueBehindEarlier(LINE_OF_PLACE, "place.behind_ms")} END AS until OFFSET 0) behind
         WHERE s.id = ANY(?::int[]) AND s.status = 'active'
      ), chosen AS (
        -- Sent first, stored with its outcome: direct, in no line, and not stored already (a
@@ -462,7 +463,14 @@ export async function scheduleAgain(db: Db, subscriptionId: number, id: number):
 // ---- cancelling and failing what must not be sent ------------------------------------------
 
 /** What is cancelled is kept in the log, with `cancelled` status, and never sent (a recovery may queue it again). */
-const CANCELLED = { status: "cancelled", next_attempt_at: null, claim_token: null, next_trigger: null } as const;
+/** Settled, it leaves its per-entity line too (webhooks.ordering.ts). */
+const CANCELLED = {
+  status: "cancelled",
+  next_attempt_at: null,
+  claim_token: null,
+  next_trigger: null,
+  sequence: null,
+} as const;
 
 /**
  * Cancels the queued (pending) deliveries of this client's subscriptions that its audience no

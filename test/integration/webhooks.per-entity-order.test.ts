@@ -344,6 +344,18 @@ describe("webhooks: per-entity order of deliveries", () => {
       },
     );
 
+    it("when a delivery settles, then it leaves its line (its sequence is cleared); one whose retry is scheduled stays in it", async () => {
+      // One at a time: a claim takes every due delivery.
+      const settled = await store(eventOf("sales_order_created", newOrder()), line.sales_order_created);
+      await succeed(settled);
+      const retried = await store(eventOf("sales_order_created", newOrder()), line.sales_order_created);
+      await failAndRetryLater(retried);
+      const sequenceOf = async (d: Stored) =>
+        (await W().table("deliveries").where({ id: d.id }).first<{ sequence: string | null }>("sequence")).sequence;
+      expect(await sequenceOf(retried)).not.toBeNull();
+      expect(await sequenceOf(settled)).toBeNull();
+    });
+
     it("when the one before is still unsettled after the next one is stored, then the next one does not release itself", async () => {
       const order = newOrder();
       await store(eventOf("sales_order_created", order), line.sales_order_created, 0, LEASE_MS);

@@ -18,6 +18,7 @@ import * as perEntityOrdering from "./20261215020000_per_entity_ordering";
 import * as statsSeries from "./20261215050010_stats_series";
 import * as deliveryPathKeyChecks from "./20261227000000_delivery_path_key_checks";
 import * as fewerDeliveryIndexes from "./20261227000100_fewer_delivery_indexes";
+import * as lineHoldsTheUnsettled from "./20261228000000_line_holds_the_unsettled";
 
 export const migrations: Migration[] = [
   { name: "20261121000500_create_webhooks", ...createWebhooks },
@@ -39,4 +40,5 @@ export const migrations: Migration[] = [
   { name: "20261215050010_stats_series", ...statsSeries },
   { name: "20261227000000_delivery_path_key_checks", ...deliveryPathKeyChecks },
   { name: "20261227000100_fewer_delivery_indexes", ...fewerDeliveryIndexes },
+  { name: "20261228000000_line_holds_the_unsettled", ...lineHoldsTheUnsettled },
 ];
