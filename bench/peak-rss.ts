@@ -29,6 +29,8 @@ export class PeakRss {
 
   constructor(private readonly processes: BenchProcess[]) {
     this.timer = setInterval(() => this.sample(), SAMPLE_EVERY_MS);
+    // A sampler never keeps the process alive: a run that fails before finish() still exits.
+    this.timer.unref();
     this.sample();
   }
 

@@ -274,6 +274,8 @@ async function soak(run: DistributedRun, o: SoakOptions, results: SoakResults): 
   const spent = new ProcessMetrics(
     new Map(processes.flatMap((p) => (p.metricsUrl ? [[p.name, p.metricsUrl] as [string, string]] : []))),
   );
+  // Cleared however the soak ends: left running after a failure, it kept the process alive.
+  let rssTimer: NodeJS.Timeout | undefined;
   try {
     const office = await createBackOffice(deployment.baseUrl, deployment.adminKey);
     const paths = await subscribeReceiver(deployment.baseUrl, office, sink.urls, o.subscriptions);
@@ -306,14 +308,16 @@ async function soak(run: DistributedRun, o: SoakOptions, results: SoakResults): 
         if (mb !== null) rssSamples.get(p.name)?.push([Date.now() - start, mb]);
       }
     };
-    const rssTimer = setInterval(sampleRss, SAMPLE_RSS_MS);
+    rssTimer = setInterval(sampleRss, SAMPLE_RSS_MS);
     sampleRss();
     // The latencies of the receipts taken since the last window closed.
     let latencies = { all: [] as number[], healthy: [] as number[] };
     const takeReceipts = async () => {
       const taken = receipts.add(await sink.take(), validatedAt, failingPath);
-      latencies.all.push(...taken.all);
-      latencies.healthy.push(...taken.healthy);
+      // Appended one by one: a window's receipts (150,000 at 500 a second) are more arguments
+      // than a spread into push may pass (RangeError: Maximum call stack size exceeded).
+      for (const ms of taken.all) latencies.all.push(ms);
+      for (const ms of taken.healthy) latencies.healthy.push(ms);
     };
 
     const closeWindow = async (w: number, from: number, to: number) => {
@@ -396,6 +400,7 @@ async function soak(run: DistributedRun, o: SoakOptions, results: SoakResults): 
       notOffered,
     };
   } finally {
+    clearInterval(rssTimer);
     await deployment.tearDown();
     await sink.stop();
     // LOG_LEVEL=warn: whatever a process printed is worth a look.

@@ -84,7 +84,8 @@ export interface LoadRun {
  */
 export function lastFailureAfterFault(run: LoadRun): number | null {
   const sent = run.outcomes.filter(failed).map((o) => o.sentAt);
-  return sent.length === 0 ? null : Math.max(...sent) - run.faultEndedAt;
+  // Folded, not spread into Math.max: the failed requests may outnumber a call's arguments.
+  return sent.length === 0 ? null : sent.reduce((m, t) => Math.max(m, t), -Infinity) - run.faultEndedAt;
 }
 
 /** Steady load for `beforeMs`, then `fault()` (awaited), then `afterMs` more. */

@@ -4,11 +4,25 @@
  * window opening at each arrival, stricter) — and the average rate of the run.
  */
 
+/**
+ * The smallest and the largest, folded: spread into Math.min, a long run's arrivals are more
+ * arguments than a call may take (RangeError: Maximum call stack size exceeded).
+ */
+function extent(values: readonly number[]): [number, number] {
+  let min = Infinity;
+  let max = -Infinity;
+  for (const v of values) {
+    min = Math.min(min, v);
+    max = Math.max(max, v);
+  }
+  return [min, max];
+}
+
 /** The arrivals of each second of the clock, from the first arrival's second to the last's. */
 export function countsPerSecond(arrivals: readonly number[]): number[] {
   const seconds = arrivals.map((t) => Math.floor(t / 1000));
-  const first = Math.min(...seconds);
-  const counts = new Array<number>(Math.max(...seconds) - first + 1).fill(0);
+  const [first, last] = extent(seconds);
+  const counts = new Array<number>(last - first + 1).fill(0);
   for (const s of seconds) counts[s - first] += 1;
   return counts;
 }
@@ -33,7 +47,7 @@ export interface RateFigures {
 }
 
 export function rateFigures(arrivals: readonly number[]): RateFigures {
-  const first = Math.min(...arrivals);
-  const seconds = (Math.max(...arrivals) - first) / 1000;
+  const [first, last] = extent(arrivals);
+  const seconds = (last - first) / 1000;
   return { count: arrivals.length, seconds, perSecond: seconds > 0 ? (arrivals.length - 1) / seconds : 0 };
 }
