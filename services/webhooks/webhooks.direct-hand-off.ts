@@ -7,7 +7,7 @@
  * calls the fan-out; the worker (webhooks.worker.ts) gives the fan-out its dispatcher as this.
  */
 import type { ClaimedDelivery } from "./webhooks.deliveries.repository";
-import type { Ordering } from "./webhooks.ordering";
+import type { Ordering } from "./webhooks.params";
 
 /** A subscription a fresh event is for, and its endpoint (its URL's origin). */
 export interface HandOffTarget {

@@ -4,14 +4,13 @@
  */
 import { EVENTS, SUBSCRIPTION_EVENT_NAMES } from "../../shared/messaging/events";
 import { ATTEMPT_TRIGGERS } from "./webhooks.deliveries.repository";
-import { DELIVERY_STATUSES } from "./webhooks.params";
+import { DELIVERY_STATUSES, ORDERINGS } from "./webhooks.params";
 import {
   REDACTED,
   RESPONSE_BODY_MAX_BYTES,
   RESPONSE_HEADERS_MAX,
   RESPONSE_HEADERS_MAX_BYTES,
 } from "./webhooks.response-capture";
-import { ORDERINGS } from "./webhooks.ordering";
 import { SIGNATURE_SCHEMES } from "./webhooks.signing";
 
 const timestamp = { type: "string", format: "date-time" } as const;

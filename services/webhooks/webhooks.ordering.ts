@@ -46,9 +46,6 @@ import { prepared } from "../../shared/database/prepared-statement";
 import type { DomainEvent } from "../../shared/messaging/events";
 import type { DeliveryStatus } from "./webhooks.params";
 
-export const ORDERINGS = ["none", "per_entity"] as const;
-export type Ordering = (typeof ORDERINGS)[number];
-
 /** Where a delivery stands in its line: the entity's key and the event's sequence; null for none (a test event). */
 export interface LinePlace {
   entityKey: string;

@@ -12,8 +12,11 @@ import { BIGINT_ID_MAX, identifier, optional, pathId } from "../../shared/http/p
 import { API_PREFIX } from "../../shared/http/responses";
 import { decodeFeedCursor } from "./webhooks.feed-cursor";
 import { HEADER_NAME, HEADER_VALUE, MAX_CUSTOM_HEADERS, type HeaderChanges } from "./webhooks.custom-headers";
-import { ORDERINGS, type Ordering } from "./webhooks.ordering";
 import { SIGNATURE_SCHEMES, type SignatureScheme } from "./webhooks.signing";
+
+/** A subscription's `ordering` (webhooks.ordering.ts: what `per_entity` holds in line). */
+export const ORDERINGS = ["none", "per_entity"] as const;
+export type Ordering = (typeof ORDERINGS)[number];
 
 export const DELIVERY_STATUSES = ["pending", "succeeded", "failed", "refused", "cancelled"] as const;
 export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];

@@ -6,7 +6,7 @@ import type { AttemptTrigger } from "./webhooks.deliveries.repository";
 import type { DeliveryRow } from "./webhooks.deliveries.repository";
 import type { RecoveryRow, RecoveryStatus } from "./webhooks.recoveries.repository";
 import type { SubscriptionRow, SubscriptionStatus } from "./webhooks.subscriptions.repository";
-import type { Ordering } from "./webhooks.ordering";
+import type { Ordering } from "./webhooks.params";
 import type { SignatureScheme } from "./webhooks.signing";
 
 export interface WebhookEvent {

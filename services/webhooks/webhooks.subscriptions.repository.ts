@@ -7,7 +7,7 @@ import type { Db } from "../../shared/database/db";
 import type { DomainEvent, EventName } from "../../shared/messaging/events";
 import { fetchPage, type PageQuery } from "../../shared/http/paging";
 import type { SecretBox } from "../../shared/security/secret-box";
-import type { Ordering } from "./webhooks.ordering";
+import type { Ordering } from "./webhooks.params";
 
 const S = "webhooks";
 
