@@ -385,6 +385,9 @@ describe("when the day's counter hands out numbers", () => {
 
 describe("when an order moves through its states", () => {
   const move = (action: string, id: number, as = f.backoffice) => t.call<Order>(`orders.${action}`, { id }, as);
+  /** The order's events in the outbox, oldest first. */
+  const eventsOf = (orderId: number): Promise<OutboxRow[]> =>
+    db.withSchema("orders").table("outbox").where({ entity_id: orderId }).orderBy("id");
 
   it("then pending → validated → cancelled is allowed, each with its event", async () => {
     const order = await create(partnerOrder(f));
@@ -393,11 +396,7 @@ describe("when an order moves through its states", () => {
     expect(validated.validatedAt).not.toBeNull();
     const cancelled = await move("cancel", order.id);
     expect(cancelled.status).toBe("cancelled");
-    const events: OutboxRow[] = await db
-      .withSchema("orders")
-      .table("outbox")
-      .where({ entity_id: order.id })
-      .orderBy("id");
+    const events = await eventsOf(order.id);
     expect(events.map((e) => e.event)).toEqual([
       "sales_order_created",
       "sales_order_validated",
@@ -440,11 +439,7 @@ describe("when an order moves through its states", () => {
       const made = own.filter((a) => a.status === 200).sort((a, b) => a.order!.version - b.order!.version);
       // Versions 2, 3, … in the order the moves were made, each with its event and nothing more.
       expect(made.map((a) => a.order!.version)).toEqual(made.map((_, i) => i + 2));
-      const events: OutboxRow[] = await db
-        .withSchema("orders")
-        .table("outbox")
-        .where({ entity_id: o.id })
-        .orderBy("id");
+      const events = await eventsOf(o.id);
       expect(events.map((e) => e.event)).toEqual([
         "sales_order_created",
         ...made.map((a) => (a.m === "validate" ? "sales_order_validated" : "sales_order_cancelled")),
