@@ -44,7 +44,7 @@
 import type { Db } from "../../shared/database/db";
 import { prepared } from "../../shared/database/prepared-statement";
 import type { DomainEvent } from "../../shared/messaging/events";
-import type { DeliveryStatus } from "./webhooks.params";
+import { DELIVERY_STATUSES } from "./webhooks.params";
 
 /** Where a delivery stands in its line: the entity's key and the event's sequence; null for none (a test event). */
 export interface LinePlace {
@@ -67,13 +67,8 @@ export interface LineRefs {
   url: string;
 }
 
-/** Every status but `pending`; a record, so that a status added to DeliveryStatus must be placed here. */
-const SETTLED: Record<Exclude<DeliveryStatus, "pending">, true> = {
-  succeeded: true,
-  failed: true,
-  refused: true,
-  cancelled: true,
-};
+/** Every status but `pending`. */
+const SETTLED = DELIVERY_STATUSES.filter((status) => status !== "pending");
 
 /**
  * Delivery `alias` is in its line: its sequence is set (a delivery that settles, is redelivered
@@ -86,7 +81,7 @@ const SETTLED: Record<Exclude<DeliveryStatus, "pending">, true> = {
  * per_entity phase: 730 rows read per probe).
  */
 export function inLine(alias: string): string {
-  const settled = Object.keys(SETTLED).map((status) => `'${status}'`);
+  const settled = SETTLED.map((status) => `'${status}'`);
   return `${alias}.sequence IS NOT NULL AND ${alias}.status NOT IN (${settled.join(", ")})`;
 }
 
