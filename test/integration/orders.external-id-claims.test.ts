@@ -40,6 +40,17 @@ const advisoryLocks = async (db: Knex) =>
       .n,
   );
 
+/**
+ * Ends a backend and returns once it is gone. pg_terminate_backend(pid) alone only signals it:
+ * the backend releases its locks a moment later, so a request sent right after could still find
+ * the claim held (CI saw that 409). With a timeout, PostgreSQL waits until the backend has left
+ * (its locks released on the way out); the minute is a bound for a stuck server, not a race.
+ */
+async function terminateBackend(db: Knex, pid: number): Promise<void> {
+  const { rows } = await db.raw<{ rows: { gone: boolean }[] }>("SELECT pg_terminate_backend(?, 60000) AS gone", [pid]);
+  expect(rows[0].gone).toBe(true);
+}
+
 describe("when the process holding an externalId's claim dies", () => {
   it("then the order is refused while it lives, and a retry is taken the moment its connection is gone", async () => {
     if (w.t.database.kind === "pglite") {
@@ -58,7 +69,7 @@ describe("when the process holding an externalId's claim dies", () => {
       expect(refused.status).toBe(409);
 
       // As SIGKILL ends it: the server sees the connection drop, nobody unlocks anything.
-      await w.db.raw("SELECT pg_terminate_backend(?)", [(held as { processID: number }).processID]);
+      await terminateBackend(w.db, (held as { processID: number }).processID);
       const taken = await w.t.call<{ externalId: string }>("orders.create", body, w.partnerB);
       expect(taken.externalId).toBe(externalId);
     } finally {
