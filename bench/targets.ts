@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { environmentWith } from "../shared/config/config";
 import { ALL_SERVICES, type ServiceName, type VariableName } from "../shared/config/variables";
-import { EMBEDDED_NODE_FLAGS, SERVICE_NODE_OPTIONS } from "../runtime/process-limits";
+import { EMBEDDED_NODE_FLAGS, SERVICE_NODE_FLAGS } from "../runtime/process-limits";
 import { newEncryptionKeyEntry } from "../shared/security/secret-box";
 import { createFreshDatabase, type FreshDatabase } from "./databases";
 import { benchNamespace, deleteNamespaceStreams } from "./nats-namespace";
@@ -256,8 +256,8 @@ export function deployDistributed(
           ...(service === "gateway" ? { METRICS_ON_PUBLIC_PORT: "true" } : {}),
         }),
         [],
-        [SERVICE_NODE_OPTIONS, ...run.nodeArgs],
-      ); // the heap cap the image and start:cluster use
+        [...SERVICE_NODE_FLAGS, ...run.nodeArgs],
+      ); // the flags the image and start:cluster use
       member.metricsUrl = `http://127.0.0.1:${probePort}/metrics`;
       members.push(member);
       await waitUntilReady(member, `http://127.0.0.1:${probePort}/readyz`);

@@ -5,7 +5,24 @@
  * value (deploy/docker/Dockerfile; a test checks they agree).
  */
 export const SERVICE_HEAP_MB = 112;
-export const SERVICE_NODE_OPTIONS = `--max-old-space-size=${SERVICE_HEAP_MB}`;
+
+/**
+ * AsyncLocalStorage on V8's continuation-preserved data (AsyncContextFrame) instead of
+ * async_hooks' promise hooks. The request context and the tracing context
+ * (shared/observability/request-context.ts, tracing.ts) live in AsyncLocalStorage, and with the
+ * hooks every promise — a dozen or more per delivery — ran an init hook that copied the stores
+ * onto it. Measured under bench:webhooks (bench/README.md, issue 23, "AsyncLocalStorage without
+ * promise hooks"): 0.82–0.89 → 0.69–0.76 ms of CPU per delivery in the burst, every process
+ * cheaper. The default from Node 24 on; Node 22, which the project runs on (the `node`
+ * devDependency, the image), has it behind this flag. The whole test suite runs with it too
+ * (package.json `test`, test/helpers/processes.ts), so the contexts' flow is the one tested.
+ */
+export const ASYNC_CONTEXT_FLAG = "--experimental-async-context-frame";
+
+/** The Node flags of one service process in the distributed mode. */
+export const SERVICE_NODE_FLAGS = [`--max-old-space-size=${SERVICE_HEAP_MB}`, ASYNC_CONTEXT_FLAG];
+/** The same, as NODE_OPTIONS (start:cluster, the image): Node accepts both flags there. */
+export const SERVICE_NODE_OPTIONS = SERVICE_NODE_FLAGS.join(" ");
 
 /**
  * Node flags of the embedded process (`npm start`: every service and PGlite in one process), in
@@ -18,5 +35,6 @@ export const SERVICE_NODE_OPTIONS = `--max-old-space-size=${SERVICE_HEAP_MB}`;
  * - `--heap-growing-percent=30`: the next full GC comes once the heap is 30 % above what the last
  *   one kept. V8's own factor goes up to 4 × on a machine with this much memory: 30–50 MB of live
  *   objects let the heap reach 90–140 MB between full GCs.
+ * - ASYNC_CONTEXT_FLAG: as in the distributed mode (above).
  */
-export const EMBEDDED_NODE_FLAGS = ["--liftoff-only", "--heap-growing-percent=30"];
+export const EMBEDDED_NODE_FLAGS = ["--liftoff-only", "--heap-growing-percent=30", ASYNC_CONTEXT_FLAG];

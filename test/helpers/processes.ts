@@ -18,6 +18,7 @@ import { createWriteStream, existsSync, mkdirSync, readFileSync, type WriteStrea
 import http from "node:http";
 import net from "node:net";
 import path from "node:path";
+import { ASYNC_CONTEXT_FLAG } from "../../runtime/process-limits";
 import type { ServiceName } from "../../shared/config/variables";
 import { newEncryptionKeyEntry } from "../../shared/security/secret-box";
 import { JETSTREAM_API_TIMEOUT_MS, READINESS_CHECK_TIMEOUT_MS } from "./deadlines";
@@ -221,7 +222,13 @@ export class ServiceProcess {
     this.starts += 1;
     this.log ??= createWriteStream(this.logFile, { flags: "a" });
     this.log.write(`\n===== start #${this.starts} of ${this.options.name} at ${new Date().toISOString()} =====\n`);
-    const child = spawn(NODE, [START], { cwd: ROOT, env: this.environment(), stdio: ["ignore", "pipe", "pipe"] });
+    // AsyncLocalStorage as production runs it (runtime/process-limits.ts); the heap cap is left
+    // out, since a test process may run several services at once.
+    const child = spawn(NODE, [ASYNC_CONTEXT_FLAG, START], {
+      cwd: ROOT,
+      env: this.environment(),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     this.child = child;
     child.stdout?.pipe(this.log, { end: false });
     child.stderr?.pipe(this.log, { end: false });

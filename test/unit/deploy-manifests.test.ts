@@ -273,15 +273,19 @@ describe("Dockerfile", () => {
   });
 
   it("when its defaults are loaded, then it runs every service and exposes and health-checks their ports", () => {
+    // A value is a word, or a quoted text with spaces (NODE_OPTIONS carries two flags).
     const env = Object.fromEntries(
-      [...dockerfile.matchAll(/^(?:ENV\s+|\s+)(\w+)=(\S+?)\s*\\?$/gm)].map((m) => [m[1], m[2]]),
+      [...dockerfile.matchAll(/^(?:ENV\s+|\s+)(\w+)=("[^"]*"|\S+?)\s*\\?$/gm)].map((m) => [
+        m[1],
+        m[2].replace(/^"(.*)"$/, "$1"),
+      ]),
     );
     const cfg = loadConfig(env);
     expect([...cfg.services].sort()).toEqual([...ALL_SERVICES].sort());
     const exposed = (/^EXPOSE (.+)$/m.exec(dockerfile)?.[1] ?? "").split(/\s+/).map(Number);
     expect(exposed.sort()).toEqual([cfg.port, cfg.healthPort].sort());
     expect(dockerfile).toMatch(/^HEALTHCHECK [\s\S]*?CMD \["node", "dist\/runtime\/healthcheck.js"\]/m);
-    // The image caps the heap as start:cluster and the benchmark do.
+    // The image runs Node with the flags start:cluster and the benchmark use.
     expect(env.NODE_OPTIONS).toBe(SERVICE_NODE_OPTIONS);
     // The Kubernetes ConfigMap and the image agree on the health port.
     expect(loadConfig(containerEnv(containerOf(deploymentFor("orders")!), manifests)).healthPort).toBe(cfg.healthPort);
