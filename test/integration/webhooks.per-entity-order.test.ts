@@ -344,6 +344,54 @@ describe("webhooks: per-entity order of deliveries", () => {
       },
     );
 
+    twoConnections.it(
+      "when a release waits for a row another transaction holds, then it holds no row of a higher id: releases never deadlock",
+      async () => {
+        // Four lines whose next deliveries were stored in another order than their heads, the
+        // lowest one behind neither the first head nor the last: whichever way a plan walks the
+        // settled heads, it meets another next one before that one.
+        const orders = [newOrder(), newOrder(), newOrder(), newOrder()];
+        const heads: Stored[] = [];
+        for (const order of orders)
+          heads.push(await store(eventOf("sales_order_created", order), line.sales_order_created, 0, LEASE_MS));
+        const nexts: Stored[] = [];
+        for (const i of [1, 3, 2, 0])
+          nexts.push(await store(eventOf("sales_order_validated", orders[i]), line.sales_order_validated, 0, LEASE_MS));
+        const [lowest, ...others] = nexts;
+        // One claim takes the heads (the next ones wait behind them).
+        const claims = await repo.claimDue(db, 100, LEASE_MS, ALLOWANCE);
+        expect(claims.map((c) => Number(c.id)).sort((a, b) => a - b)).toEqual(heads.map((h) => h.id));
+        for (const claim of claims) await record(db, claim, { status: "succeeded", retryInMs: null }, 200);
+        const waiting = () =>
+          db
+            .raw<{ rows: { n: number }[] }>(
+              "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE webhooks.deliveries later%'",
+            )
+            .then((r) => r.rows[0].n > 0);
+        let release: Promise<void> | undefined;
+        await db.transaction(async (trx) => {
+          await trx.raw("SELECT 1 FROM webhooks.deliveries WHERE id = ? FOR UPDATE", [lowest.id]);
+          release = releaseNextOf(
+            db,
+            heads.map((h) => h.id),
+            0,
+          );
+          await until(waiting, "the release waits for the row held");
+          // Had it locked one of them already, a transaction that took that one and then waited
+          // for the lowest would close a circle.
+          for (const other of others) {
+            const probe = await db.raw<{ rows: { id: string }[] }>(
+              "SELECT id FROM webhooks.deliveries WHERE id = ? FOR UPDATE NOWAIT",
+              [other.id],
+            );
+            expect(probe.rows).toHaveLength(1);
+          }
+        });
+        await release;
+        expect(await claimOf(...nexts)).toEqual(nexts);
+      },
+    );
+
     it("when a delivery settles, then it leaves its line (its sequence is cleared); one whose retry is scheduled stays in it", async () => {
       // One at a time: a claim takes every due delivery.
       const settled = await store(eventOf("sales_order_created", newOrder()), line.sales_order_created);
