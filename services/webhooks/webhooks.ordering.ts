@@ -39,11 +39,12 @@
  *   it (`releaseIfFirstInLine`). Whichever commits last sees the other's commit. Done inside
  *   their own statements, a next one stored while the earlier settled waited out behindMs
  *   (bench:webhooks' per_entity phase on a PostgreSQL that flushes its WAL: its last delivery
- *   arrived 12 s after the rest). Nor does a release die of a deadlock with another: every
- *   statement that moves waiting deliveries' due times locks them in id order first
- *   (`lockedInIdOrder`).
+ *   arrived 12 s after the rest). A release that PostgreSQL ends to break a deadlock (another
+ *   release locking the same waiting deliveries in another order) is sent again
+ *   (shared/database/deadlock-retry.ts): it runs outside any transaction and may run twice.
  */
 import type { Db } from "../../shared/database/db";
+import { againAfterDeadlock } from "../../shared/database/deadlock-retry";
 import { prepared } from "../../shared/database/prepared-statement";
 import type { DomainEvent } from "../../shared/messaging/events";
 import { DELIVERY_STATUSES } from "./webhooks.params";
@@ -167,20 +168,6 @@ function behind(left: string, where: string, dueBefore: string): string {
 }
 
 /**
- * `targets` (a SELECT of delivery `id`, and any other columns) as a FROM item `w`, each
- * delivery's row locked first, in id order, as the UPDATE that joins it will lock it. Every
- * statement that moves the due time of a line's waiting deliveries (the releases, the deferrals
- * behind a retry, the undeferrals) locks them this way, so two of them — two processes' outcome
- * batches, a fan-out's release and an outcome batch's — never wait on each other in a circle.
- * Left to their plans, each locked its rows in the order it found them (the settled ones' order,
- * or the table's): bench:webhooks' per_entity phase saw `releaseNextOf` die of a deadlock, and
- * the deliveries it would have released wait out behindMs, 22 s, instead of a few milliseconds.
- */
-function lockedInIdOrder(targets: string): string {
-  return `(SELECT t.* FROM (${targets}) t JOIN webhooks.deliveries l ON l.id = t.id ORDER BY l.id FOR NO KEY UPDATE OF l) w`;
-}
-
-/**
  * A data-modifying CTE for the statement that records attempts: the deliveries in line behind
  * one that `updated` (its RETURNING: subscription_id, entity_key, sequence, status,
  * next_attempt_at) left waiting for a retry are due no sooner than that retry. Without it an
@@ -190,7 +177,7 @@ function lockedInIdOrder(targets: string): string {
  */
 export function deferBehindRetries(updated: string): string {
   return `UPDATE webhooks.deliveries later SET next_attempt_at = w.until
-      FROM ${lockedInIdOrder(behind(updated, "u.status = 'pending' AND u.sequence IS NOT NULL AND u.next_attempt_at > now()", "u.next_attempt_at"))}
+      FROM (${behind(updated, "u.status = 'pending' AND u.sequence IS NOT NULL AND u.next_attempt_at > now()", "u.next_attempt_at")}) w
      WHERE later.id = w.id`;
 }
 
@@ -205,17 +192,19 @@ export function deferBehindRetries(updated: string): string {
 export async function releaseNextOf(db: Db, settledIds: readonly number[], holdMs: number): Promise<void> {
   if (settledIds.length === 0) return;
   const line: LineRefs = { entityKey: "u.entity_key", sequence: null, clientId: "s.client_id", url: "s.url" };
-  await prepared(
-    db.raw(
-      `UPDATE webhooks.deliveries later
+  await againAfterDeadlock(() =>
+    prepared(
+      db.raw(
+        `UPDATE webhooks.deliveries later
           SET next_attempt_at = greatest(now(), later.created_at + ?::bigint * interval '1 millisecond')
-         FROM ${lockedInIdOrder(`SELECT nxt.id
+         FROM (SELECT nxt.id
                  FROM webhooks.deliveries u
                  JOIN webhooks.subscriptions s ON s.id = u.subscription_id
                  CROSS JOIN LATERAL (SELECT first.id ${nearestInLine(line, "first", ">")} ORDER BY first.sequence LIMIT 1) nxt
-                WHERE u.id = ANY(?::bigint[]) AND u.status <> 'pending' AND u.entity_key IS NOT NULL`)}
+                WHERE u.id = ANY(?::bigint[]) AND u.status <> 'pending' AND u.entity_key IS NOT NULL) w
         WHERE later.id = w.id AND later.claim_token IS NULL AND later.attempt_count = 0 AND later.next_attempt_at > now()`,
-      [holdMs, [...settledIds]],
+        [holdMs, [...settledIds]],
+      ),
     ),
   );
 }
@@ -229,11 +218,12 @@ export async function releaseNextOf(db: Db, settledIds: readonly number[], holdM
 export async function releaseIfFirstInLine(db: Db, waitingIds: readonly number[], holdMs: number): Promise<void> {
   if (waitingIds.length === 0) return;
   const place: LineRefs = { entityKey: "d.entity_key", sequence: "d.sequence", clientId: "s.client_id", url: "s.url" };
-  await prepared(
-    db.raw(
-      `UPDATE webhooks.deliveries d SET next_attempt_at = greatest(now(), d.created_at + ?::bigint * interval '1 millisecond')
-         FROM ${lockedInIdOrder("SELECT unnest(?::bigint[]) AS id")}, webhooks.subscriptions s
-        WHERE d.id = w.id AND s.id = d.subscription_id
+  await againAfterDeadlock(() =>
+    prepared(
+      db.raw(
+        `UPDATE webhooks.deliveries d SET next_attempt_at = greatest(now(), d.created_at + ?::bigint * interval '1 millisecond')
+         FROM webhooks.subscriptions s
+        WHERE d.id = ANY(?::bigint[]) AND s.id = d.subscription_id
           -- No status = 'pending' (a settled delivery has no next attempt): with it, the planner
           -- could read the ids through a partial index of pending deliveries, which statistics
           -- from before the backlog say is empty, instead of the primary key (7,365 rows read
@@ -241,7 +231,8 @@ export async function releaseIfFirstInLine(db: Db, waitingIds: readonly number[]
           AND d.sequence IS NOT NULL AND d.claim_token IS NULL AND d.attempt_count = 0
           AND d.next_attempt_at > greatest(now(), d.created_at + ?::bigint * interval '1 millisecond')
           AND NOT ${earlierUnsettled(place)}`,
-      [holdMs, [...waitingIds], holdMs],
+        [holdMs, [...waitingIds], holdMs],
+      ),
     ),
   );
 }
@@ -253,7 +244,7 @@ export async function releaseIfFirstInLine(db: Db, waitingIds: readonly number[]
  */
 function undeferBehind(left: string): string {
   return `UPDATE webhooks.deliveries later SET next_attempt_at = now()
-      FROM ${lockedInIdOrder(behind(left, "true", "'infinity'"))}
+      FROM (${behind(left, "true", "'infinity'")}) w
      WHERE later.id = w.id AND later.attempt_count = 0 AND later.next_attempt_at > now()`;
 }
 

@@ -345,11 +345,11 @@ describe("webhooks: per-entity order of deliveries", () => {
     );
 
     twoConnections.it(
-      "when a release waits for a row another transaction holds, then it holds no row of a higher id: releases never deadlock",
+      "when a release is ended to break a deadlock, then it is sent again and releases its lines",
       async () => {
         // Four lines whose next deliveries were stored in another order than their heads, the
         // lowest one behind neither the first head nor the last: whichever way a plan walks the
-        // settled heads, it meets another next one before that one.
+        // settled heads, it locks another next one before that one.
         const orders = [newOrder(), newOrder(), newOrder(), newOrder()];
         const heads: Stored[] = [];
         for (const order of orders)
@@ -362,14 +362,25 @@ describe("webhooks: per-entity order of deliveries", () => {
         const claims = await repo.claimDue(db, 100, LEASE_MS, ALLOWANCE);
         expect(claims.map((c) => Number(c.id)).sort((a, b) => a - b)).toEqual(heads.map((h) => h.id));
         for (const claim of claims) await record(db, claim, { status: "succeeded", retryInMs: null }, 200);
+        const deadlocks = async () =>
+          Number(
+            (
+              await db.raw<{ rows: { n: string }[] }>(
+                "SELECT deadlocks AS n FROM pg_stat_database WHERE datname = current_database()",
+              )
+            ).rows[0].n,
+          );
         const waiting = () =>
           db
             .raw<{ rows: { n: number }[] }>(
               "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE webhooks.deliveries later%'",
             )
             .then((r) => r.rows[0].n > 0);
+        const before = await deadlocks();
         let release: Promise<void> | undefined;
         await db.transaction(async (trx) => {
+          // This side never gives up first: the release is the deadlock's victim.
+          await trx.raw("SET LOCAL deadlock_timeout = '60s'");
           await trx.raw("SELECT 1 FROM webhooks.deliveries WHERE id = ? FOR UPDATE", [lowest.id]);
           release = releaseNextOf(
             db,
@@ -377,17 +388,11 @@ describe("webhooks: per-entity order of deliveries", () => {
             0,
           );
           await until(waiting, "the release waits for the row held");
-          // Had it locked one of them already, a transaction that took that one and then waited
-          // for the lowest would close a circle.
-          for (const other of others) {
-            const probe = await db.raw<{ rows: { id: string }[] }>(
-              "SELECT id FROM webhooks.deliveries WHERE id = ? FOR UPDATE NOWAIT",
-              [other.id],
-            );
-            expect(probe.rows).toHaveLength(1);
-          }
+          // Waits for the rows the release holds while it waits for ours: a circle.
+          await trx.raw("SELECT 1 FROM webhooks.deliveries WHERE id = ANY(?) FOR UPDATE", [others.map((d) => d.id)]);
         });
         await release;
+        expect(await deadlocks()).toBeGreaterThan(before);
         expect(await claimOf(...nexts)).toEqual(nexts);
       },
     );
