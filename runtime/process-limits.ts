@@ -12,8 +12,8 @@ export const SERVICE_HEAP_MB = 112;
  * (shared/observability/request-context.ts, tracing.ts) live in AsyncLocalStorage, and with the
  * hooks every promise — a dozen or more per delivery — ran an init hook that copied the stores
  * onto it. Measured under bench:webhooks (bench/README.md, issue 23, "AsyncLocalStorage without
- * promise hooks"): 0.82–0.89 → 0.69–0.76 ms of CPU per delivery in the burst, every process
- * cheaper. The default from Node 24 on; Node 22, which the project runs on (the `node`
+ * promise hooks"): 0.74–0.80 → 0.67–0.78 ms of CPU per delivery in the burst, every process
+ * cheaper, and bench:orders 2.89–3.34 → 2.30–2.95 ms per order. The default from Node 24 on; Node 22, which the project runs on (the `node`
  * devDependency, the image), has it behind this flag. The whole test suite runs with it too
  * (package.json `test`, test/helpers/processes.ts), so the contexts' flow is the one tested.
  */
