@@ -348,8 +348,8 @@ describe("webhooks: per-entity order of deliveries", () => {
       "when a release is ended to break a deadlock, then it is sent again and releases its lines",
       async () => {
         // Four lines whose next deliveries were stored in another order than their heads, the
-        // lowest one behind neither the first head nor the last: whichever way a plan walks the
-        // settled heads, it locks another next one before that one.
+        // lowest one behind neither the first head nor the last: a plan that walks the settled
+        // heads forwards or backwards locks another next one before that one.
         const orders = [newOrder(), newOrder(), newOrder(), newOrder()];
         const heads: Stored[] = [];
         for (const order of orders)

@@ -55,6 +55,14 @@ describe("the Node flags of each mode", () => {
   it("when the tests run, then Jest's processes use the same AsyncLocalStorage as the services", () => {
     for (const script of ["test", "test:unit", "test:integration", "test:e2e"])
       expect(pkg.scripts[script].split(" ")).toContain(ASYNC_CONTEXT_FLAG);
+    // The container tiers start Jest themselves: every invocation there carries the flag too.
+    for (const file of ["test/containers/run.sh", "test/containers/compose-smoke.sh"]) {
+      const jestLines = readFileSync(path.join(__dirname, "../..", file), "utf8")
+        .split("\n")
+        .filter((l) => l.includes("node_modules/jest/bin/jest.js"));
+      expect(jestLines.length).toBeGreaterThan(0);
+      for (const l of jestLines) expect(l.split(" ")).toContain(ASYNC_CONTEXT_FLAG);
+    }
     expect(process.execArgv).toContain(ASYNC_CONTEXT_FLAG);
   });
 
