@@ -15,7 +15,7 @@ export const SERVICE_HEAP_MB = 112;
  * promise hooks"): 0.74–0.80 → 0.67–0.78 ms of CPU per delivery in the burst, every process
  * cheaper, and bench:orders 2.89–3.34 → 2.30–2.95 ms per order. The default from Node 24 on;
  * Node 22, which the project runs on (the `node` devDependency, the image), has it behind this
- * flag. The whole test suite runs with it too (package.json `test`, test/helpers/processes.ts),
+ * flag. The whole test suite runs with it too (package.json `jest`, test/helpers/processes.ts),
  * so the contexts' flow is the one tested.
  */
 export const ASYNC_CONTEXT_FLAG = "--experimental-async-context-frame";

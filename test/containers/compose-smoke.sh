@@ -36,7 +36,7 @@ trap cleanup EXIT
 
 echo "test:compose: project $OI_COMPOSE_PROJECT, gateway on 127.0.0.1:$GATEWAY_HOST_PORT, images $OI_APP_IMAGE, $POSTGRES_IMAGE, $NATS_IMAGE"
 started=$SECONDS
-node --experimental-vm-modules --experimental-async-context-frame --no-warnings=ExperimentalWarning node_modules/jest/bin/jest.js \
+npm run -s jest -- \
   --config '{"rootDir":".","testMatch":["<rootDir>/test/containers/**/*.test.ts"],"transform":{"^.+\\.ts$":["@swc/jest"]},"testEnvironment":"node","modulePathIgnorePatterns":["<rootDir>/dist/"]}' \
   test/containers/compose.smoke.test.ts
 echo "test:compose: passed in $((SECONDS - started)) s; image $OI_APP_IMAGE $(( $(podman image inspect --format '{{.Size}}' "$OI_APP_IMAGE") / 1000000 )) MB"

@@ -57,5 +57,5 @@ if [ ${#files[@]} -eq 0 ] && [ "${OI_CONTAINERS_SUITE:-}" != all ]; then files=(
 npm run -s build
 unset TEST_DATABASE_URL TEST_NATS_URL
 # The files before --selectProjects, which would take them for project names.
-OI_TEST_CONTAINERS=1 node --experimental-vm-modules --experimental-async-context-frame --no-warnings=ExperimentalWarning node_modules/jest/bin/jest.js \
+OI_TEST_CONTAINERS=1 npm run -s jest -- \
   "${files[@]}" --selectProjects integration
