@@ -41,10 +41,11 @@
  *   (bench:webhooks' per_entity phase on a PostgreSQL that flushes its WAL: its last delivery
  *   arrived 12 s after the rest). A release that PostgreSQL ends to break a deadlock (another
  *   release locking the same waiting deliveries in another order) is sent again
- *   (shared/database/deadlock-retry.ts): it runs outside any transaction and may run twice.
+ *   (againAfterDeadlock, shared/database/database-errors.ts): it runs outside any transaction
+ *   and may run twice.
  */
 import type { Db } from "../../shared/database/db";
-import { againAfterDeadlock } from "../../shared/database/deadlock-retry";
+import { againAfterDeadlock } from "../../shared/database/database-errors";
 import { prepared } from "../../shared/database/prepared-statement";
 import type { DomainEvent } from "../../shared/messaging/events";
 import { DELIVERY_STATUSES } from "./webhooks.params";

@@ -1,8 +1,9 @@
 /**
- * The one place where "the database cannot be reached" is recognised: refused or dropped
- * connections, a server shutting down or restarting, a pool that timed out waiting for a
- * connection. Such an error becomes a ServiceUnavailableError (503 with Retry-After at the
- * gateway) instead of surfacing as an unknown error (a 500 with a stack trace in the logs).
+ * The one place where the database's errors are recognised. "The database cannot be reached":
+ * refused or dropped connections, a server shutting down or restarting, a pool that timed out
+ * waiting for a connection. Such an error becomes a ServiceUnavailableError (503 with Retry-After
+ * at the gateway) instead of surfacing as an unknown error (a 500 with a stack trace in the logs).
+ * Also a broken unique constraint (conflictOnUnique) and a deadlock's victim (againAfterDeadlock).
  */
 import { uniqueViolation } from "./db";
 import { ServiceUnavailableError } from "../errors";
@@ -71,5 +72,39 @@ export async function conflictOnUnique<T>(
     const constraint = uniqueViolation(err);
     if (constraint === null) throw err;
     throw (await conflict(constraint)) ?? err;
+  }
+}
+
+const DEADLOCK_DETECTED = "40P01";
+
+/** True when the error is PostgreSQL ending a statement to break a deadlock. */
+export function isDeadlock(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === DEADLOCK_DETECTED;
+}
+
+/** A deadlock's victim three times in a row is no longer bad luck: the error goes on. */
+const DEADLOCK_ATTEMPTS = 3;
+
+/**
+ * `statement()`, sent again when PostgreSQL ended it as the victim of a deadlock; any other error
+ * goes on at once.
+ *
+ * When two transactions wait for each other's row locks, PostgreSQL ends one of them after
+ * `deadlock_timeout` (1 s by default) and the other goes on. A statement that is safe to run
+ * twice and runs outside a transaction of the caller's (it commits alone, so nothing else of the
+ * caller's is lost with it) can simply be sent again: the lock it waited for is free by then.
+ * Used by the per-entity releases (services/webhooks/webhooks.ordering.ts): two processes'
+ * releases lock the waiting deliveries in the order each plan finds them, and bench:webhooks saw
+ * one die of a deadlock, the deliveries it would have released then waiting out their 22 s
+ * lease. Locking the rows in id order instead changed the statements' plans, and cost far more
+ * (bench/README.md, issue 23) than the second it takes PostgreSQL, now and then, to find one.
+ */
+export async function againAfterDeadlock<T>(statement: () => PromiseLike<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await statement();
+    } catch (err) {
+      if (!isDeadlock(err) || attempt >= DEADLOCK_ATTEMPTS) throw err;
+    }
   }
 }

@@ -1,9 +1,9 @@
 /**
- * shared/database/deadlock-retry.ts: a statement ended by PostgreSQL to break a deadlock is sent
- * again, a bounded number of times; any other error goes on at once. (Against a real deadlock:
- * test/integration/webhooks.per-entity-order.test.ts.)
+ * againAfterDeadlock (shared/database/database-errors.ts): a statement ended by PostgreSQL to
+ * break a deadlock is sent again, a bounded number of times; any other error goes on at once.
+ * (Against a real deadlock: test/integration/webhooks.per-entity-order.test.ts.)
  */
-import { againAfterDeadlock, isDeadlock } from "../../shared/database/deadlock-retry";
+import { againAfterDeadlock, isDeadlock } from "../../shared/database/database-errors";
 
 const deadlock = () => Object.assign(new Error("deadlock detected"), { code: "40P01" });
 
