@@ -40,6 +40,20 @@ export async function dropDatabase(serverUrl: string, name: string): Promise<voi
   }
 }
 
+/**
+ * VACUUM ANALYZE of a whole database, as autovacuum would have done by then: for a phase that
+ * comes after much writing (a long warm-up) on a server whose autovacuum may be off (CI's is).
+ */
+export async function vacuumAnalyze(serverUrl: string, name: string): Promise<void> {
+  const client = new pg.Client({ connectionString: onServer(serverUrl, name) });
+  await client.connect();
+  try {
+    await client.query("VACUUM ANALYZE");
+  } finally {
+    await client.end();
+  }
+}
+
 /** `PostgreSQL 15.x` as the server reports it, for the results' machine section. */
 export async function serverVersion(serverUrl: string): Promise<string> {
   const client = new pg.Client({ connectionString: serverUrl });

@@ -8,8 +8,12 @@
  *
  *   node dist/bench/webhooks.bench.js [--subscriptions 10] [--orders 2000] [--connections 50]
  *     [--steady-rate 200] [--steady-orders 1000] [--calm-rate 50] [--calm-orders 500]
- *     [--warmup-orders 200] [--ordered-orders 400] [--webhooks-processes 2] [--preload 0]
- *     [--postgres URL] [--nats URL] [--no-write] [--cpu-prof]
+ *     [--warmup-orders 4000] [--baseline-warmup 4000] [--ordered-orders 400] [--webhooks-processes 2]
+ *     [--preload 0] [--postgres URL] [--nats URL] [--no-write] [--cpu-prof]
+ *
+ * The warm-ups are long on purpose: a service runs for days, so its cost per delivery is that of
+ * code V8 has finished optimising. After 200 validations the burst still paid for TurboFan's
+ * compiling (bench/README.md, issue 23, "The burst measured V8 warming up").
  */
 import { parseArgs } from "node:util";
 import { LOOPBACK, positiveInteger, serverUrls } from "./options";
@@ -29,6 +33,8 @@ export interface WebhooksBenchOptions {
   preload: number;
   /** Validated (and delivered) before the burst, unmeasured: JIT, pools, connections. */
   warmupOrders: number;
+  /** Requests each baseline sender sends before its measured ones, unmeasured: the same for the bare loop. */
+  baselineWarmup: number;
   /** Orders of EVENTS_PER_ORDER changes in each of the unordered and per_entity phases. */
   orderedOrders: number;
   webhooksProcesses: number;
@@ -50,7 +56,8 @@ export function parseWebhooksOptions(argv: string[]): WebhooksBenchOptions {
       "calm-rate": { type: "string", default: "50" },
       "calm-orders": { type: "string", default: "500" },
       preload: { type: "string", default: "0" },
-      "warmup-orders": { type: "string", default: "200" },
+      "warmup-orders": { type: "string", default: "4000" },
+      "baseline-warmup": { type: "string", default: "4000" },
       "ordered-orders": { type: "string", default: "400" },
       "webhooks-processes": { type: "string", default: "2" },
       postgres: { type: "string", default: `postgres://postgres@${LOOPBACK}:5432/postgres` },
@@ -70,6 +77,7 @@ export function parseWebhooksOptions(argv: string[]): WebhooksBenchOptions {
     calmOrders: positiveInteger("calm-orders", values["calm-orders"], 1),
     preload: positiveInteger("preload", values.preload, 0),
     warmupOrders: positiveInteger("warmup-orders", values["warmup-orders"], 1),
+    baselineWarmup: positiveInteger("baseline-warmup", values["baseline-warmup"], 0),
     orderedOrders: positiveInteger("ordered-orders", values["ordered-orders"], 1),
     webhooksProcesses: positiveInteger("webhooks-processes", values["webhooks-processes"], 1),
     ...serverUrls(values),

@@ -80,10 +80,17 @@ export interface WebhooksBenchResults {
     dispatchIntervalMs: number;
     baselineSenders: number;
     baselineInFlightPerSender: number;
+    /** Unmeasured requests each sender sent first (500 in runs from before it was a setting). */
+    baselineWarmupPerSender?: number;
   };
   /** Peak RSS of every process: the deployment's, the receiver's, the baseline's senders'. */
   processes: ProcessMemory[];
   phases: PhaseResult[];
+  /**
+   * Each warm-up round's CPU per delivery, sending side (a round: WARMUP_ROUND validations): whether V8
+   * had settled before the burst. Absent in runs from before the warm-up was measured.
+   */
+  warmupCpuMsPerDelivery?: number[];
   /** Settled deliveries the database held before the phases (--preload). */
   preloadedDeliveries?: number;
   goal: GoalCheck[];
@@ -284,6 +291,12 @@ export function databaseTable(phases: PhaseResult[]): string {
   ].join("\n");
 }
 
+/** The warm-up rounds' CPU per delivery, for the protocol line. */
+function warmupCurve(r: WebhooksBenchResults): string {
+  const rounds = r.warmupCpuMsPerDelivery ?? [];
+  return rounds.length > 0 ? ` (sending-side CPU ms per delivery, round by round: ${rounds.join(", ")})` : "";
+}
+
 function generatedSection(r: WebhooksBenchResults, file: string): string {
   const m = r.machine;
   const s = r.settings;
@@ -295,9 +308,9 @@ function generatedSection(r: WebhooksBenchResults, file: string): string {
     `Machine: ${m.cpus}, ${m.memoryGB} GB RAM, ${m.os}, Node ${m.node}, ${m.postgres}, ${m.nats}; the driver and the receiver run on the same machine.`,
     `Protocol: ${s.webhooksProcesses} webhooks processes (WEBHOOK_DISPATCH_BATCH=${s.dispatchBatch}, WEBHOOK_DISPATCH_INTERVAL_MS=${s.dispatchIntervalMs}), ${s.subscriptions} subscriptions to \`sales_order_validated\`; ` +
       `each on an origin of its own (one port of the receiver); ${r.preloadedDeliveries ? `the database held ${r.preloadedDeliveries} settled deliveries beforehand (--preload); ` : ""}` +
-      `${s.warmupOrders} validations to warm up; burst: ${s.burstOrders} validations over ${s.burstConnections} connections; steady: ${s.steadyOrders} validations at ${s.steadyRate}/s; ` +
+      `${s.warmupOrders} validations to warm up${warmupCurve(r)}; burst: ${s.burstOrders} validations over ${s.burstConnections} connections; steady: ${s.steadyOrders} validations at ${s.steadyRate}/s; ` +
       `calm: ${s.calmOrders} at ${s.calmRate}/s; noisy: ${s.calmOrders} at ${s.calmRate}/s with the last subscriber's origin hanging (accepts, never answers; WEBHOOK_TIMEOUT_MS at its default); ` +
-      `baseline: ${s.baselineSenders} sender processes × ${s.baselineInFlightPerSender} requests in flight.`,
+      `baseline: ${s.baselineSenders} sender processes × ${s.baselineInFlightPerSender} requests in flight, after ${s.baselineWarmupPerSender ?? 500} unmeasured requests each.`,
     ...(r.error ? ["", `**The run failed:** ${r.error}`] : []),
     "",
     phasesTable(r.phases),
