@@ -164,5 +164,17 @@ export function describeRun(name: string, run: LoadRun, losses?: OrderLosses): s
     after === null
       ? ""
       : `, last failure ${after} ms after the fault ended (took ${run.faultEndedAt - run.faultAt} ms)`;
-  return `[failover] ${name}: ${s.requests} requests, ${s.failures} failed (${statuses}), error window ${s.errorWindowMs} ms${afterText}, slowest ${s.slowestMs} ms${lossText}${refusedText}`;
+  return `[failover] ${name}: ${s.requests} requests, ${s.failures} failed (${statuses}), error window ${s.errorWindowMs} ms${afterText}, slowest ${s.slowestMs} ms${lossText}${refusedText}${describeFirstFailure(run)}`;
+}
+
+/**
+ * When and how the first failure came, and what it said (a problem document names the failure):
+ * a drill that fails only now and then in CI is diagnosed from its line alone.
+ */
+function describeFirstFailure(run: LoadRun): string {
+  let first: LoadOutcome | undefined;
+  for (const o of run.outcomes) if (failed(o) && (!first || o.sentAt < first.sentAt)) first = o;
+  if (!first) return "";
+  const said = (first.error ?? "").replace(/\s+/g, " ").slice(0, 300);
+  return `; first failure: ${first.label} sent ${first.sentAt - run.faultAt} ms after the fault, answered ${first.answeredAt - first.sentAt} ms later: ${said}`;
 }
