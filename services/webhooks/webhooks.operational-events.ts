@@ -17,6 +17,7 @@ import { eventsAppended, outboxRow, type NewEvent } from "../../shared/messaging
 import type { EventName } from "../../shared/messaging/events";
 import type { AttemptRecord } from "./webhooks.attempts.repository";
 import type { ClaimedDelivery } from "./webhooks.deliveries.repository";
+import { deliveriesByIds } from "./webhooks.deliveries-by-id";
 import type { DeliveryUpdate, Verdict } from "./webhooks.retry-policy";
 
 const S = "webhooks";
@@ -80,13 +81,16 @@ export async function announceExhausted(trx: Knex.Transaction, gaveUp: readonly 
       client_id: number;
     }[];
   }>(
-    `SELECT d.id, d.webhook_id, d.event_id, d.created_at, d.attempt_count, e.event,
+    // By id first: `status = 'failed'` said of the table would let the planner read every delivery
+    // that has not succeeded instead (webhooks.deliveries-by-id.ts).
+    `WITH ${deliveriesByIds("d", "id, webhook_id, event_id, created_at, attempt_count, subscription_id, status, updated_at")}
+     SELECT d.id, d.webhook_id, d.event_id, d.created_at, d.attempt_count, e.event,
             s.id AS subscription_id, s.event AS subscription_event, s.url, s.client_id
-       FROM ??.deliveries d
+       FROM d
        JOIN ??.subscriptions s ON s.id = d.subscription_id
        JOIN ??.events e ON e.id = d.event_id
-      WHERE d.id = ANY(?::bigint[]) AND d.status = 'failed' AND d.updated_at = now()`,
-    [S, S, S, gaveUp.map((f) => f.delivery.id)],
+      WHERE d.status = 'failed' AND d.updated_at = now()`,
+    [gaveUp.map((f) => f.delivery.id), S, S],
   );
   const attempts = new Map(gaveUp.map((f) => [Number(f.delivery.id), f.attempt]));
   const announced: NewEvent[] = rows.map((r) => {

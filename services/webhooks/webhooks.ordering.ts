@@ -48,6 +48,7 @@ import type { Db } from "../../shared/database/db";
 import { againAfterDeadlock } from "../../shared/database/database-errors";
 import { prepared } from "../../shared/database/prepared-statement";
 import type { DomainEvent } from "../../shared/messaging/events";
+import { deliveriesByIds } from "./webhooks.deliveries-by-id";
 import { DELIVERY_STATUSES } from "./webhooks.params";
 
 /** Where a delivery stands in its line: the entity's key and the event's sequence; null for none (a test event). */
@@ -183,22 +184,6 @@ export function deferBehindRetries(updated: string): string {
 }
 
 /**
- * A CTE `alias` of the deliveries whose ids are the statement's next parameter (an array), with
- * `columns`, read through the primary key whatever the statistics say: a statement that looks
- * deliveries up by id must say nothing else of the table's rows that matches a partial index's
- * predicate (`sequence IS NOT NULL`: deliveries_in_line; `status = 'pending'`: deliveries_due…;
- * `status <> 'pending'`: deliveries_settled). With such a condition beside `id = ANY(…)` the
- * planner may read the whole partial index instead of the ids, whenever statistics taken before
- * the backlog say it is nearly empty — as after an ANALYZE of a table whose deliveries were all
- * unordered: `releaseIfFirstInLine` walked all 12,464 deliveries in line for 10 ids, 20 ms a call,
- * and bench:webhooks' per_entity phase read 790 rows per delivery instead of 21. MATERIALIZED
- * keeps the planner from pushing the statement's conditions into it; say them of `alias`.
- */
-function byIds(alias: string, columns: string): string {
-  return `${alias} AS MATERIALIZED (SELECT ${columns} FROM webhooks.deliveries WHERE id = ANY(?::bigint[]))`;
-}
-
-/**
  * After the deliveries `settledIds` settled, and that was committed: each releases the first
  * unsettled delivery of its line (it left the line as it settled), if that one waits
  * (`dueBehindEarlier`) and was never attempted — due now, but not before its own hold (`holdMs`)
@@ -212,7 +197,7 @@ export async function releaseNextOf(db: Db, settledIds: readonly number[], holdM
   await againAfterDeadlock(() =>
     prepared(
       db.raw(
-        `WITH ${byIds("u", "id, subscription_id, entity_key, status")}
+        `WITH ${deliveriesByIds("u", "id, subscription_id, entity_key, status")}
          UPDATE webhooks.deliveries later
           SET next_attempt_at = greatest(now(), later.created_at + ?::bigint * interval '1 millisecond')
          FROM (SELECT nxt.id
@@ -239,13 +224,13 @@ export async function releaseIfFirstInLine(db: Db, waitingIds: readonly number[]
   await againAfterDeadlock(() =>
     prepared(
       db.raw(
-        `WITH ${byIds("w", "id, sequence")}
+        `WITH ${deliveriesByIds("w", "id, sequence")}
          UPDATE webhooks.deliveries d SET next_attempt_at = greatest(now(), d.created_at + ?::bigint * interval '1 millisecond')
          FROM w, webhooks.subscriptions s
         WHERE d.id = w.id AND s.id = d.subscription_id
           -- In its line, and still at the same place should the row have changed meanwhile: said
           -- of w, and of d only with IS NOT DISTINCT FROM, so that nothing said of d matches
-          -- deliveries_in_line's predicate (byIds). No status = 'pending' either (a settled
+          -- deliveries_in_line's predicate (webhooks.deliveries-by-id.ts). No status = 'pending' either (a settled
           -- delivery has no next attempt).
           AND w.sequence IS NOT NULL AND d.sequence IS NOT DISTINCT FROM w.sequence
           AND d.claim_token IS NULL AND d.attempt_count = 0

@@ -5,6 +5,7 @@
 import type { Knex } from "knex";
 import type { Db } from "../../shared/database/db";
 import { exactTimestamp } from "../../shared/database/exact-timestamp";
+import { deliveriesByIds } from "./webhooks.deliveries-by-id";
 
 const S = "webhooks";
 
@@ -159,25 +160,7 @@ export async function recoverNextBatch(
       .limit(batch)
       .select<{ id: number | string; at: string }[]>("id", trx.raw(`${exactTimestamp("created_at")} AS at`));
     const ids = walked.map((r) => Number(r.id));
-    const again = trx.withSchema(S).table("deliveries").whereIn("id", ids).whereNot("status", "pending");
-    if (!held.all_deliveries) again.whereNot("status", "succeeded");
-    const queued =
-      ids.length === 0
-        ? 0
-        : (
-            await again
-              .update({
-                status: "pending",
-                attempt_count: 0,
-                next_attempt_at: trx.fn.now(),
-                claim_token: null,
-                next_trigger: "recovery",
-                // Out of its per-entity line (webhooks.ordering.ts): it holds up no newer delivery.
-                sequence: null,
-                updated_at: trx.fn.now(),
-              })
-              .returning("id")
-          ).length;
+    const queued = ids.length === 0 ? 0 : await queueAgain(trx, ids, held.all_deliveries);
     const done = ids.length < batch;
     const last = walked.at(-1);
     const after: WalkPosition = last ? { at: last.at, id: Number(last.id) } : walkedTo;
@@ -193,6 +176,28 @@ export async function recoverNextBatch(
         });
     return { queued, done };
   });
+}
+
+/**
+ * Queues again those of the deliveries `ids` that are settled (and, unless `allDeliveries`, did
+ * not succeed), out of their per-entity lines: they hold up no newer delivery (webhooks.ordering.ts).
+ * By id first, and the statuses said of the updated row only with IS DISTINCT FROM: `status <>
+ * 'pending'` said of the table would let the planner read every delivery that has not succeeded
+ * instead (webhooks.deliveries-by-id.ts). Resolves to how many were queued.
+ */
+async function queueAgain(trx: Knex.Transaction, ids: readonly number[], allDeliveries: boolean): Promise<number> {
+  const { rows } = await trx.raw<{ rows: { id: string }[] }>(
+    `WITH ${deliveriesByIds("w", "id")}
+     UPDATE ??.deliveries d
+        SET status = 'pending', attempt_count = 0, next_attempt_at = now(), claim_token = NULL,
+            next_trigger = 'recovery', sequence = NULL, updated_at = now()
+       FROM w
+      WHERE d.id = w.id AND d.status IS DISTINCT FROM 'pending'
+        ${allDeliveries ? "" : "AND d.status IS DISTINCT FROM 'succeeded'"}
+     RETURNING d.id`,
+    [[...ids], S],
+  );
+  return rows.length;
 }
 
 interface BatchCounts {
