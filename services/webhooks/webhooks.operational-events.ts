@@ -60,6 +60,9 @@ export function exhaustsSchedule(f: FinishedOutcome): boolean {
   );
 }
 
+/** What announceExhausted reads of each delivery. */
+const EXHAUSTED_COLUMNS = "id, webhook_id, event_id, created_at, attempt_count, subscription_id, status, updated_at";
+
 /**
  * Appends `webhook_delivery_exhausted` for those of these attempts whose delivery the same
  * transaction has just failed (recordAttempts, which writes a delivery only while its claim
@@ -83,7 +86,7 @@ export async function announceExhausted(trx: Knex.Transaction, gaveUp: readonly 
   }>(
     // By id first: `status = 'failed'` said of the table would let the planner read every delivery
     // that has not succeeded instead (webhooks.deliveries-by-id.ts).
-    `WITH ${deliveriesByIds("d", "id, webhook_id, event_id, created_at, attempt_count, subscription_id, status, updated_at")}
+    `WITH ${deliveriesByIds("d", EXHAUSTED_COLUMNS)}
      SELECT d.id, d.webhook_id, d.event_id, d.created_at, d.attempt_count, e.event,
             s.id AS subscription_id, s.event AS subscription_event, s.url, s.client_id
        FROM d

@@ -230,8 +230,8 @@ export async function releaseIfFirstInLine(db: Db, waitingIds: readonly number[]
         WHERE d.id = w.id AND s.id = d.subscription_id
           -- In its line, and still at the same place should the row have changed meanwhile: said
           -- of w, and of d only with IS NOT DISTINCT FROM, so that nothing said of d matches
-          -- deliveries_in_line's predicate (webhooks.deliveries-by-id.ts). No status = 'pending' either (a settled
-          -- delivery has no next attempt).
+          -- deliveries_in_line's predicate (webhooks.deliveries-by-id.ts). No status = 'pending'
+          -- either (a settled delivery has no next attempt).
           AND w.sequence IS NOT NULL AND d.sequence IS NOT DISTINCT FROM w.sequence
           AND d.claim_token IS NULL AND d.attempt_count = 0
           AND d.next_attempt_at > greatest(now(), d.created_at + ?::bigint * interval '1 millisecond')
