@@ -101,6 +101,26 @@ interface Outcome {
  */
 async function ensureStream(jsm: JetStreamManager, spec: StreamSpec, candidates: number[]): Promise<Outcome> {
   const existing = await existingStream(jsm, spec.name);
+  try {
+    return await makeMatch(jsm, spec, candidates, existing);
+  } catch (err) {
+    if (existing || !(err instanceof StreamSetupError)) throw err;
+    // Created by a process starting at the same moment, between our "not found" and our create:
+    // NATS checks a new stream's name and its subjects one after the other, and refused ours with
+    // "subjects overlap with an existing stream". Made to match as it now is.
+    const createdMeanwhile = await existingStream(jsm, spec.name);
+    if (!createdMeanwhile) throw err;
+    return makeMatch(jsm, spec, candidates, createdMeanwhile);
+  }
+}
+
+/** Creates the stream (`existing` null) or updates it, with the first of `candidates` NATS accepts. */
+async function makeMatch(
+  jsm: JetStreamManager,
+  spec: StreamSpec,
+  candidates: number[],
+  existing: StreamInfo | null,
+): Promise<Outcome> {
   const refusals: string[] = [];
   for (const replicas of candidates) {
     const wanted: Managed = { subjects: spec.subjects, max_age: spec.maxAgeNs, num_replicas: replicas };
@@ -109,8 +129,7 @@ async function ensureStream(jsm: JetStreamManager, spec: StreamSpec, candidates:
     try {
       const info = existing
         ? await jsm.streams.update(spec.name, { ...existing.config, ...wanted })
-        : // A replica starting at the same moment may create it first: the same settings are accepted.
-          await jsm.streams.add({ name: spec.name, ...wanted });
+        : await jsm.streams.add({ name: spec.name, ...wanted });
       const refusedMore = refusals.length > 0 ? `; NATS refused more: ${refusals.join("; ")}` : "";
       const done = existing ? `updated (${differences.join(", ")})` : `created with ${replicas} replica(s)`;
       return { info, replicas, change: done + refusedMore };
