@@ -76,6 +76,12 @@ export interface ClaimedDelivery {
   /** In a per-entity line (webhooks.ordering.ts): settling it may release the next one. */
   in_line?: boolean;
   /**
+   * Handed over by the fan-out (`DirectClaims`): the version of the grants it decided on
+   * (webhooks.grants.ts), so that an outcome written after they changed is re-checked
+   * (webhooks.late-changes.ts).
+   */
+  grants_version?: number;
+  /**
    * Present while the delivery is sent before it is stored (`DirectClaims.sendFirst`): its row
    * does not exist yet, and is written once, with its first attempt's outcome
    * (webhooks.attempts.repository.ts `recordFirstAttempts`), or claimed if that attempt is slow
@@ -104,6 +110,8 @@ export interface DirectClaims {
    * written, so a crash sends them again rather than lose them.
    */
   sendFirst?: boolean;
+  /** The version of the grants the fan-out decided on (webhooks.grants.ts), carried by each delivery handed over. */
+  grantsVersion?: number;
 }
 
 export interface StoredDeliveries {
@@ -253,6 +261,7 @@ export async function insertEventDeliveries(
     claimed.push({
       ...row,
       ...(unstored ? { unstored: { event_id: e.id, created_at: createdAt } } : {}),
+      ...(direct.grantsVersion === undefined ? {} : { grants_version: direct.grantsVersion }),
       claim_token: row.claim_token,
       trigger: "scheduled",
       event: e.event,
@@ -536,6 +545,36 @@ export async function cancelPendingDeliveries(db: Db, subscriptionId: number): P
     .withSchema(S)
     .table("deliveries")
     .where({ subscription_id: subscriptionId, status: "pending" })
+    .update({ ...CANCELLED, updated_at: db.fn.now() })
+    .returning(["subscription_id", "entity_key"]);
+  await undeferLines(db, cancelled);
+  return cancelled.length;
+}
+
+/**
+ * Of these deliveries, those still pending whose subscription is disabled are cancelled, as
+ * disabling would have cancelled them had their rows been queued then (webhooks.late-changes.ts).
+ * Reading the subscriptions FOR SHARE waits for a disabling under way, so either it sees these
+ * rows or this sees it. Returns how many.
+ */
+export async function cancelPendingOfDisabled(
+  db: Db,
+  deliveries: readonly { id: number; subscription_id: number }[],
+): Promise<number> {
+  if (deliveries.length === 0) return 0;
+  const subscriptionIds = [...new Set(deliveries.map((d) => d.subscription_id))];
+  const cancelled: LeftLine[] = await db
+    .with("locked", (q) =>
+      q.withSchema(S).from("subscriptions").select("id", "status").whereIn("id", subscriptionIds).forShare(),
+    )
+    .withSchema(S)
+    .table("deliveries")
+    .whereIn(
+      "id",
+      deliveries.map((d) => d.id),
+    )
+    .andWhere("status", "pending")
+    .whereIn("subscription_id", (q) => void q.from("locked").select("id").where("status", "disabled"))
     .update({ ...CANCELLED, updated_at: db.fn.now() })
     .returning(["subscription_id", "entity_key"]);
   await undeferLines(db, cancelled);

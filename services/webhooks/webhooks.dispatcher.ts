@@ -21,7 +21,7 @@ import { resumeTrace, SpanKind } from "../../shared/observability/tracing";
 import { PollingLoop } from "../../shared/polling-loop";
 import { OriginSlots } from "./webhooks.origin-slots";
 import type { SubscriptionHealth } from "./webhooks.subscription-health";
-import { OutcomeRecorder } from "./webhooks.outcome-recorder";
+import { OutcomeRecorder, type OutcomeRecorderOptions } from "./webhooks.outcome-recorder";
 import type { AttemptRecord } from "./webhooks.attempts.repository";
 import { claimDue, storeClaimed, type ClaimedDelivery } from "./webhooks.deliveries.repository";
 import { isUnstored, SentFirst } from "./webhooks.send-first";
@@ -65,6 +65,8 @@ export interface DispatcherOptions {
   holdMs?: number;
   /** WEBHOOK_ORDERING_HOLD (webhooks.ordering.ts): what the next delivery of a line waits out once released. */
   orderingHoldMs?: number;
+  /** The changes an outcome written queued missed while its attempt was in flight (webhooks.late-changes.ts). */
+  changesMissed?: OutcomeRecorderOptions["changesMissed"];
 }
 
 /** The longest a fan-out waits for room in the batch (`reserve`), far below its channel's acknowledgement wait (10 s). */
@@ -123,6 +125,7 @@ export class Dispatcher implements DirectHandOff {
       logger: opts.logger,
       health: opts.health,
       orderingHoldMs: opts.orderingHoldMs,
+      changesMissed: opts.changesMissed,
     });
   }
 

@@ -32,10 +32,7 @@ export async function entitledOnly(
   return claimed.filter(allowed);
 }
 
-/**
- * A client changed: its queued deliveries it may no longer receive are cancelled. When that
- * cannot be done now, nothing leaks: the dispatcher checks each delivery before sending.
- */
+/** A client changed: its queued deliveries it may no longer receive are cancelled. */
 export async function recheckClient(
   db: Knex,
   grants: ClientGrants,
@@ -43,6 +40,19 @@ export async function recheckClient(
   clientId: number,
 ): Promise<void> {
   grants.forget(clientId);
+  await cancelUnheard(db, grants, logger, clientId);
+}
+
+/**
+ * Cancels this client's queued deliveries that its grants, asked afresh, no longer let it hear.
+ * When that cannot be done now, nothing leaks: the dispatcher checks each delivery before sending.
+ */
+export async function cancelUnheard(
+  db: Knex,
+  grants: ClientGrants,
+  logger: Service["logger"],
+  clientId: number,
+): Promise<void> {
   try {
     const client = (await grants.fresh([clientId])).get(clientId);
     const cancelled = await cancelQueuedDeliveries(db, clientId, audienceOf(client));

@@ -67,6 +67,8 @@ export async function fanOut(
   /** How long a `per_entity` delivery waits for earlier events, and behind earlier deliveries (webhooks.ordering.ts). */
   lineWaits: LineWaits = NO_LINE_WAITS,
 ): Promise<FanOutResult> {
+  // Read before the grants: a change heard after it makes their queued outcomes re-checked (webhooks.late-changes.ts).
+  const grantsVersion = grants.version;
   // Most events concern no subscriber: the cached list settles them with no statement at all.
   const hearing = await entitled(grants, event, await listeners.of(event));
   if (hearing.length === 0) return { created: 0, queued: [] };
@@ -85,6 +87,7 @@ export async function fanOut(
         subscriptionIds: reservation?.subscriptionIds ?? [],
         leaseMs: direct?.leaseMs ?? 0,
         sendFirst: reservation?.sendFirst ?? false,
+        grantsVersion,
       },
       lineWaits,
     );

@@ -5,6 +5,9 @@
  * afresh before each send, so a missed broadcast cannot make a revoked client receive anything.
  * When the clients service cannot be reached, the calls fail: nothing is decided on stale
  * grants (fan-out is retried by the channel, claimed deliveries wait for their lease to end).
+ *
+ * Each change heard here moves `version` on: whoever decided something on the grants it read
+ * at a version can ask whether a client's changed since (webhooks.late-changes.ts).
  */
 import type { Principal } from "../../shared/security/auth";
 import { ExpiringCache } from "../../shared/expiring-cache";
@@ -19,6 +22,11 @@ export type FetchPrincipals = (ids: number[]) => Promise<Principal[]>;
 export class ClientGrants {
   /** `null`: known to be revoked or unknown, so it is not asked for on every event. */
   private readonly cache = new ExpiringCache<number, Principal | null>(GRANTS_TTL_MS, MAX_ENTRIES);
+  private changes = 0;
+  /** The version at which each client last changed; one entry per client that changed while this process ran. */
+  private readonly changedAt = new Map<number, number>();
+  /** The version at which every client's grants were last forgotten at once. */
+  private clearedAt = 0;
 
   constructor(private readonly fetchPrincipals: FetchPrincipals) {}
 
@@ -41,16 +49,33 @@ export class ClientGrants {
     if (unique.length === 0) return new Map();
     // Expiring from the moment they were asked for: a slow answer does not make them older than the TTL.
     const askedAt = Date.now();
+    const askedIn = this.changes;
     const found = new Map((await this.fetchPrincipals(unique)).map((p) => [p.clientId, p]));
-    for (const id of unique) this.cache.set(id, found.get(id) ?? null, askedAt);
+    // An answer to a question asked before a change may predate it: not kept for the next reader.
+    for (const id of unique) if (!this.changedSince(id, askedIn)) this.cache.set(id, found.get(id) ?? null, askedAt);
     return found;
   }
 
+  /** How many changes this process has heard of: read it before the grants a decision rests on. */
+  get version(): number {
+    return this.changes;
+  }
+
+  /** Whether this client's grants changed (or all were forgotten) after `version`. */
+  changedSince(clientId: number, version: number): boolean {
+    return this.clearedAt > version || (this.changedAt.get(clientId) ?? 0) > version;
+  }
+
+  /** The client changed: its grants are asked for again. */
   forget(clientId: number): void {
+    this.changedAt.set(clientId, ++this.changes);
     this.cache.delete(clientId);
   }
 
+  /** Some client changed, which one unknown: every client's grants are asked for again. */
   clear(): void {
+    this.clearedAt = ++this.changes;
+    this.changedAt.clear();
     this.cache.clear();
   }
 }

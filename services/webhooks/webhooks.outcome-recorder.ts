@@ -30,6 +30,7 @@ import { announceExhausted, exhaustsSchedule } from "./webhooks.operational-even
 import type { DeliveryUpdate } from "./webhooks.retry-policy";
 import { isUnstored } from "./webhooks.send-first";
 import { releaseNextOf } from "./webhooks.ordering";
+import type { QueuedOutcome } from "./webhooks.late-changes";
 
 /**
  * How long the first outcome of a batch waits for others: far below the lease (twice the
@@ -56,6 +57,11 @@ export interface OutcomeRecorderOptions {
   health: SubscriptionHealth;
   /** WEBHOOK_ORDERING_HOLD: a per-entity line's next delivery, released, still waits out its own (webhooks.ordering.ts). */
   orderingHoldMs?: number;
+  /**
+   * Applies to the deliveries an outcome just left queued the changes made while their attempts
+   * were in flight (webhooks.late-changes.ts); never rejects.
+   */
+  changesMissed?: (queued: QueuedOutcome[]) => Promise<void>;
 }
 
 export class OutcomeRecorder {
@@ -155,6 +161,8 @@ export class OutcomeRecorder {
     }
     await this.releaseLines(claimed);
     await this.noteHealth(batch);
+    const queued = batch.filter((f) => f.next.status === "pending").map((f) => f.delivery);
+    if (queued.length > 0) await this.opts.changesMissed?.(queued);
     return true;
   }
 

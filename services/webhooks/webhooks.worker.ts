@@ -15,6 +15,7 @@ import { secretBoxFor, type KeyConfig } from "../../shared/security/secrets-keyr
 import type { DirectHandOff } from "./webhooks.direct-hand-off";
 import { Dispatcher } from "./webhooks.dispatcher";
 import { entitledOnly } from "./webhooks.entitlement";
+import { applyChangesMissed } from "./webhooks.late-changes";
 import type { ClientGrants } from "./webhooks.grants";
 import { RateLimiter } from "./webhooks.rate-limiter";
 import { Recoverer, RECOVERY_LOOK_MS } from "./webhooks.recovery";
@@ -57,6 +58,7 @@ export class WebhooksWorker {
       db,
       logger,
       entitledOnly: (claimed) => entitledOnly(db, opts.grants, logger, claimed),
+      changesMissed: (queued) => applyChangesMissed(db, opts.grants, logger, queued),
       send: (webhook) =>
         sendWebhook(webhook, {
           timeoutMs: cfg.timeoutMs,

@@ -3,7 +3,9 @@
  * fan-out statement returns instead of storing, how the first attempt's outcome writes the row
  * once (no row updated on the success path), the claim a slow attempt leaves, and, through the
  * dispatcher and the fan-out, that an event is acknowledged only once its deliveries are
- * written, and that a burst waits for room rather than being stored due.
+ * written, that a burst waits for room rather than being stored due, and that a change which
+ * cancels queued deliveries reaches one whose attempt was in flight when it was made
+ * (webhooks.late-changes.ts).
  */
 import type { Knex } from "knex";
 import { loadConfig } from "../../shared/config/config";
@@ -15,11 +17,13 @@ import { secretBoxFor } from "../../shared/security/secrets-keyring";
 import type { Principal } from "../../shared/security/auth";
 import * as deliveries from "../../services/webhooks/webhooks.deliveries.repository";
 import { recordAttempts, recordFirstAttempts } from "../../services/webhooks/webhooks.attempts.repository";
-import { Dispatcher } from "../../services/webhooks/webhooks.dispatcher";
+import { Dispatcher, type DispatcherOptions } from "../../services/webhooks/webhooks.dispatcher";
 import { fanOut } from "../../services/webhooks/webhooks.fanout";
 import { ClientGrants } from "../../services/webhooks/webhooks.grants";
 import { SubscriptionListeners } from "../../services/webhooks/webhooks.listeners";
-import { sendWebhook } from "../../services/webhooks/webhooks.sender";
+import { sendWebhook, type AttemptOutcome } from "../../services/webhooks/webhooks.sender";
+import { recheckClient } from "../../services/webhooks/webhooks.entitlement";
+import { applyChangesMissed } from "../../services/webhooks/webhooks.late-changes";
 import { SubscriptionHealth } from "../../services/webhooks/webhooks.subscription-health";
 import { principal, startTestBroker, type TestBroker } from "../helpers/broker";
 import { TEST_SECRETS_ENCRYPTION_KEYS } from "../helpers/processes";
@@ -201,16 +205,25 @@ requires(["postgres"]).describe("webhooks: deliveries sent before they are store
     const keys = () =>
       loadConfig({ DATABASE_URL: t.database.url, SECRETS_ENCRYPTION_KEYS: TEST_SECRETS_ENCRYPTION_KEYS });
     const grants = new ClientGrants((ids) => Promise.resolve(ids.flatMap((id) => partners.get(id) ?? [])));
-    const dispatcherWith = (opts: { batch: number; holdMs?: number; timeoutMs?: number }) =>
+    const logger = () => t.broker.getLogger("send-first-test");
+    const dispatcherWith = (opts: {
+      batch: number;
+      holdMs?: number;
+      timeoutMs?: number;
+      send?: DispatcherOptions["send"];
+    }) =>
       new Dispatcher({
         db,
-        logger: t.broker.getLogger("send-first-test"),
-        send: (w) =>
-          sendWebhook(w, {
-            timeoutMs: opts.timeoutMs ?? 10_000,
-            allowInsecure: true,
-            secrets: rememberingOpener(secretBoxFor(keys(), () => undefined)),
-          }),
+        logger: logger(),
+        send:
+          opts.send ??
+          ((w) =>
+            sendWebhook(w, {
+              timeoutMs: opts.timeoutMs ?? 10_000,
+              allowInsecure: true,
+              secrets: rememberingOpener(secretBoxFor(keys(), () => undefined)),
+            })),
+        changesMissed: (queued) => applyChangesMissed(db, grants, logger(), queued),
         entitledOnly: (claimed) => Promise.resolve(claimed),
         batch: opts.batch,
         endpointConcurrency: opts.batch,
@@ -304,6 +317,95 @@ requires(["postgres"]).describe("webhooks: deliveries sent before they are store
         receiver.answerWith(() => 200);
         await dispatcher.stop();
       }
+    });
+
+    describe("when a change that cancels queued deliveries is made while a first attempt is in flight", () => {
+      /** A send that fails (500) when the test opens it: the change is made while it waits. */
+      function heldSend() {
+        let open!: () => void;
+        let entered!: () => void;
+        const opened = new Promise<void>((resolve) => (open = resolve));
+        const inFlight = new Promise<void>((resolve) => (entered = resolve));
+        const send = async (): Promise<AttemptOutcome> => {
+          entered();
+          await opened;
+          return { kind: "rejected", statusCode: 500, durationMs: 1 };
+        };
+        return { send, inFlight, open };
+      }
+      const statusOf = async (eventId: string) => (await rowsOf(eventId)).map((r) => [r.status, r.attempt_count]);
+
+      it("then a client that lost the event meanwhile has the failed delivery cancelled, not queued for its retry", async () => {
+        await subscribe("lost-meanwhile");
+        const held = heldSend();
+        const dispatcher = dispatcherWith({ batch: 4, send: held.send });
+        dispatcher.start();
+        const lostFrom = partner;
+        try {
+          const e = eventFor();
+          const fannedOut = fanOutOf(dispatcher, e);
+          await held.inFlight;
+          // The clients.changed broadcast's work, done before the row exists: nothing to cancel yet.
+          partners.set(lostFrom.clientId, { ...lostFrom, webhookEvents: ["sales_order_cancelled"] });
+          await recheckClient(db, grants, logger(), lostFrom.clientId);
+          expect(await rowsOf(e.id)).toEqual([]);
+          held.open();
+          await fannedOut;
+          expect(await statusOf(e.id)).toEqual([["cancelled", 1]]);
+          expect(await attemptsOf((await rowsOf(e.id))[0].id)).toMatchObject([{ status_code: 500 }]);
+        } finally {
+          held.open();
+          await dispatcher.stop();
+          partners.set(lostFrom.clientId, lostFrom);
+        }
+      });
+
+      it("then a client whose grants did not change keeps its failed delivery queued for its retry", async () => {
+        await subscribe("kept-meanwhile");
+        const held = heldSend();
+        const dispatcher = dispatcherWith({ batch: 4, send: held.send });
+        dispatcher.start();
+        try {
+          const e = eventFor();
+          const fannedOut = fanOutOf(dispatcher, e);
+          await held.inFlight;
+          // Another client changed: this one's delivery is not re-decided.
+          await recheckClient(db, grants, logger(), partner.clientId + 1_000_000);
+          held.open();
+          await fannedOut;
+          expect(await statusOf(e.id)).toEqual([["pending", 1]]);
+        } finally {
+          held.open();
+          await dispatcher.stop();
+        }
+      });
+
+      it("then a subscription disabled meanwhile has the failed delivery cancelled, before or after the slow attempt was stored claimed", async () => {
+        for (const holdMs of [60_000, 50]) {
+          const subscriptionId = await subscribe(`disabled-meanwhile-${holdMs}`);
+          const held = heldSend();
+          const dispatcher = dispatcherWith({ batch: 4, holdMs, send: held.send });
+          dispatcher.start();
+          try {
+            const e = eventFor();
+            const fannedOut = fanOutOf(dispatcher, e);
+            await held.inFlight;
+            await t.call("webhooks.disable", { id: subscriptionId }, partner);
+            // With a short hold, the slow attempt is stored claimed after the disabling: the fan-out returns.
+            if (holdMs < 1_000) {
+              await fannedOut;
+              expect(await statusOf(e.id)).toEqual([["pending", 0]]);
+            }
+            held.open();
+            await fannedOut;
+            await dispatcher.stop();
+            expect(await statusOf(e.id)).toEqual([["cancelled", 1]]);
+          } finally {
+            held.open();
+            await dispatcher.stop();
+          }
+        }
+      });
     });
   });
 });
