@@ -10,6 +10,7 @@
 import { connect, type NatsConnection } from "nats";
 import { ensureStreams, type StreamSpec } from "../../shared/messaging/jetstream-streams";
 import { deleteStreams } from "../helpers/jetstream";
+import { requires } from "../helpers/prerequisites";
 import { namespacePrefix } from "../helpers/test-run";
 
 const natsUrl = process.env.TEST_NATS_URL;
@@ -22,9 +23,7 @@ const HOUR_NS = 3600 * 1e9;
 
 jest.setTimeout(60_000);
 
-if (!natsUrl && process.env.CI)
-  throw new Error("[integration] JetStream stream tests need TEST_NATS_URL; CI must provide it.");
-const describeWithNats = natsUrl ? describe : describe.skip;
+const describeWithNats = requires(["nats"]).describe;
 
 /** Two streams a round, as a process ensures several one after the other. */
 const specsOf = (round: number): StreamSpec[] =>
