@@ -8,6 +8,7 @@ import { ServiceBroker } from "moleculer";
 import type { Config } from "../../shared/config/config";
 import { ALL_CHANNELS, channelsMiddleware } from "../../shared/messaging/channels";
 import { deleteStreams } from "../helpers/jetstream";
+import { requires } from "../helpers/prerequisites";
 import { namespacePrefix } from "../helpers/test-run";
 
 const natsUrl = process.env.TEST_NATS_URL;
@@ -17,9 +18,7 @@ const namespace = `${namespacePrefix()}consumers-${process.pid}`;
 
 jest.setTimeout(60_000);
 
-if (!natsUrl && process.env.CI)
-  throw new Error("[integration] channel consumer tests need TEST_NATS_URL; CI must provide it.");
-const describeWithNats = natsUrl ? describe : describe.skip;
+const describeWithNats = requires(["nats"]).describe;
 
 /** Channel messages received, by round. */
 const received: unknown[][] = [];

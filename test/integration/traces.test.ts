@@ -16,16 +16,12 @@ import { startTestBroker, type TestBroker } from "../helpers/broker";
 import { EVENTUALLY_MS } from "../helpers/deadlines";
 import { api, type ApiClient } from "../helpers/http";
 import { deleteStreams } from "../helpers/jetstream";
+import { requires } from "../helpers/prerequisites";
 import { TEST_NAMESPACE } from "../helpers/processes";
 import { startReceiver, type ReceivedWebhook, type WebhookReceiver } from "../helpers/webhook-receiver";
 
 const NATS_URL = process.env.TEST_NATS_URL;
-if (!NATS_URL) {
-  // CI has NATS: a missing one there is a broken machine, never a reason to skip quietly.
-  if (process.env.CI) throw new Error("[integration] the traces test needs TEST_NATS_URL; CI must provide it.");
-  console.log("[integration] traces test skipped: it needs TEST_NATS_URL");
-}
-const describeWithNats = NATS_URL ? describe : describe.skip;
+const describeWithNats = requires(["nats"]).describe;
 
 const NAMESPACE = `${TEST_NAMESPACE}-traces`;
 const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
